@@ -1,0 +1,252 @@
+"""The reproducer contract: what a file under ``repros/`` declares about itself.
+
+A reproducer is one short Python file holding a :class:`Reproducer`. Like a lit
+test, it carries everything the engine needs: its parameter space, curated
+configs, the targets it applies to, what it requires, and the code that
+compiles (and, on a GPU, launches and checks) one case. The engine knows
+nothing about any particular reproducer.
+
+This module runs inside the isolated child too, possibly under another Triton
+release in a venv that holds nothing but triton, so it imports only the
+standard library.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Case",
+    "Choice",
+    "Compiled",
+    "Constraint",
+    "Param",
+    "Pow2",
+    "Reproducer",
+    "Unsupported",
+    "WrongResult",
+]
+
+Config = dict[str, Any]
+
+TARGET_PATTERN = re.compile(r"^sm_(\d+)[af]?$")
+
+
+class Unsupported(Exception):
+    """Raised by a reproducer when the installed toolchain cannot express the case.
+
+    An unsupported case is skipped, never counted as a failure: Triton 3.3 has
+    no ``tl.make_tensor_descriptor``, so the descriptor GEMMs cannot exist there.
+    """
+
+
+class WrongResult(AssertionError):
+    """Raised by a reproducer's launch code when the output disagrees with the reference."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One named parameter with an ordered domain.
+
+    The order of ``values`` is the order of "smaller": explore shrinks toward
+    the first value, and the boundary table steps one position each way.
+    """
+
+    name: str
+    values: tuple[Any, ...]
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.values:
+            raise ValueError(f"parameter {self.name!r} has an empty domain")
+
+    def index(self, value: Any) -> int:
+        return self.values.index(value)
+
+
+def Choice(name: str, values: Iterable[Any], doc: str = "") -> Param:  # noqa: N802
+    """A parameter taking one of ``values``, listed from simplest to most complex."""
+    return Param(name, tuple(values), doc)
+
+
+def Pow2(name: str, low: int, high: int, doc: str = "") -> Param:  # noqa: N802
+    """A power-of-two parameter from ``low`` to ``high`` inclusive."""
+    if low <= 0 or low & (low - 1) or high & (high - 1) or high < low:
+        raise ValueError(f"Pow2({name!r}, {low}, {high}): bounds must be powers of two, low <= high")
+    values = []
+    value = low
+    while value <= high:
+        values.append(value)
+        value *= 2
+    return Param(name, tuple(values), doc)
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """A relation between parameters that every valid config satisfies.
+
+    The description is what a user sees when a config file breaks it.
+    """
+
+    description: str
+    holds: Callable[[Mapping[str, Any]], bool]
+
+
+@dataclass(frozen=True)
+class Target:
+    """An NVIDIA compilation target such as ``sm_100``; the engine checks the name."""
+
+    name: str
+
+    @property
+    def arch(self) -> int:
+        match = TARGET_PATTERN.match(self.name)
+        if not match:
+            raise ValueError(f"not an NVIDIA target name: {self.name!r}")
+        return int(match.group(1))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One reproducer x config x target, as the child process sees it."""
+
+    repro_id: str
+    config: Mapping[str, Any]
+    target: Target
+    gpu: bool = False
+
+    def __getitem__(self, name: str) -> Any:
+        return self.config[name]
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """Triton compile options carried by the config (num_warps, num_stages, ...)."""
+        keys = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+        return {k: self.config[k] for k in keys if k in self.config}
+
+
+@dataclass
+class Compiled:
+    """What a compile produced, in the engine's terms.
+
+    ``shared_bytes`` and ``tmem_columns`` are checked against the target's
+    limits even without a GPU: Triton raises ``OutOfResources`` only at load
+    time, so a compile-only run must compare them itself.
+    """
+
+    shared_bytes: int | None = None
+    tmem_columns: int | None = None
+    cubin: bytes | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+CompileFn = Callable[[Case], Compiled]
+LaunchFn = Callable[[Case], None]
+
+
+@dataclass
+class Reproducer:
+    """A self-describing reproducer.
+
+    ``requires`` lists dotted attribute paths (``"triton.language.make_tensor_descriptor"``)
+    or executables (``"exe:nvcc"``) that must exist; when one is missing the case
+    is skipped with that reason, as lit's REQUIRES does.
+    ``label`` formats a config into the readable part of a case id.
+    ``gpu`` is ``"optional"`` (compile anywhere, launch on a GPU when asked),
+    ``"never"`` or ``"required"``.
+    """
+
+    id: str
+    title: str
+    family: str
+    params: Sequence[Param]
+    configs: Mapping[str, Sequence[Config]]
+    targets: Sequence[str]
+    references: Sequence[str] = ()
+    constraints: Sequence[Constraint] = ()
+    requires: Sequence[str] = ()
+    default_sets: Sequence[str] = ()
+    label: str = ""
+    gpu: str = "optional"
+    description: str = ""
+    compile_fn: CompileFn | None = None
+    launch_fn: LaunchFn | None = None
+
+    def __post_init__(self) -> None:
+        if self.gpu not in ("optional", "never", "required"):
+            raise ValueError(f"{self.id}: gpu must be optional, never or required")
+        names = [p.name for p in self.params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.id}: duplicate parameter names")
+        unknown = [s for s in self.default_sets if s not in self.configs]
+        if unknown:
+            raise ValueError(f"{self.id}: default set(s) {unknown} not among configs")
+
+    def compile(self, fn: CompileFn) -> CompileFn:
+        """Decorator: the function that compiles one case (runs without a GPU)."""
+        self.compile_fn = fn
+        return fn
+
+    def launch(self, fn: LaunchFn) -> LaunchFn:
+        """Decorator: the function that launches and checks one case on a GPU."""
+        self.launch_fn = fn
+        return fn
+
+    @property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def problems(self, config: Mapping[str, Any]) -> list[str]:
+        """Why ``config`` is not a point of this reproducer's space (empty if it is)."""
+        found = []
+        missing = [n for n in self.param_names if n not in config]
+        if missing:
+            found.append(f"missing parameter(s) {', '.join(missing)}")
+        extra = [k for k in config if k not in self.param_names]
+        if extra:
+            found.append(f"unknown parameter(s) {', '.join(extra)}")
+        for p in self.params:
+            if p.name in config and config[p.name] not in p.values:
+                found.append(f"{p.name}={config[p.name]!r} not in {list(p.values)}")
+        if not found:
+            found += [f"breaks '{c.description}'" for c in self.constraints if not c.holds(config)]
+        return found
+
+    def case_label(self, config: Mapping[str, Any]) -> str:
+        if self.label:
+            return self.label.format(**config)
+        return "-".join(str(config[n]) for n in self.param_names)
+
+    def missing_requirements(self) -> list[str]:
+        """The ``requires`` entries this interpreter lacks (checked in the child)."""
+        return [r for r in self.requires if not _has(r)]
+
+
+def _has(requirement: str) -> bool:
+    if requirement.startswith("exe:"):
+        import shutil
+
+        return shutil.which(requirement[4:]) is not None
+    parts = requirement.split(".")
+    for cut in range(len(parts), 0, -1):
+        module_name = ".".join(parts[:cut])
+        try:
+            obj: Any = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False

@@ -1,0 +1,11 @@
+"""The one error type the command line turns into a single line and exit status 2."""
+
+from __future__ import annotations
+
+
+class UsageError(Exception):
+    """Bad usage or bad input: an unknown reproducer or target, a malformed file.
+
+    The message is one line that names the problem; the CLI prints it and
+    exits 2, never with a traceback.
+    """

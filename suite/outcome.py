@@ -1,0 +1,87 @@
+"""What one case came to: the outcome kinds, the signature, the result record.
+
+The outcome kinds are one short list, as lit's ``ResultCode`` is: each says
+whether it is a failure. A skip is not a failure; everything that stops a
+kernel from compiling, fitting, running or being right is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Outcome(Enum):
+    PASSED = ("passed", False)
+    SKIPPED = ("skipped", False)
+    COMPILER_ERROR = ("compiler-error", True)
+    PTXAS_ERROR = ("ptxas-error", True)
+    RESOURCE_LIMIT = ("resource-limit", True)
+    CRASH = ("crash", True)
+    TIMEOUT = ("timeout", True)
+    WRONG_RESULT = ("wrong-result", True)
+    RUNTIME_ERROR = ("runtime-error", True)
+
+    def __init__(self, label: str, is_failure: bool) -> None:
+        self.label = label
+        self.is_failure = is_failure
+
+    @classmethod
+    def from_label(cls, label: str) -> Outcome:
+        for outcome in cls:
+            if outcome.label == label:
+                return outcome
+        raise ValueError(f"unknown outcome {label!r}")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A failure's identity across configs: the outcome and its normalized key.
+
+    Two cases with the same signature are the same bug; the digest is a short
+    stable handle for file names and issue titles.
+    """
+
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()[:12]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass
+class CaseResult:
+    """One finished case, as appended to ``results.jsonl``."""
+
+    case_id: str
+    repro: str
+    target: str
+    config: dict[str, Any]
+    outcome: Outcome
+    signature: Signature | None = None
+    message: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    gpu: bool = False
+    duration_s: float = 0.0
+    artifacts: dict[str, str] = field(default_factory=dict)
+    verdict: str = ""
+    expectation: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        record = asdict(self)
+        record["outcome"] = self.outcome.label
+        record["signature"] = self.signature.text if self.signature else None
+        return record
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> CaseResult:
+        fields = dict(record)
+        fields["outcome"] = Outcome.from_label(fields["outcome"])
+        fields["signature"] = Signature(fields["signature"]) if fields.get("signature") else None
+        return cls(**fields)
