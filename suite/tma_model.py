@@ -17,8 +17,8 @@ unverified against real hardware.
 Conventions follow the driver, not PyTorch: ``global_dim`` and ``box_dim`` are
 innermost-first, ``global_strides`` holds the ``rank - 1`` *byte* strides of
 dimensions 1..rank-1 (dimension 0 is implicitly contiguous), and every enum's
-integer value is the one in ``cuda.h`` so ``int(member)`` can be handed to
-cuda-bindings unchanged.
+integer value is the one in ``cuda.h``, so ``int(member)`` is what cuda-bindings'
+enum of the same name takes (``driver.CUtensorMapDataType(int(args.dtype))``).
 
 Stdlib only; importable on Python >= 3.10.
 """
