@@ -67,7 +67,18 @@ class RunStore:
             folder = runs[-1]
         if not (folder / "run.json").is_file():
             raise UsageError(f"not a run folder: {folder}")
-        return cls(folder)
+        store = cls(folder)
+        store._drop_torn_line()
+        return store
+
+    def _drop_torn_line(self) -> None:
+        """A run killed mid-append leaves half a line; cut it so new lines start clean."""
+        path = self.folder / RESULTS
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
 
     @property
     def selection(self) -> dict[str, Any]:

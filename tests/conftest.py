@@ -1,0 +1,120 @@
+"""Shared fixtures: real reproducer files on disk and the real ``repro`` command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_PYTHON = (
+    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    / "triton-repro-suite" / "venvs" / "triton-3.5.0" / "bin" / "python"
+)
+
+PLANTED = '''
+import ctypes
+import os
+import subprocess
+import sys
+import time
+
+from suite import Choice, Compiled, Reproducer
+
+MODES = ("ok", "segv", "abort", "pyhang", "chang", "flood", "oom", "orphan", "exit", "raise")
+
+REPRO = Reproducer(
+    id="planted-crashes",
+    title="Children that misbehave in every way the engine must survive",
+    family="test",
+    params=(Choice("mode", MODES), Choice("tag", (0, 1, 2, 3, 4, 5))),
+    configs={"all": [{"mode": m, "tag": 0} for m in MODES],
+             "slow": [{"mode": "ok", "tag": t} for t in range(6)]},
+    targets=("sm_90",),
+    label="{mode}-{tag}",
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    mode = case["mode"]
+    if os.environ.get("PLANTED_SLEEP"):
+        time.sleep(float(os.environ["PLANTED_SLEEP"]))
+    if mode == "segv":
+        ctypes.string_at(0)
+    if mode == "abort":
+        os.abort()
+    if mode == "pyhang":
+        while True:
+            pass
+    if mode == "chang":
+        ctypes.CDLL(None).pause()
+    if mode == "flood":
+        chunk = b"x" * (1 << 20)
+        for _ in range(1024):
+            sys.stdout.buffer.write(chunk)
+        sys.stdout.flush()
+        raise RuntimeError("flooded")
+    if mode == "oom":
+        hoard = [b"\\1" * (1 << 26) for _ in range(400)]
+        return Compiled(shared_bytes=len(hoard))
+    if mode == "orphan":
+        subprocess.Popen(["sleep", "1000.25"], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.Popen(["sleep", "1000.5"], stdout=sys.stdout, stderr=sys.stderr)
+    if mode == "exit":
+        os._exit(7)
+    if mode == "raise":
+        raise RuntimeError(f"planted failure at 0x7f3a12 in /tmp/x{case['tag']}/f.py:12")
+    return Compiled(shared_bytes=1024)
+'''
+
+
+@dataclass
+class Completed:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def repro_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
+              timeout: float = 900) -> Completed:
+    """Run the real ``repro`` command line in a fresh interpreter."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "suite.cli", *args],
+        capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+    return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> Path:
+    path = tmp_path / "planted_repro.py"
+    path.write_text(textwrap.dedent(PLANTED))
+    return path
+
+
+@pytest.fixture(scope="session")
+def triton_350() -> Path:
+    """A cached venv holding triton==3.5.0 and nothing else, built once per machine."""
+    if not VENV_PYTHON.exists():
+        venv = VENV_PYTHON.parent.parent
+        if shutil.which("uv"):
+            subprocess.run(["uv", "venv", str(venv)], check=True)
+        else:
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        installed = subprocess.run(
+            [str(VENV_PYTHON), "-m", "pip", "install", "-q", "triton==3.5.0"],
+            capture_output=True, text=True,
+        )
+        if installed.returncode != 0:
+            shutil.rmtree(venv, ignore_errors=True)
+            pytest.fail(f"cannot install triton==3.5.0: {installed.stderr[-500:]}")
+    return VENV_PYTHON

@@ -1,0 +1,67 @@
+"""The built-in reproducers compile for the five targets on the installed Triton."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import triton
+
+from suite.discover import catalogue
+from suite.expand import expand
+from suite.runner import Execution, run_case
+
+TARGETS = ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121")
+SMALL = {
+    "tma-gemm-prefetch": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 1,
+                          "num_warps": 4},
+    "tma-gemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 3,
+                 "num_warps": 8, "dtype": "fp16"},
+    "tma-copy": {"BLOCK_M": 64, "BLOCK_N": 128, "num_stages": 3, "num_warps": 4,
+                 "dtype": "fp16"},
+}
+
+
+def test_catalogue_holds_the_three_triton_builtins():
+    ids = {found.repro.id for found in catalogue()}
+    assert set(SMALL) <= ids
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("repro_id", sorted(SMALL))
+def test_builtin_compiles(repro_id, target, tmp_path):
+    (found,) = [f for f in catalogue() if f.repro.id == repro_id]
+    (spec,) = expand([found], [target], configs=[SMALL[repro_id]])
+    result = run_case(spec, tmp_path / "case", Execution())
+    assert result.outcome.label == "passed", (result.message, result.artifacts)
+    assert result.metrics["triton_version"] == triton.__version__
+    assert 0 < result.metrics["shared_bytes"] <= 232448
+    assert result.metrics["registers"] > 0
+
+
+def test_repro_list_shows_catalogue(tmp_path):
+    from tests.conftest import repro_cli
+
+    done = repro_cli("list")
+    assert done.code == 0
+    for repro_id in SMALL:
+        assert repro_id in done.stdout
+
+
+def test_default_run_writes_results_files(tmp_path):
+    """`repro run` on one reproducer and target: table, JSONL, summary, JUnit."""
+    from tests.conftest import repro_cli
+
+    done = repro_cli("run", "tma-copy", "-t", "sm_90", "-o", str(tmp_path))
+    assert done.code == 0, done.stderr
+    assert "tma-copy[sm_90-" in done.stdout
+    (run,) = (tmp_path / "runs").iterdir()
+    lines = (run / "results.jsonl").read_text().splitlines()
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["cases"] == len(lines) >= 5
+    junit = (run / "junit.xml").read_text()
+    assert junit.count("<testcase") == len(lines)
+    environment = json.loads((run / "environment.json").read_text())
+    assert environment["triton"] == triton.__version__
+    assert Path(environment["python_executable"].replace("~", str(Path.home()))).exists()

@@ -1,0 +1,65 @@
+"""The seeds' one real bug, under the release that has it (a cached triton==3.5.0 venv)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from suite.discover import select
+from suite.expand import expand
+from suite.runner import Execution, run_case
+from tests.conftest import repro_cli
+
+
+
+TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
+
+
+def _run(python, target, tmp_path, name):
+    (spec,) = expand(select(["tma-gemm-prefetch"]), [target], configs=[TRIGGER])
+    return run_case(spec, tmp_path / name, Execution(python=str(python)))
+
+
+@pytest.mark.venv
+def test_assign_latencies_fails_on_sm100_and_passes_on_sm90(triton_350, tmp_path):
+    failing = _run(triton_350, "sm_100", tmp_path, "a")
+    assert failing.outcome.label == "compiler-error"
+    assert failing.detail["stage"] == "ttgir"
+    assert failing.detail["pass"] == "TritonGPUAssignLatencies"
+    assert "TritonGPUAssignLatencies" in failing.signature.text
+    # The MLIR reproducer Triton wrote is kept with the case.
+    assert any(name.startswith("mlir-reproducer") for name in failing.artifacts)
+    passing = _run(triton_350, "sm_90", tmp_path, "b")
+    assert passing.outcome.label == "passed"
+
+
+@pytest.mark.venv
+def test_second_run_still_fails_no_cache_hides_it(triton_350, tmp_path):
+    first = _run(triton_350, "sm_100", tmp_path, "first")
+    second = _run(triton_350, "sm_100", tmp_path, "second")
+    assert first.signature == second.signature
+    assert second.outcome.label == "compiler-error"
+
+
+@pytest.mark.venv
+def test_known_bug_is_exit_0_under_350(triton_350, tmp_path):
+    done = repro_cli("run", "tma-gemm-prefetch", "--target", "sm_100",
+                     "--python", str(triton_350), "-o", str(tmp_path))
+    assert done.code == 0, done.stdout + done.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    verdicts = [json.loads(line)["verdict"] for line in open(run / "results.jsonl")]
+    assert verdicts.count("known") == 3
+    assert "triton 3.5.0" in done.stdout
+
+
+def test_newest_triton_reports_the_bug_fixed_upstream(tmp_path):
+    """On a release past the fix (3.6.0+), the known bug no longer reproduces: exit 3."""
+    import triton
+    from packaging.version import Version
+
+    if Version(triton.__version__.split("+")[0]) < Version("3.6.0"):
+        pytest.skip(f"installed triton {triton.__version__} still has the bug")
+    done = repro_cli("run", "tma-gemm-prefetch", "--target", "sm_100", "-o", str(tmp_path))
+    assert done.code == 3, done.stdout + done.stderr
+    assert "fixed" in done.stdout
