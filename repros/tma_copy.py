@@ -30,10 +30,20 @@ REPRO = Reproducer(
         Choice("dtype", ("fp16", "fp32")),
     ),
     configs={
-        "current": [_seed(128, 128, 8, 4), _seed(64, 128, 4, 3), _seed(128, 64, 4, 3),
-                    _seed(256, 256, 16, 5), _seed(256, 128, 8, 5)],
-        "proposed": [_seed(256, 256, 16, 5), _seed(256, 128, 8, 5), _seed(128, 256, 8, 5),
-                     _seed(128, 128, 8, 4), _seed(64, 128, 4, 3)],
+        "current": [
+            _seed(128, 128, 8, 4),
+            _seed(64, 128, 4, 3),
+            _seed(128, 64, 4, 3),
+            _seed(256, 256, 16, 5),
+            _seed(256, 128, 8, 5),
+        ],
+        "proposed": [
+            _seed(256, 256, 16, 5),
+            _seed(256, 128, 8, 5),
+            _seed(128, 256, 8, 5),
+            _seed(128, 128, 8, 4),
+            _seed(64, 128, 4, 3),
+        ],
         "fp32": [_seed(64, 64, 4, 2, "fp32")],
     },
     targets=("sm_90", "sm_100", "sm_103", "sm_120", "sm_121"),
@@ -58,8 +68,9 @@ def copy(src_ptr, dst_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
 def compile_case(case):
     dtype = case["dtype"]
     signature = {"src_ptr": f"*{dtype}", "dst_ptr": f"*{dtype}", "M": "i32", "N": "i32"}
-    return compile_kernel(copy, case, signature,
-                          {"BLOCK_M": case["BLOCK_M"], "BLOCK_N": case["BLOCK_N"]})
+    return compile_kernel(
+        copy, case, signature, {"BLOCK_M": case["BLOCK_M"], "BLOCK_N": case["BLOCK_N"]}
+    )
 
 
 @REPRO.launch
@@ -71,8 +82,9 @@ def launch_case(case):
         src = random_input((m, n), case["dtype"])
         dst = poisoned((m, n), torch_dtype(case["dtype"]))
         tiles = triton.cdiv(m, case["BLOCK_M"]) * triton.cdiv(n, case["BLOCK_N"])
-        copy[(min(tiles, 132),)](src, dst, m, n, BLOCK_M=case["BLOCK_M"],
-                                 BLOCK_N=case["BLOCK_N"], **case.options)
+        copy[(min(tiles, 132),)](
+            src, dst, m, n, BLOCK_M=case["BLOCK_M"], BLOCK_N=case["BLOCK_N"], **case.options
+        )
         _exact(dst, src, f"copy {m}x{n}")
 
 

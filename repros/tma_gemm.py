@@ -17,8 +17,14 @@ TILE = ("BLOCK_M", "BLOCK_N", "BLOCK_K")
 
 
 def _seed(m, n, k, warps, stages, dtype="fp16"):
-    return {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "num_warps": warps, "num_stages": stages,
-            "dtype": dtype}
+    return {
+        "BLOCK_M": m,
+        "BLOCK_N": n,
+        "BLOCK_K": k,
+        "num_warps": warps,
+        "num_stages": stages,
+        "dtype": dtype,
+    }
 
 
 REPRO = Reproducer(
@@ -35,15 +41,24 @@ REPRO = Reproducer(
         Choice("dtype", ("fp16", "bf16", "fp8e4nv")),
     ),
     constraints=(
-        Constraint("fp8 dot needs BLOCK_K >= 32",
-                   lambda c: c["dtype"] != "fp8e4nv" or c["BLOCK_K"] >= 32),
+        Constraint(
+            "fp8 dot needs BLOCK_K >= 32", lambda c: c["dtype"] != "fp8e4nv" or c["BLOCK_K"] >= 32
+        ),
     ),
     configs={
-        "conservative": [_seed(64, 64, 32, 4, 1), _seed(64, 128, 32, 4, 1),
-                         _seed(128, 64, 32, 4, 1)],
-        "aggressive": [_seed(256, 256, 128, 16, 5), _seed(256, 128, 128, 16, 4),
-                       _seed(128, 256, 128, 16, 4), _seed(128, 128, 128, 8, 4),
-                       _seed(128, 128, 64, 8, 3), _seed(64, 64, 64, 4, 2)],
+        "conservative": [
+            _seed(64, 64, 32, 4, 1),
+            _seed(64, 128, 32, 4, 1),
+            _seed(128, 64, 32, 4, 1),
+        ],
+        "aggressive": [
+            _seed(256, 256, 128, 16, 5),
+            _seed(256, 128, 128, 16, 4),
+            _seed(128, 256, 128, 16, 4),
+            _seed(128, 128, 128, 8, 4),
+            _seed(128, 128, 64, 8, 3),
+            _seed(64, 64, 64, 4, 2),
+        ],
         "dtypes": [_seed(128, 128, 64, 8, 3, "bf16"), _seed(128, 128, 64, 8, 3, "fp8e4nv")],
     },
     targets=("sm_90", "sm_100", "sm_103", "sm_120", "sm_121"),
@@ -55,8 +70,17 @@ OUT_DTYPE = {"fp16": "fp16", "bf16": "bf16", "fp8e4nv": "fp16"}
 
 
 @triton.jit
-def gemm(a_ptr, b_ptr, c_ptr, M, N, K,
-         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def gemm(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
@@ -71,8 +95,14 @@ def gemm(a_ptr, b_ptr, c_ptr, M, N, K,
 @REPRO.compile
 def compile_case(case):
     dtype = case["dtype"]
-    signature = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{OUT_DTYPE[dtype]}",
-                 "M": "i32", "N": "i32", "K": "i32"}
+    signature = {
+        "a_ptr": f"*{dtype}",
+        "b_ptr": f"*{dtype}",
+        "c_ptr": f"*{OUT_DTYPE[dtype]}",
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+    }
     return compile_kernel(gemm, case, signature, {name: case[name] for name in TILE})
 
 

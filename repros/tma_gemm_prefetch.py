@@ -44,8 +44,17 @@ REPRO = Reproducer(
 
 
 @triton.jit
-def gemm_prefetch(a_ptr, b_ptr, c_ptr, M, N, K,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def gemm_prefetch(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
@@ -69,8 +78,14 @@ def gemm_prefetch(a_ptr, b_ptr, c_ptr, M, N, K,
 
 @REPRO.compile
 def compile_case(case):
-    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16",
-                 "M": "i32", "N": "i32", "K": "i32"}
+    signature = {
+        "a_ptr": "*fp16",
+        "b_ptr": "*fp16",
+        "c_ptr": "*fp16",
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+    }
     blocks = {name: case[name] for name in ("BLOCK_M", "BLOCK_N", "BLOCK_K")}
     return compile_kernel(gemm_prefetch, case, signature, blocks)
 

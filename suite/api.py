@@ -68,15 +68,17 @@ class Param:
         return self.values.index(value)
 
 
-def Choice(name: str, values: Iterable[Any], doc: str = "") -> Param:  # noqa: N802
+def Choice(name: str, values: Iterable[Any], doc: str = "") -> Param:
     """A parameter taking one of ``values``, listed from simplest to most complex."""
     return Param(name, tuple(values), doc)
 
 
-def Pow2(name: str, low: int, high: int, doc: str = "") -> Param:  # noqa: N802
+def Pow2(name: str, low: int, high: int, doc: str = "") -> Param:
     """A power-of-two parameter from ``low`` to ``high`` inclusive."""
     if low <= 0 or low & (low - 1) or high & (high - 1) or high < low:
-        raise ValueError(f"Pow2({name!r}, {low}, {high}): bounds must be powers of two, low <= high")
+        raise ValueError(
+            f"Pow2({name!r}, {low}, {high}): bounds must be powers of two, low <= high"
+        )
     values = []
     value = low
     while value <= high:

@@ -107,8 +107,16 @@ def check_gemm(kernel: Any, case: Any, dtype: str, out_dtype: str) -> None:
         c = poisoned((m, n), torch_dtype(out_dtype))
         grid = (triton.cdiv(m, block[0]), triton.cdiv(n, block[1]))
         kernel[grid](
-            a, b, c, m, n, k,
-            BLOCK_M=block[0], BLOCK_N=block[1], BLOCK_K=block[2], **case.options,
+            a,
+            b,
+            c,
+            m,
+            n,
+            k,
+            BLOCK_M=block[0],
+            BLOCK_N=block[1],
+            BLOCK_K=block[2],
+            **case.options,
         )
         expected = a.double() @ b.double()
         assert_close(c, expected, f"C[{m}x{n}] (K={k})", scale=max(1.0, math.sqrt(k) / 10))

@@ -84,7 +84,9 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
     reporter.emit("start", python=sys.version.split()[0])
     try:
         repro = next(r for r in load_reproducers(spec["source"]) if r.id == spec["repro_id"])
-        case = Case(spec["repro_id"], spec["config"], Target(spec["target"]), spec.get("gpu", False))
+        case = Case(
+            spec["repro_id"], spec["config"], Target(spec["target"]), spec.get("gpu", False)
+        )
         missing = repro.missing_requirements()
     except BaseException as exc:
         reporter.error("load", exc)

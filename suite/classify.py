@@ -217,7 +217,9 @@ def _stage_from_faulthandler(stderr: str) -> str | None:
 
 
 def _metrics(compiled: dict[str, Any]) -> dict[str, Any]:
-    metrics = {k: compiled[k] for k in ("shared_bytes", "tmem_columns") if compiled.get(k) is not None}
+    metrics = {
+        k: compiled[k] for k in ("shared_bytes", "tmem_columns") if compiled.get(k) is not None
+    }
     metrics.update(compiled.get("extra") or {})
     return metrics
 

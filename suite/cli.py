@@ -34,24 +34,44 @@ def _split(values: Sequence[str] | None) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="repro", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = _Parser(
+        prog="repro", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    run = commands.add_parser("run", help="run reproducers in isolation and compare with the baseline")
+    run = commands.add_parser(
+        "run", help="run reproducers in isolation and compare with the baseline"
+    )
     run.add_argument("repros", nargs="*", help="reproducer ids or reproducer files (default: all)")
     run.add_argument("-t", "--target", action="append", help="target(s), e.g. sm_100 (repeatable)")
     run.add_argument("-c", "--configs", action="append", help="config set(s) of the reproducers")
     run.add_argument("--config-file", help="YAML/TOML/JSON list of configs to run instead")
-    run.add_argument("--gpu", choices=("auto", "on", "off"), default="auto",
-                     help="launch and check cases on a visible GPU (default: auto)")
-    run.add_argument("-j", "--workers", type=int, default=os.cpu_count() or 1,
-                     help="cases run at once (default: the core count)")
+    run.add_argument(
+        "--gpu",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="launch and check cases on a visible GPU (default: auto)",
+    )
+    run.add_argument(
+        "-j",
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="cases run at once (default: the core count)",
+    )
     run.add_argument("--timeout", type=float, default=600.0, help="seconds per case (default 600)")
-    run.add_argument("--memory-cap", type=float, default=8.0,
-                     help="GiB of resident memory per case (default 8)")
+    run.add_argument(
+        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
+    )
     run.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
-    run.add_argument("--resume", nargs="?", const="", default=None, metavar="RUN",
-                     help="finish an interrupted run (default: the newest under the output root)")
+    run.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="RUN",
+        help="finish an interrupted run (default: the newest under the output root)",
+    )
     run.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     run.add_argument("--python", help="interpreter whose Triton runs the cases")
     run.add_argument("--keep-passing", action="store_true", help="keep output of passing cases")
@@ -92,9 +112,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             label = render.escape(f"{result.case_id} {result.outcome.label}")
             bar.update(task, advance=1, description=label)
 
-        resume = False if args.resume is None else args.resume
-        outcome = engine.run(selection, Path(args.output), execution, baseline, resume,
-                             started, finished)
+        outcome = engine.run(
+            selection, Path(args.output), execution, baseline, args.resume, started, finished
+        )
     render.console.print(render.results_table(outcome.results))
     env = outcome.environment
     render.console.print(
@@ -118,8 +138,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         needs = ["gpu to launch" if repro.launch_fn else "compile only", *repro.requires]
         if repro.gpu == "required":
             needs[0] = "gpu"
-        table.add_row(render.escape(repro.id), repro.family, " ".join(repro.targets),
-                      " ".join(repro.configs), ", ".join(needs), repro.title)
+        table.add_row(
+            render.escape(repro.id),
+            repro.family,
+            " ".join(repro.targets),
+            " ".join(repro.configs),
+            ", ".join(needs),
+            repro.title,
+        )
     render.console.print(table)
     return 0
 

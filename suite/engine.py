@@ -60,19 +60,20 @@ def run(
     output: Path,
     execution: Execution,
     baseline: Baseline,
-    resume: str | None | bool = False,
+    resume: str | None = None,
     on_start: Callable[[int, int], None] = lambda total, done: None,
     on_result: Callable[[CaseResult], None] = lambda result: None,
 ) -> RunOutcome:
-    """Run (or finish) a selection and judge every case against the baseline."""
-    if resume is not False:
-        store = RunStore.open(output, resume or None)
+    """Run (or finish, with ``resume``: a run name, or "" for the newest) a selection,
+    and judge every case against the baseline."""
+    store = RunStore.open(output, resume or None) if resume is not None else None
+    if store is not None:
         selection = Selection.from_json(store.selection)
     if selection.python:
         execution = replace(execution, python=selection.python)
     environment = capture(execution.python)
     specs = plan(selection, environment)
-    if resume is False:
+    if store is None:
         store = RunStore.create(output, asdict(selection))
     if not (store.folder / "environment.json").exists():
         store.write_json("environment.json", environment)

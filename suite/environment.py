@@ -86,8 +86,16 @@ def _gpu() -> dict[str, Any]:
     ).splitlines()
     if not out or "," not in out[0]:
         return {"gpu": None}
-    gpus = [dict(zip(("name", "driver", "compute_cap"), (f.strip() for f in line.split(",")),
-                     strict=False)) for line in out]
+    gpus = [
+        dict(
+            zip(
+                ("name", "driver", "compute_cap"),
+                (f.strip() for f in line.split(",")),
+                strict=False,
+            )
+        )
+        for line in out
+    ]
     cuda = re.search(r"CUDA Version:\s*([\d.]+)", _run([smi]))
     first = gpus[0]
     major, _, minor = first.get("compute_cap", "0.0").partition(".")

@@ -80,7 +80,9 @@ def expand(
     unknown = named - {name for item in found for name in item.repro.configs}
     if unknown:
         known = sorted({name for item in found for name in item.repro.configs})
-        raise UsageError(f"unknown config set(s) {', '.join(sorted(unknown))} (known: {', '.join(known)})")
+        raise UsageError(
+            f"unknown config set(s) {', '.join(sorted(unknown))} (known: {', '.join(known)})"
+        )
     specs: list[CaseSpec] = []
     seen: set[str] = set()
     for item in found:

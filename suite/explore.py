@@ -233,35 +233,41 @@ def shrink(repro: Reproducer, config: Config, still_fails: Callable[[Config], bo
 def boundary_table(
     evaluate: Evaluator, signature: str, target: str, config: Config
 ) -> list[BoundaryStep]:
-    """Each parameter moved one position down and up from ``config``, run, and judged.
+    """Each parameter walked away from ``config``, one position at a time, down and up.
 
-    Steps that leave the space or break a constraint are skipped: they are
-    not configs of the reproducer.
+    A walk goes on while the neighbour still fails with ``signature`` and
+    stops at the first one that does not (it passes, or fails differently) or
+    at the end of the domain, so the last row of each walk is where the
+    failure ends along that parameter. From a local minimum every downward
+    walk stops after one step. Values that break a constraint are skipped:
+    they are not configs of the reproducer.
     """
     repro = evaluate.repro
     steps = []
     for name in shrink_order(repro):
         values = repro.param(name).values
         here = values.index(config[name])
-        for direction, there in (("down", here - 1), ("up", here + 1)):
-            if not 0 <= there < len(values):
-                continue
-            neighbour = {**config, name: values[there]}
-            if repro.problems(neighbour):
-                continue
-            result = evaluate(neighbour, target)
-            steps.append(
-                BoundaryStep(
-                    param=name,
-                    direction=direction,
-                    value_from=config[name],
-                    value_to=values[there],
-                    config=neighbour,
-                    outcome=result.outcome.label,
-                    signature=failure_signature(result),
-                    same_signature=interesting(evaluate, signature, target, neighbour),
+        for direction, walk in (("down", values[:here][::-1]), ("up", values[here + 1 :])):
+            for value in walk:
+                neighbour = {**config, name: value}
+                if repro.problems(neighbour):
+                    continue
+                result = evaluate(neighbour, target)
+                same = interesting(evaluate, signature, target, neighbour)
+                steps.append(
+                    BoundaryStep(
+                        param=name,
+                        direction=direction,
+                        value_from=config[name],
+                        value_to=value,
+                        config=neighbour,
+                        outcome=result.outcome.label,
+                        signature=failure_signature(result),
+                        same_signature=same,
+                    )
                 )
-            )
+                if not same:
+                    break
     return steps
 
 

@@ -71,8 +71,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite import discover, render
-    from suite.explore import DEFAULT_MAX_EXAMPLES, Budget, Evaluation, explore
     from suite.expand import check_targets
+    from suite.explore import DEFAULT_MAX_EXAMPLES, Budget, Evaluation, explore
     from suite.findings import DirectoryFindingsStore
     from suite.isolate import Bounds
     from suite.runner import Execution
@@ -149,7 +149,9 @@ def _print_finding(finding: Finding) -> None:
         f"[{style}]{finding.kind}[/] {render.escape(finding.signature)}"
         f"  ({finding.repro} on {', '.join(finding.targets)})"
     )
-    render.console.print(f"  minimal config ({finding.target}): {_config_text(finding.minimal_config)}")
+    render.console.print(
+        f"  minimal config ({finding.target}): {_config_text(finding.minimal_config)}"
+    )
     table = Table(header_style="bold", title_justify="left")
     for column in ("param", "step", "outcome", "signature"):
         table.add_column(column, overflow="fold")

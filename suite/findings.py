@@ -51,7 +51,7 @@ def kind_of(result: CaseResult) -> str:
 
 @dataclass(frozen=True)
 class BoundaryStep:
-    """One parameter moved one position away from the minimal config, and what that gave.
+    """One parameter moved away from the minimal config (the others kept), and what that gave.
 
     ``same_signature`` is the interestingness predicate's answer for the step:
     whether the neighbour still fails with the finding's signature.

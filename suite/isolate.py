@@ -14,6 +14,7 @@ process in its own session (so the whole process group can be killed), with:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -181,10 +182,8 @@ def run_isolated(
 def _no_core_files(pid: int) -> None:
     import resource
 
-    try:
+    with contextlib.suppress(OSError, ValueError):
         resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
-    except (OSError, ValueError):
-        pass
 
 
 def _tree_rss(pid: int) -> int:
@@ -203,10 +202,8 @@ def _tree_rss(pid: int) -> int:
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _kill_by_token(token: str) -> int:

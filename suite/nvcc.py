@@ -214,9 +214,7 @@ def executable(
     return exe
 
 
-def run_cuda(
-    program: Path, args: Sequence[str] = (), timeout: float = 120.0
-) -> dict[str, Any]:
+def run_cuda(program: Path, args: Sequence[str] = (), timeout: float = 120.0) -> dict[str, Any]:
     """Run a reproducer program; return its JSON result when it copied exactly.
 
     Raises :class:`~suite.api.WrongResult` when it reports wrong data (exit 3) and

@@ -13,7 +13,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from suite.classify import classify, read_events
@@ -30,7 +30,7 @@ class Execution:
     """How cases are run: which interpreter, within which bounds, how many at once."""
 
     python: str = sys.executable
-    bounds: Bounds = Bounds()
+    bounds: Bounds = field(default_factory=Bounds)
     workers: int = 1
     keep_passing: bool = False
 

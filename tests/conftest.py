@@ -15,10 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 VENV_PYTHON = (
     Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "triton-repro-suite" / "venvs" / "triton-3.5.0" / "bin" / "python"
+    / "triton-repro-suite"
+    / "venvs"
+    / "triton-3.5.0"
+    / "bin"
+    / "python"
 )
 
-PLANTED = '''
+PLANTED = """
 import ctypes
 import os
 import subprocess
@@ -73,7 +77,7 @@ def compile_case(case):
     if mode == "raise":
         raise RuntimeError(f"planted failure at 0x7f3a12 in /tmp/x{case['tag']}/f.py:12")
     return Compiled(shared_bytes=1024)
-'''
+"""
 
 
 @dataclass
@@ -83,12 +87,16 @@ class Completed:
     stderr: str
 
 
-def repro_cli(*args: str, cwd: Path | None = None, env: dict | None = None,
-              timeout: float = 900) -> Completed:
+def repro_cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 900
+) -> Completed:
     """Run the real ``repro`` command line in a fresh interpreter."""
     proc = subprocess.run(
         [sys.executable, "-m", "suite.cli", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=timeout,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
     return Completed(proc.returncode, proc.stdout, proc.stderr)
@@ -112,7 +120,8 @@ def triton_350() -> Path:
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         installed = subprocess.run(
             [str(VENV_PYTHON), "-m", "pip", "install", "-q", "triton==3.5.0"],
-            capture_output=True, text=True,
+            capture_output=True,
+            text=True,
         )
         if installed.returncode != 0:
             shutil.rmtree(venv, ignore_errors=True)

@@ -37,8 +37,11 @@ def test_unknown_config_set():
     [
         (".toml", "[[known]\nid=", "malformed baseline"),
         (".toml", "[[known]]\nid = 'x'\n", "lacks"),
-        (".toml", "[[known]]\nid='x'\nrepro='r'\nsignature='s'\nkind='k'\ntriton='>>1'\n",
-         "bad triton range"),
+        (
+            ".toml",
+            "[[known]]\nid='x'\nrepro='r'\nsignature='s'\nkind='k'\ntriton='>>1'\n",
+            "bad triton range",
+        ),
     ],
 )
 def test_malformed_baseline(tmp_path, suffix, text, needle):
@@ -77,7 +80,8 @@ def test_python_without_triton(tmp_path):
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "v")],
-                   check=True)
-    _bad(repro_cli("run", "tma-copy", "--python", str(tmp_path / "v" / "bin" / "python")),
-         "cannot import triton")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "v")], check=True)
+    _bad(
+        repro_cli("run", "tma-copy", "--python", str(tmp_path / "v" / "bin" / "python")),
+        "cannot import triton",
+    )

@@ -14,12 +14,22 @@ from suite.runner import Execution, run_case
 
 TARGETS = ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121")
 SMALL = {
-    "tma-gemm-prefetch": {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 1,
-                          "num_warps": 4},
-    "tma-gemm": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 3,
-                 "num_warps": 8, "dtype": "fp16"},
-    "tma-copy": {"BLOCK_M": 64, "BLOCK_N": 128, "num_stages": 3, "num_warps": 4,
-                 "dtype": "fp16"},
+    "tma-gemm-prefetch": {
+        "BLOCK_M": 64,
+        "BLOCK_N": 64,
+        "BLOCK_K": 32,
+        "num_stages": 1,
+        "num_warps": 4,
+    },
+    "tma-gemm": {
+        "BLOCK_M": 128,
+        "BLOCK_N": 128,
+        "BLOCK_K": 64,
+        "num_stages": 3,
+        "num_warps": 8,
+        "dtype": "fp16",
+    },
+    "tma-copy": {"BLOCK_M": 64, "BLOCK_N": 128, "num_stages": 3, "num_warps": 4, "dtype": "fp16"},
 }
 
 

@@ -19,8 +19,21 @@ pytestmark = pytest.mark.gpu
 
 def test_builtins_launch_and_check_on_the_gpu(tmp_path):
     out = Path(os.environ.get("REPRO_GPU_OUT") or tmp_path)
-    done = repro_cli("run", "tma-gemm-prefetch", "tma-gemm", "tma-copy", "--target", "sm_90",
-                     "--gpu", "on", "-j", "4", "-o", str(out), timeout=1800)
+    done = repro_cli(
+        "run",
+        "tma-gemm-prefetch",
+        "tma-gemm",
+        "tma-copy",
+        "--target",
+        "sm_90",
+        "--gpu",
+        "on",
+        "-j",
+        "4",
+        "-o",
+        str(out),
+        timeout=1800,
+    )
     assert done.code in (0, 3), done.stdout[-4000:] + done.stderr
     (run,) = sorted((out / "runs").iterdir())[-1:]
     results = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]

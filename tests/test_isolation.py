@@ -25,8 +25,9 @@ def c_binaries(tmp_path_factory) -> dict[str, Path]:
     built = {}
     for name, source in C_PROGRAMS.items():
         (folder / f"{name}.c").write_text(source)
-        subprocess.run(["gcc", "-O0", "-o", str(folder / name), str(folder / f"{name}.c")],
-                       check=True)
+        subprocess.run(
+            ["gcc", "-O0", "-o", str(folder / name), str(folder / f"{name}.c")], check=True
+        )
         built[name] = folder / name
     return built
 
@@ -76,14 +77,36 @@ def _sleepers(*tags: str) -> list[int]:
 
 def test_run_survives_every_misbehaving_case(planted, tmp_path):
     """One run holding every kind of misbehaviour: each case gets its own verdict."""
-    done = repro_cli("run", str(planted), "--configs", "all", "--timeout", "6",
-                     "--memory-cap", "1", "-j", "2", "-o", str(tmp_path / "out"))
+    done = repro_cli(
+        "run",
+        str(planted),
+        "--configs",
+        "all",
+        "--timeout",
+        "6",
+        "--memory-cap",
+        "1",
+        "-j",
+        "2",
+        "-o",
+        str(tmp_path / "out"),
+    )
     assert done.code == 1, done.stderr
     assert "Traceback" not in done.stderr
     results = _results(tmp_path / "out")
     outcome = {r["config"]["mode"]: r for r in results}
-    assert set(outcome) == {"ok", "segv", "abort", "pyhang", "chang", "flood", "oom",
-                            "orphan", "exit", "raise"}
+    assert set(outcome) == {
+        "ok",
+        "segv",
+        "abort",
+        "pyhang",
+        "chang",
+        "flood",
+        "oom",
+        "orphan",
+        "exit",
+        "raise",
+    }
     assert outcome["ok"]["outcome"] == "passed"
     assert outcome["segv"]["outcome"] == "crash"
     assert outcome["segv"]["detail"]["signal"] == "SIGSEGV"

@@ -16,9 +16,23 @@ def test_sigkill_then_resume(planted, tmp_path):
     out = tmp_path / "out"
     env = {**os.environ, "PLANTED_SLEEP": "0.6"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "suite.cli", "run", str(planted), "--configs", "slow",
-         "-j", "1", "-o", str(out)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "suite.cli",
+            "run",
+            str(planted),
+            "--configs",
+            "slow",
+            "-j",
+            "1",
+            "-o",
+            str(out),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     results = None
     deadline = time.monotonic() + 120

@@ -11,8 +11,6 @@ from suite.expand import expand
 from suite.runner import Execution, run_case
 from tests.conftest import repro_cli
 
-
-
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
 
 
@@ -44,11 +42,20 @@ def test_second_run_still_fails_no_cache_hides_it(triton_350, tmp_path):
 
 @pytest.mark.venv
 def test_known_bug_is_exit_0_under_350(triton_350, tmp_path):
-    done = repro_cli("run", "tma-gemm-prefetch", "--target", "sm_100",
-                     "--python", str(triton_350), "-o", str(tmp_path))
+    done = repro_cli(
+        "run",
+        "tma-gemm-prefetch",
+        "--target",
+        "sm_100",
+        "--python",
+        str(triton_350),
+        "-o",
+        str(tmp_path),
+    )
     assert done.code == 0, done.stdout + done.stderr
     (run,) = (tmp_path / "runs").iterdir()
-    verdicts = [json.loads(line)["verdict"] for line in open(run / "results.jsonl")]
+    lines = (run / "results.jsonl").read_text().splitlines()
+    verdicts = [json.loads(line)["verdict"] for line in lines]
     assert verdicts.count("known") == 3
     assert "triton 3.5.0" in done.stdout
 

@@ -1,0 +1,129 @@
+"""The seeds' "CUDA 1D TMA descriptor bug": a user error, a box of 1024 elements.
+
+``repros/cuda/tma_bulk_1d.cu`` copies an fp32 vector through shared memory, one box per TMA
+copy (``cp.async.bulk.tensor.1d`` completing on an mbarrier). The seed used a box of 1024
+fp32 elements; ``cuTensorMapEncodeTiled`` allows at most 256 per box dimension and returns
+CUDA_ERROR_INVALID_VALUE (on an H200: 1024, 512 and 257 fail, 256 succeeds).
+
+Before compiling, the static check (``suite.static_check``) compares the descriptor with the
+documented limits and the box with the shared buffer and the mbarrier's expected bytes; a
+violation is raised as ``LimitViolation`` (a user error with the rule's name). With
+``static_check=False`` the program is built and, on a GPU, run anyway, to show what the
+driver does: the "seed" set holds the seed's config both ways.
+"""
+
+from pathlib import Path
+
+from suite import Choice, Reproducer
+from suite.nvcc import compile_cuda, executable, run_cuda
+from suite.static_check import LimitViolation, check_tma_copy
+from suite.tma_model import TensorMapArgs, TensorMapDataType
+
+SOURCE = Path(__file__).resolve().parent / "cuda" / "tma_bulk_1d.cu"
+#: Vector lengths the launch copies: a whole number of boxes, and a ragged tail.
+LENGTHS = (1 << 20, 1_000_003)
+#: cudaMalloc returns 256-byte aligned memory; the model only checks the alignment.
+MALLOC_ADDRESS = 256
+
+
+def _config(box, buffer_elems, tx_bytes, static_check=True):
+    return {
+        "box": box,
+        "buffer_elems": buffer_elems,
+        "tx_bytes": tx_bytes,
+        "static_check": static_check,
+    }
+
+
+REPRO = Reproducer(
+    id="cuda-tma-1d",
+    title="CUDA 1D TMA copy through shared memory (seed: box of 1024 fp32 elements)",
+    family="cuda-tma",
+    references=(
+        "seed 000: ch7/async_prefetch_tma.cu, the 'CUDA 1D TMA descriptor bug'",
+        "CUDA Driver API, cuTensorMapEncodeTiled, boxDim: each entry non-zero and at most 256",
+    ),
+    params=(
+        Choice("box", (32, 64, 128, 256, 257, 512, 1024), "descriptor boxDim[0], elements"),
+        Choice("buffer_elems", (32, 64, 128, 256, 512, 1024), "shared buffer, fp32 elements"),
+        Choice("tx_bytes", (128, 256, 512, 1024, 1028, 2048, 4096), "mbarrier expect_tx bytes"),
+        Choice("static_check", (True, False), "check documented limits before compiling"),
+    ),
+    configs={
+        "seed": [_config(1024, 1024, 4096), _config(1024, 1024, 4096, False)],
+        "corrected": [_config(256, 256, 1024)],
+        # The driver's edge, checked off so that a GPU run shows the encode's own verdict.
+        "boundary": [
+            _config(256, 512, 1024, False),
+            _config(257, 512, 1028, False),
+            _config(512, 512, 2048, False),
+        ],
+    },
+    default_sets=("seed", "corrected"),
+    targets=("sm_90", "sm_100", "sm_120"),
+    requires=("exe:nvcc",),
+    label="box{box}-buf{buffer_elems}-tx{tx_bytes}-check{static_check}",
+)
+
+
+def descriptor(case, length):
+    """The arguments the program passes to cuTensorMapEncodeTiled for a vector of ``length``."""
+    return TensorMapArgs(
+        dtype=TensorMapDataType.FLOAT32,
+        rank=1,
+        global_address=MALLOC_ADDRESS,
+        global_dim=(length,),
+        global_strides=(),
+        box_dim=(case["box"],),
+        element_strides=(1,),
+    )
+
+
+def shared_bytes(case):
+    """Dynamic shared memory the program requests: 128 alignment slack, buffer, one mbarrier."""
+    return 128 + (case["buffer_elems"] * 4 + 7) // 8 * 8 + 8
+
+
+def defines(case):
+    return {"BOX": case["box"], "BUFFER_ELEMS": case["buffer_elems"], "TX_BYTES": case["tx_bytes"]}
+
+
+def static_findings(case):
+    """Every limit a launch would break, over the lengths it copies (deduplicated by rule)."""
+    found = {}
+    for length in LENGTHS:
+        for v in check_tma_copy(
+            descriptor(case, length),
+            buffer_bytes=case["buffer_elems"] * 4,
+            tx_bytes=case["tx_bytes"],
+            what="each TMA copy",
+        ):
+            found.setdefault(v.rule, v)
+    return list(found.values())
+
+
+@REPRO.compile
+def compile_case(case):
+    if case["static_check"]:
+        for length in LENGTHS:
+            enforce_tma_copy(
+                descriptor(case, length),
+                buffer_bytes=case["buffer_elems"] * 4,
+                tx_bytes=case["tx_bytes"],
+                what="each TMA copy",
+            )
+    compiled = compile_cuda(SOURCE, case, defines(case), shared_bytes=shared_bytes(case))
+    compiled.extra["static_findings"] = ",".join(v.rule for v in static_findings(case)) or "none"
+    return compiled
+
+
+@REPRO.launch
+def launch_case(case):
+    program = executable(SOURCE, case, defines(case), shared_bytes=shared_bytes(case))
+    for length in LENGTHS:
+        result = run_cuda(program, ["--n", str(length)])
+        if result.get("shared_bytes") != shared_bytes(case):
+            raise AssertionError(
+                f"{SOURCE.name} requests {result.get('shared_bytes')} bytes of "
+                f"shared memory, the reproducer assumed {shared_bytes(case)}"
+            )
