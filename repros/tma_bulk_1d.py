@@ -104,16 +104,11 @@ def static_findings(case):
 
 @REPRO.compile
 def compile_case(case):
-    if case["static_check"]:
-        for length in LENGTHS:
-            enforce_tma_copy(
-                descriptor(case, length),
-                buffer_bytes=case["buffer_elems"] * 4,
-                tx_bytes=case["tx_bytes"],
-                what="each TMA copy",
-            )
+    findings = static_findings(case)
+    if case["static_check"] and findings:
+        raise LimitViolation.from_findings(findings)
     compiled = compile_cuda(SOURCE, case, defines(case), shared_bytes=shared_bytes(case))
-    compiled.extra["static_findings"] = ",".join(v.rule for v in static_findings(case)) or "none"
+    compiled.extra["static_findings"] = ",".join(v.rule for v in findings) or "none"
     return compiled
 
 

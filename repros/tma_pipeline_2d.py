@@ -29,9 +29,15 @@ SWIZZLES = {"none": Swizzle.NONE, "32B": Swizzle.B32, "64B": Swizzle.B64, "128B"
 
 
 def _config(rows, cols, buffer_elems, tx_bytes, stages=2, swizzle="none", static_check=True):
-    return {"box_rows": rows, "box_cols": cols, "buffer_elems": buffer_elems,
-            "tx_bytes": tx_bytes, "stages": stages, "swizzle": swizzle,
-            "static_check": static_check}
+    return {
+        "box_rows": rows,
+        "box_cols": cols,
+        "buffer_elems": buffer_elems,
+        "tx_bytes": tx_bytes,
+        "stages": stages,
+        "swizzle": swizzle,
+        "static_check": static_check,
+    }
 
 
 REPRO = Reproducer(
@@ -55,25 +61,30 @@ REPRO = Reproducer(
         "seed": [_config(128, 64, 4096, 16384), _config(128, 64, 4096, 16384, static_check=False)],
         "corrected": [_config(128, 32, 4096, 16384)],
         # Each swizzle with a box whose rows span exactly its width, and a deeper ring.
-        "swizzle": [_config(128, 8, 1024, 4096, swizzle="32B"),
-                    _config(128, 16, 2048, 8192, swizzle="64B"),
-                    _config(128, 32, 4096, 16384, swizzle="128B"),
-                    _config(128, 32, 4096, 16384, stages=4, swizzle="128B")],
+        "swizzle": [
+            _config(128, 8, 1024, 4096, swizzle="32B"),
+            _config(128, 16, 2048, 8192, swizzle="64B"),
+            _config(128, 32, 4096, 16384, swizzle="128B"),
+            _config(128, 32, 4096, 16384, stages=4, swizzle="128B"),
+        ],
     },
     default_sets=("seed", "corrected"),
     targets=("sm_90", "sm_100", "sm_120"),
     requires=("exe:nvcc",),
     label="{box_rows}x{box_cols}-buf{buffer_elems}-tx{tx_bytes}-s{stages}-sw{swizzle}"
-          "-check{static_check}",
+    "-check{static_check}",
 )
 
 
 def descriptor(case, rows, cols):
     """The arguments the program passes to cuTensorMapEncodeTiled for a rows x cols matrix."""
-    return TensorMapArgs.contiguous(TensorMapDataType.FLOAT32, (cols, rows),
-                                    (case["box_cols"], case["box_rows"]),
-                                    global_address=MALLOC_ADDRESS,
-                                    swizzle=SWIZZLES[case["swizzle"]])
+    return TensorMapArgs.contiguous(
+        TensorMapDataType.FLOAT32,
+        (cols, rows),
+        (case["box_cols"], case["box_rows"]),
+        global_address=MALLOC_ADDRESS,
+        swizzle=SWIZZLES[case["swizzle"]],
+    )
 
 
 def shared_bytes(case):
@@ -84,18 +95,26 @@ def shared_bytes(case):
 
 
 def defines(case):
-    return {"BOX_ROWS": case["box_rows"], "BOX_COLS": case["box_cols"],
-            "BUFFER_ELEMS": case["buffer_elems"], "TX_BYTES": case["tx_bytes"],
-            "STAGES": case["stages"], "SWIZZLE": list(SWIZZLES).index(case["swizzle"])}
+    return {
+        "BOX_ROWS": case["box_rows"],
+        "BOX_COLS": case["box_cols"],
+        "BUFFER_ELEMS": case["buffer_elems"],
+        "TX_BYTES": case["tx_bytes"],
+        "STAGES": case["stages"],
+        "SWIZZLE": list(SWIZZLES).index(case["swizzle"]),
+    }
 
 
 def static_findings(case):
     """Every limit a launch would break, over the shapes it copies (deduplicated by rule)."""
     found = {}
     for rows, cols in SHAPES:
-        for v in check_tma_copy(descriptor(case, rows, cols),
-                                buffer_bytes=case["buffer_elems"] * 4,
-                                tx_bytes=case["tx_bytes"], what="each stage's TMA copy"):
+        for v in check_tma_copy(
+            descriptor(case, rows, cols),
+            buffer_bytes=case["buffer_elems"] * 4,
+            tx_bytes=case["tx_bytes"],
+            what="each stage's TMA copy",
+        ):
             found.setdefault(v.rule, v)
     return list(found.values())
 
@@ -116,5 +135,7 @@ def launch_case(case):
     for rows, cols in SHAPES:
         result = run_cuda(program, ["--rows", str(rows), "--cols", str(cols)])
         if result.get("shared_bytes") != shared_bytes(case):
-            raise AssertionError(f"{SOURCE.name} requests {result.get('shared_bytes')} bytes of "
-                                 f"shared memory, the reproducer assumed {shared_bytes(case)}")
+            raise AssertionError(
+                f"{SOURCE.name} requests {result.get('shared_bytes')} bytes of "
+                f"shared memory, the reproducer assumed {shared_bytes(case)}"
+            )

@@ -160,6 +160,16 @@ def _from_error(error: dict[str, Any], stderr: str, metrics: dict[str, Any]) -> 
             {"phase": phase, "resource": resource},
             metrics,
         )
+    if kind == "LimitViolation":
+        # A reproducer's static check refused the case before anything ran.
+        rule = _first_line(text).split(":", 1)[0].strip()
+        return _failure(
+            Outcome.USER_ERROR,
+            [rule],
+            _first_line(text),
+            {"phase": phase, "rule": rule},
+            metrics,
+        )
     if kind == "WrongResult":
         return _failure(
             Outcome.WRONG_RESULT,

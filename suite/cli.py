@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from suite import explore_cli
 from suite.baseline import EXIT_USAGE, Baseline
 from suite.errors import UsageError
 from suite.isolate import Bounds
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="show the catalogue of reproducers")
     listing.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
+    explore_cli.add_parsers(commands)
     return parser
 
 
@@ -153,7 +155,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        return {"run": cmd_run, "list": cmd_list}[args.command](args)
+        commands = {
+            "run": cmd_run,
+            "list": cmd_list,
+            "explore": explore_cli.cmd_explore,
+            "findings": explore_cli.cmd_findings,
+        }
+        return commands[args.command](args)
     except UsageError as exc:
         print(f"repro: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

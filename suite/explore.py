@@ -69,7 +69,8 @@ _SEARCH_SETTINGS: dict[str, Any] = {
     "deadline": None,
     "suppress_health_check": list(HealthCheck),
     # The failures are data, kept in the findings store; the search function
-    # never fails, so Hypothesis has nothing to shrink, report or save itself.
+    # raises only to stop at the time budget, so Hypothesis has nothing to
+    # shrink, report or save itself.
     "database": None,
     "phases": (Phase.explicit, Phase.generate),
     "verbosity": Verbosity.quiet,

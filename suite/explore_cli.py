@@ -14,10 +14,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from suite.errors import UsageError
-from suite.findings import Finding
+
+if TYPE_CHECKING:
+    from suite.findings import Finding
 
 DEFAULT_OUTPUT = "reports"
 
@@ -27,9 +29,11 @@ def _split(values: Sequence[str] | None) -> list[str]:
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
-    """Add ``explore`` and ``findings`` to ``commands`` (built with the CLI's parser class)."""
-    from suite.explore import DEFAULT_MAX_EXAMPLES, PROFILES
+    """Add ``explore`` and ``findings`` to ``commands`` (built with the CLI's parser class).
 
+    It imports nothing heavy: every ``repro`` command builds the parser, and Hypothesis
+    alone takes a third of a second to import.
+    """
     explore = commands.add_parser(
         "explore", help="search a reproducer's parameter space and shrink each failure"
     )
@@ -41,15 +45,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     budget.add_argument(
         "--max-examples",
         type=int,
-        help=f"examples Hypothesis draws (default {DEFAULT_MAX_EXAMPLES})",
+        help="examples Hypothesis draws (default: 40)",
     )
     budget.add_argument("--time-budget", type=float, metavar="S", help="seconds of search")
     explore.add_argument("--seed", type=int, help="Hypothesis seed: repeats a search exactly")
     explore.add_argument(
         "--profile",
-        choices=PROFILES,
         default="explore",
-        help="settings profile; 'ci' is derandomized (default: explore)",
+        help="Hypothesis settings profile: explore, or ci (derandomized) (default: explore)",
     )
     explore.add_argument(
         "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
@@ -72,7 +75,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite import discover, render
     from suite.expand import check_targets
-    from suite.explore import DEFAULT_MAX_EXAMPLES, Budget, Evaluation, explore
+    from suite.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, Evaluation, explore
     from suite.findings import DirectoryFindingsStore
     from suite.isolate import Bounds
     from suite.runner import Execution
@@ -83,6 +86,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
         args.time_budget is not None and args.time_budget <= 0
     ):
         raise UsageError("--max-examples and --time-budget must be positive")
+    if args.profile not in PROFILES:
+        raise UsageError(f"unknown --profile {args.profile!r} (known: {', '.join(PROFILES)})")
     found = discover.select([args.repro])
     if len(found) != 1:
         ids = ", ".join(f.repro.id for f in found)
@@ -196,7 +201,8 @@ def cmd_findings(args: argparse.Namespace) -> int:
             _config_text(f.minimal_config),
             " ".join(f.targets),
             f"{len(f.failing_configs)} configs",
-            f.last_seen,
+            f.last_seen[:10],
         )
     render.console.print(table)
+    render.console.print(f"{len(findings)} finding(s) under {root}")
     return 0

@@ -100,10 +100,6 @@ class Finding:
     last_seen: str
     schema: int = SCHEMA
 
-    @property
-    def digest(self) -> str:
-        return Signature(self.signature).digest
-
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 

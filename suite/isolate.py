@@ -24,6 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import IO, Protocol
 
 import psutil
 
@@ -110,20 +111,57 @@ class _Drain:
         return Captured(text, self.total, dropped)
 
 
-def _pump(pipe, drain: _Drain) -> None:
+def _pump(pipe: IO[bytes], drain: _Drain) -> None:
     with pipe:
-        for chunk in iter(lambda: pipe.read1(65536), b""):
+        for chunk in iter(lambda: pipe.read1(65536), b""):  # type: ignore[attr-defined]
             drain.feed(chunk)
+
+
+class Started(Protocol):
+    """A case process the supervisor watches: a plain child, or one forked by a warm template."""
+
+    pid: int
+    stdout: IO[bytes]
+    stderr: IO[bytes]
+
+    def wait_for(self, timeout: float) -> int | None:
+        """The return code once the process has ended (negative: a signal), else None."""
+
+    def release(self) -> None:
+        """Called once the process and its stragglers are dead: let the streams reach EOF."""
+
+
+class _Popened:
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        assert proc.stdout is not None and proc.stderr is not None
+        self.stdout: IO[bytes] = proc.stdout
+        self.stderr: IO[bytes] = proc.stderr
+
+    def wait_for(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def release(self) -> None:
+        pass
+
+
+def new_token() -> str:
+    """The mark planted in a case's environment to find its escaped descendants."""
+    return uuid.uuid4().hex
 
 
 def run_isolated(
     argv: Sequence[str],
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    bounds: Bounds = Bounds(),
+    bounds: Bounds | None = None,
 ) -> Exit:
-    """Run ``argv`` to completion or to a bound, and say how it ended."""
-    token = uuid.uuid4().hex
+    """Run ``argv`` as a fresh process to completion or to a bound, and say how it ended."""
+    token = new_token()
     child_env = dict(os.environ if env is None else env)
     child_env[TOKEN_VARIABLE] = token
     started = time.monotonic()
@@ -136,39 +174,39 @@ def run_isolated(
         cwd=cwd,
         start_new_session=True,
     )
-    _no_core_files(proc.pid)
+    return supervise(_Popened(proc), token, bounds or Bounds(), started)
+
+
+def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit:
+    """Watch a started case until it ends or breaks a bound; then clean up after it."""
+    _no_core_files(case.pid)
     drains = (_Drain(bounds.output_bytes), _Drain(bounds.output_bytes))
     pumps = [
-        threading.Thread(target=_pump, args=(pipe, drain), daemon=True)
-        for pipe, drain in zip((proc.stdout, proc.stderr), drains, strict=True)
+        threading.Thread(target=_pump, args=(stream, drain), daemon=True)
+        for stream, drain in zip((case.stdout, case.stderr), drains, strict=True)
     ]
     for pump in pumps:
         pump.start()
     timed_out = memory_exceeded = False
     peak = 0
-    while True:
-        try:
-            proc.wait(timeout=POLL_SECONDS)
-            break
-        except subprocess.TimeoutExpired:
-            pass
-        if time.monotonic() - started > bounds.timeout_s:
-            timed_out = True
-        else:
-            rss = _tree_rss(proc.pid)
+    returncode = case.wait_for(POLL_SECONDS)
+    while returncode is None:
+        if not (timed_out or memory_exceeded):
+            timed_out = time.monotonic() - started > bounds.timeout_s
+            rss = _tree_rss(case.pid)
             peak = max(peak, rss)
             memory_exceeded = bounds.memory_bytes is not None and rss > bounds.memory_bytes
         if timed_out or memory_exceeded:
-            _kill_group(proc.pid)
-            proc.wait()
-            break
+            _kill_group(case.pid)
+        returncode = case.wait_for(POLL_SECONDS)
     duration = time.monotonic() - started
-    _kill_group(proc.pid)
+    _kill_group(case.pid)
     stragglers = _kill_by_token(token)
+    case.release()
     for pump in pumps:
         pump.join(timeout=5)
     return Exit(
-        returncode=proc.returncode,
+        returncode=returncode,
         timed_out=timed_out,
         memory_exceeded=memory_exceeded,
         peak_rss_bytes=peak,

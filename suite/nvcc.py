@@ -30,6 +30,7 @@ from typing import Any
 
 from suite.api import Case, Compiled, Unsupported, WrongResult
 from suite.limits import limits_for
+from suite.tritonc import cubin_resources
 
 __all__ = [
     "EXIT_ENCODE",
@@ -161,9 +162,11 @@ def compile_cuda(
     seconds = time.monotonic() - started
     if proc.returncode != 0:
         diagnostics = (proc.stderr + proc.stdout).strip()
+        lines = diagnostics.splitlines() or [f"exit status {proc.returncode}"]
+        first = next((line for line in lines if "error" in line.lower()), lines[0])
+        # The first line is the first diagnostic, which the classifier's signature keeps.
         raise NvccError(
-            f"nvcc failed for {arch} (exit {proc.returncode})\n{diagnostics}\n"
-            f"command: {' '.join(command)}"
+            f"nvcc ({arch}): {first.strip()}\n{diagnostics}\ncommand: {' '.join(command)}"
         )
 
     cubin_path = _find_cubin(out, source.stem, arch)
@@ -191,13 +194,10 @@ def _find_cubin(out: Path, stem: str, arch: str) -> Path:
 
 
 def _resources(cubin: bytes) -> dict[str, int]:
-    try:
-        from suite.tritonc import cubin_resources
-    except ImportError:
-        return {}
+    """Registers, stack and spill bytes, through the cuobjdump Triton bundles."""
     try:
         return cubin_resources(cubin)
-    except ImportError:  # no triton here: no bundled cuobjdump to ask
+    except ImportError:  # no triton in this interpreter: no bundled cuobjdump to ask
         return {}
 
 

@@ -19,6 +19,7 @@ class Outcome(Enum):
     COMPILER_ERROR = ("compiler-error", True)
     PTXAS_ERROR = ("ptxas-error", True)
     RESOURCE_LIMIT = ("resource-limit", True)
+    USER_ERROR = ("user-error", True)
     CRASH = ("crash", True)
     TIMEOUT = ("timeout", True)
     WRONG_RESULT = ("wrong-result", True)

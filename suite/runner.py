@@ -9,20 +9,23 @@ pass lands beside the case's captured output.
 from __future__ import annotations
 
 import json
+import queue
 import shutil
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suite.classify import classify, read_events
 from suite.expand import CaseSpec
-from suite.isolate import Bounds, run_isolated
+from suite.isolate import Bounds, Exit, run_isolated
 from suite.limits import limits_for
 from suite.outcome import CaseResult
 from suite.record import RunStore
 from suite.shim import child_env
+from suite.warm import Template, run_warm
 
 
 @dataclass(frozen=True)
@@ -33,10 +36,67 @@ class Execution:
     bounds: Bounds = field(default_factory=Bounds)
     workers: int = 1
     keep_passing: bool = False
+    warm: bool = True
+    gpus: tuple[str, ...] = ()
 
 
-def run_case(spec: CaseSpec, case_dir: Path, execution: Execution) -> CaseResult:
-    """Run one case in isolation and classify it. Never raises for what the case does."""
+class Workers:
+    """Starts cases: forked from a warm template, or as fresh interpreters.
+
+    Also hands out GPUs: a case that launches takes one visible GPU for itself
+    (``CUDA_VISIBLE_DEVICES``), so with several GPUs there is one launching
+    worker per GPU, and with one GPU launches never share it.
+    """
+
+    def __init__(self, execution: Execution, specs: Sequence[CaseSpec] = ()) -> None:
+        self.execution = execution
+        paths = {s.found.source["path"] for s in specs if "path" in s.found.source}
+        self._preload = sorted(paths) + (["torch"] if any(s.gpu for s in specs) else [])
+        self._template: Template | None = None
+        self._lock = threading.Lock()
+        self._gpus: queue.Queue[str] = queue.Queue()
+        for gpu in execution.gpus or ("0",):
+            self._gpus.put(gpu)
+
+    def _warm(self) -> Template:
+        with self._lock:
+            if self._template is None or not self._template.alive:
+                self._template = Template(self.execution.python, child_env(), self._preload)
+            return self._template
+
+    def run(self, spec_file: Path, env: dict[str, str], cwd: Path, gpu: bool) -> Exit:
+        bounds = self.execution.bounds
+        gpu_id = self._gpus.get() if gpu else None
+        try:
+            if gpu_id is not None and self.execution.gpus:
+                env = {**env, "CUDA_VISIBLE_DEVICES": gpu_id}
+            if self.execution.warm:
+                return run_warm(self._warm(), str(spec_file), env, str(cwd), bounds)
+            argv = [self.execution.python, "-m", "suite.child", str(spec_file)]
+            return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds)
+        finally:
+            if gpu_id is not None:
+                self._gpus.put(gpu_id)
+
+    def close(self) -> None:
+        if self._template is not None:
+            self._template.close()
+            self._template = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def run_case(
+    spec: CaseSpec, case_dir: Path, execution: Execution, workers: Workers | None = None
+) -> CaseResult:
+    """Run one case in isolation and classify it. Never raises for what the case does.
+
+    Without ``workers`` the case runs as a fresh interpreter.
+    """
     if case_dir.exists():
         shutil.rmtree(case_dir)
     case_dir.mkdir(parents=True)
@@ -64,12 +124,11 @@ def run_case(spec: CaseSpec, case_dir: Path, execution: Execution) -> CaseResult
             "PYTHONFAULTHANDLER": "1",
         }
     )
-    exit = run_isolated(
-        [execution.python, "-m", "suite.child", str(spec_file)],
-        env=env,
-        cwd=str(case_dir),
-        bounds=execution.bounds,
-    )
+    if workers is None:
+        with Workers(replace(execution, warm=False)) as fresh:
+            exit = fresh.run(spec_file, env, case_dir, spec.gpu)
+    else:
+        exit = workers.run(spec_file, env, case_dir, spec.gpu)
     verdict = classify(read_events(report), exit, limits_for(spec.target))
     shutil.rmtree(case_dir / "cache", ignore_errors=True)
     result = CaseResult(
@@ -118,11 +177,12 @@ def execute(
     ``on_result`` sees each result first (the baseline's verdict goes in there).
     """
     results: list[CaseResult] = []
+    workers = Workers(execution, specs)
 
     def one(spec: CaseSpec) -> CaseResult:
-        return run_case(spec, store.case_dir(spec.case_id), execution)
+        return run_case(spec, store.case_dir(spec.case_id), execution, workers)
 
-    with ThreadPoolExecutor(max_workers=max(1, execution.workers)) as pool:
+    with workers, ThreadPoolExecutor(max_workers=max(1, execution.workers)) as pool:
         futures = [pool.submit(one, spec) for spec in specs]
         for future in as_completed(futures):
             result = on_result(future.result())

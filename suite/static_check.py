@@ -133,7 +133,7 @@ def check_tma_copy(
 def enforce_tma_copy(
     args: TensorMapArgs, *, buffer_bytes: int, tx_bytes: int, what: str = "the copy"
 ) -> int:
-    """Raise :class:`LimitViolation` if :func:`check_tma_copy` finds anything; else the box bytes."""
+    """Raise :class:`LimitViolation` for what :func:`check_tma_copy` finds; else the box bytes."""
     found = check_tma_copy(args, buffer_bytes=buffer_bytes, tx_bytes=tx_bytes, what=what)
     if found:
         raise LimitViolation.from_findings(found)

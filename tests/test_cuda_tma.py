@@ -1,0 +1,337 @@
+"""The CUDA TMA reproducers: static checks, nvcc builds, and (on a GPU) what the hardware does.
+
+Without a GPU: the seeds' two "driver bugs" are caught by the static check with the rule they
+break (``box-dim-range`` for the 1D box of 1024, ``buffer-overflow`` with ``tx-bytes-mismatch``
+for the 2D 128x64 box in 16 KB stages), the corrected configs pass it, and both programs
+compile with nvcc for sm_90a, sm_100a and sm_120a through the engine's isolated child.
+On a GPU: the seeds' configs with the check off fail the way the seeds saw (an encode error;
+an illegal address or wrong data), and the corrected ones copy exactly.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from suite.api import Case, Target, WrongResult
+from suite.child import load_reproducers
+from suite.discover import Found
+from suite.expand import expand
+from suite.nvcc import CudaRunError, compile_cuda, executable, run_cuda
+from suite.runner import Execution, run_case
+from suite.static_check import (
+    BUFFER_OVERFLOW,
+    TX_BYTES_MISMATCH,
+    LimitViolation,
+    check_tma_copy,
+    enforce_tma_copy,
+)
+from suite.tma_model import Swizzle, TensorMapArgs, TensorMapDataType
+
+ROOT = Path(__file__).resolve().parent.parent
+FILES = {
+    "cuda-tma-1d": ROOT / "repros" / "tma_bulk_1d.py",
+    "cuda-tma-2d-pipeline": ROOT / "repros" / "tma_pipeline_2d.py",
+}
+TARGETS = ("sm_90", "sm_100", "sm_120")
+F32 = TensorMapDataType.FLOAT32
+
+needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on the PATH")
+
+
+def found(repro_id: str) -> Found:
+    source = {"path": str(FILES[repro_id])}
+    (repro,) = load_reproducers(source)
+    return Found(repro, source)
+
+
+def module_of(repro_id: str) -> dict:
+    """The reproducer module's namespace (its helpers: static_findings, defines, ...)."""
+    return found(repro_id).repro.compile_fn.__globals__
+
+
+def config(repro_id: str, set_name: str, **match: object) -> dict:
+    """The one config of ``set_name`` whose values include ``match``."""
+    configs = [
+        c
+        for c in found(repro_id).repro.configs[set_name]
+        if all(c[k] == v for k, v in match.items())
+    ]
+    assert len(configs) == 1, (set_name, match, configs)
+    return dict(configs[0])
+
+
+def case(repro_id: str, cfg: dict, target: str = "sm_90", gpu: bool = False) -> Case:
+    return Case(repro_id, cfg, Target(target), gpu)
+
+
+# ------------------------------------------------------------------ the static check
+
+
+def test_seed_1d_box_1024_is_box_dim_range():
+    repro = found("cuda-tma-1d").repro
+    seed = config("cuda-tma-1d", "seed", static_check=True)
+    assert seed["box"] == 1024
+    with pytest.raises(LimitViolation) as caught:
+        repro.compile_fn(case(repro.id, seed))
+    assert caught.value.rule == "box-dim-range"
+    assert [f.rule for f in caught.value.findings] == ["box-dim-range"]
+    assert str(caught.value).startswith("box-dim-range: boxDim[0]=1024 is outside 1..256")
+    assert "cuTensorMapEncodeTiled" in caught.value.source
+
+
+def test_seed_2d_box_128x64_overflows_its_16k_stage():
+    repro = found("cuda-tma-2d-pipeline").repro
+    seed = config("cuda-tma-2d-pipeline", "seed", static_check=True)
+    assert (seed["box_rows"], seed["box_cols"], seed["buffer_elems"] * 4) == (128, 64, 16384)
+    with pytest.raises(LimitViolation) as caught:
+        repro.compile_fn(case(repro.id, seed))
+    assert caught.value.rule == BUFFER_OVERFLOW
+    assert [f.rule for f in caught.value.findings] == [BUFFER_OVERFLOW, TX_BYTES_MISMATCH]
+    first = str(caught.value).splitlines()[0]
+    assert first.startswith("buffer-overflow: ") and "32768 bytes" in first and "16384" in first
+
+
+@pytest.mark.parametrize("repro_id", sorted(FILES))
+def test_corrected_and_swizzle_configs_pass_the_static_check(repro_id):
+    sets = found(repro_id).repro.configs
+    good = list(sets["corrected"]) + list(sets.get("swizzle", ()))
+    static_findings = module_of(repro_id)["static_findings"]
+    for cfg in good:
+        assert static_findings(case(repro_id, dict(cfg))) == [], cfg
+
+
+def test_corrected_1d_is_box_256():
+    assert config("cuda-tma-1d", "corrected")["box"] == 256
+    cfg = config("cuda-tma-2d-pipeline", "corrected")
+    assert (cfg["box_rows"], cfg["box_cols"]) == (128, 32)
+
+
+def args1d(box: int) -> TensorMapArgs:
+    return TensorMapArgs(F32, 1, 256, (1 << 20,), (), (box,), (1,))
+
+
+def test_box_dim_range_boundary():
+    assert check_tma_copy(args1d(256), buffer_bytes=1024, tx_bytes=1024) == []
+    rules = [v.rule for v in check_tma_copy(args1d(257), buffer_bytes=2048, tx_bytes=1028)]
+    assert rules[0] == "box-dim-range"
+
+
+def test_buffer_overflow_boundary():
+    args = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 128))  # 16384 bytes
+    assert check_tma_copy(args, buffer_bytes=16384, tx_bytes=16384) == []
+    (v,) = check_tma_copy(args, buffer_bytes=16383, tx_bytes=16384)
+    assert v.rule == BUFFER_OVERFLOW and v.values["box_bytes"] == 16384
+
+
+@pytest.mark.parametrize("tx", [16383, 16385, 8192, 32768])
+def test_tx_bytes_must_equal_box_bytes(tx):
+    args = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 128))
+    (v,) = check_tma_copy(args, buffer_bytes=16384, tx_bytes=tx)
+    assert v.rule == TX_BYTES_MISMATCH
+    assert ("never come" in v.message) == (tx > 16384)
+
+
+def test_descriptor_rules_come_first():
+    args = TensorMapArgs.contiguous(F32, (1024, 1024), (64, 128), swizzle=Swizzle.B128)
+    rules = [v.rule for v in check_tma_copy(args, buffer_bytes=16384, tx_bytes=16384)]
+    assert rules == ["swizzle-span", BUFFER_OVERFLOW, TX_BYTES_MISMATCH]
+    with pytest.raises(LimitViolation) as caught:
+        enforce_tma_copy(args, buffer_bytes=16384, tx_bytes=16384)
+    assert caught.value.rule == "swizzle-span"
+    assert enforce_tma_copy(args1d(256), buffer_bytes=1024, tx_bytes=1024) == 1024
+
+
+def test_limit_violation_round_trips():
+    error = LimitViolation("box-dim-range", "too big", "the docs")
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.rule, again.message, again.source) == ("box-dim-range", "too big", "the docs")
+    assert str(again).splitlines() == ["box-dim-range: too big", "source: the docs"]
+    with pytest.raises(ValueError):
+        LimitViolation.from_findings([])
+
+
+# ------------------------------------------------------------------ nvcc, through the engine
+
+
+def run_one(repro_id: str, cfg: dict, target: str, tmp_path: Path, gpu_arch: int | None = None):
+    (spec,) = expand([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
+    return run_case(spec, tmp_path / "case", Execution())
+
+
+@needs_nvcc
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("repro_id", sorted(FILES))
+def test_corrected_compiles_with_nvcc(repro_id, target, tmp_path):
+    result = run_one(repro_id, config(repro_id, "corrected"), target, tmp_path)
+    assert result.outcome.label == "passed", (result.message, result.artifacts)
+    assert result.metrics["arch"] == f"{target}a"
+    assert result.metrics["static_findings"] == "none"
+    assert result.metrics["shared_bytes"] > 0
+    assert result.metrics["registers"] > 0
+
+
+@needs_nvcc
+@pytest.mark.parametrize("repro_id", sorted(FILES))
+def test_seed_with_the_check_off_still_compiles(repro_id, tmp_path):
+    cfg = config(repro_id, "seed", static_check=False)
+    result = run_one(repro_id, cfg, "sm_90", tmp_path)
+    assert result.outcome.label == "passed", (result.message, result.artifacts)
+    expected = "box-dim-range" if repro_id == "cuda-tma-1d" else "buffer-overflow,tx-bytes-mismatch"
+    assert result.metrics["static_findings"] == expected
+
+
+@pytest.mark.parametrize(
+    ("repro_id", "rule"),
+    [("cuda-tma-1d", "box-dim-range"), ("cuda-tma-2d-pipeline", "buffer-overflow")],
+)
+def test_child_reports_limit_violation(repro_id, rule, tmp_path):
+    """What the classifier sees: an error event of type LimitViolation, the rule first."""
+    result = run_one(repro_id, config(repro_id, "seed", static_check=True), "sm_90", tmp_path)
+    assert result.outcome.is_failure
+    events = [
+        json.loads(line) for line in Path(result.artifacts["events.jsonl"]).read_text().splitlines()
+    ]
+    (error,) = [e for e in events if e["event"] == "error"]
+    assert (error["phase"], error["type"]) == ("compile", "LimitViolation")
+    assert error["qualname"] == "suite.static_check.LimitViolation"
+    assert error["message"].startswith(f"{rule}: ")
+
+
+@needs_nvcc
+def test_program_builds_and_reports_json_without_a_gpu():
+    """The host program builds and, whatever the machine, ends in one of its JSON outcomes."""
+    module = module_of("cuda-tma-1d")
+    c = case("cuda-tma-1d", config("cuda-tma-1d", "corrected"))
+    program = executable(module["SOURCE"], c, module["defines"](c))
+    assert program.exists()
+    try:
+        result = run_cuda(program, ["--n", "4096"])
+    except CudaRunError as error:  # no GPU or no driver here
+        assert error.error.startswith("cudaError"), str(error)
+        assert error.result["program"] == "tma_bulk_1d"
+        assert error.result["box_bytes"] == 1024
+    else:
+        assert result["mismatches"] == 0
+
+
+@needs_nvcc
+def test_nvcc_error_names_the_diagnostic():
+    from suite.nvcc import NvccError
+
+    source = ROOT / "repros" / "cuda" / "tma_pipeline_2d.cu"
+    with pytest.raises(NvccError) as caught:
+        compile_cuda(source, case("cuda-tma-2d-pipeline", {}), {"SWIZZLE": 7})
+    first = str(caught.value).splitlines()[0]
+    assert first.startswith("nvcc (sm_90a): ") and "SWIZZLE must be" in first
+
+
+# ------------------------------------------------------------------ on a GPU
+
+
+def gpu_arch() -> int | None:
+    """The compute capability of the first visible GPU (90, 100, 120), or None."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability(0)
+            return major * 10 + minor
+    except ImportError:
+        pass
+    if shutil.which("nvidia-smi"):
+        proc = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        lines = proc.stdout.split()
+        if proc.returncode == 0 and lines:
+            major, _, minor = lines[0].partition(".")
+            return int(major) * 10 + int(minor or 0)
+    return None
+
+
+def gpu_target() -> str:
+    arch = gpu_arch()
+    if arch is None:
+        pytest.skip("no GPU visible")
+    target = f"sm_{arch}"
+    if target not in TARGETS:
+        pytest.skip(f"the CUDA TMA reproducers do not target {target}")
+    return target
+
+
+def launch(repro_id: str, cfg: dict) -> None:
+    repro = found(repro_id).repro
+    c = case(repro_id, cfg, gpu_target(), gpu=True)
+    repro.compile_fn(c)
+    repro.launch_fn(c)
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_gpu_1d_seed_box_1024_fails_to_encode():
+    with pytest.raises(CudaRunError) as caught:
+        launch("cuda-tma-1d", config("cuda-tma-1d", "seed", static_check=False))
+    assert caught.value.error == "CUDA_ERROR_INVALID_VALUE"
+    assert str(caught.value).startswith("cuTensorMapEncodeTiled: CUDA_ERROR_INVALID_VALUE")
+
+
+@pytest.mark.gpu
+@needs_nvcc
+@pytest.mark.parametrize("box", [257, 512])
+def test_gpu_1d_boxes_over_256_fail_to_encode(box):
+    with pytest.raises(CudaRunError) as caught:
+        launch("cuda-tma-1d", config("cuda-tma-1d", "boundary", box=box))
+    assert caught.value.error == "CUDA_ERROR_INVALID_VALUE"
+
+
+@pytest.mark.gpu
+@needs_nvcc
+@pytest.mark.parametrize("set_name", ["corrected", "boundary"])
+def test_gpu_1d_box_256_copies_exactly(set_name):
+    launch("cuda-tma-1d", config("cuda-tma-1d", set_name, box=256))
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_gpu_2d_seed_box_128x64_breaks_the_pipeline():
+    with pytest.raises((CudaRunError, WrongResult)) as caught:
+        launch("cuda-tma-2d-pipeline", config("cuda-tma-2d-pipeline", "seed", static_check=False))
+    print(f"2D seed with the check off: {type(caught.value).__name__}: {caught.value}")
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_gpu_2d_corrected_box_128x32_copies_exactly():
+    launch("cuda-tma-2d-pipeline", config("cuda-tma-2d-pipeline", "corrected"))
+
+
+@pytest.mark.gpu
+@needs_nvcc
+@pytest.mark.parametrize("index", range(4))
+def test_gpu_2d_swizzled_copies_exactly(index):
+    cfg = dict(found("cuda-tma-2d-pipeline").repro.configs["swizzle"][index])
+    launch("cuda-tma-2d-pipeline", cfg)
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_gpu_seed_through_the_engine(tmp_path):
+    """The engine's launch path: the check-off seed is a runtime error, the fix passes."""
+    target = gpu_target()
+    arch = int(target[3:])
+    bad = run_one(
+        "cuda-tma-1d", config("cuda-tma-1d", "seed", static_check=False), target, tmp_path, arch
+    )
+    assert bad.gpu and bad.outcome.label == "runtime-error", bad.message
+    assert "CUDA_ERROR_INVALID_VALUE" in bad.message
+    good = run_one("cuda-tma-1d", config("cuda-tma-1d", "corrected"), target, tmp_path, arch)
+    assert good.gpu and good.outcome.label == "passed", good.message
