@@ -75,6 +75,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     run.add_argument("--python", help="interpreter whose Triton runs the cases")
+    run.add_argument(
+        "--shard",
+        default="",
+        metavar="K/N",
+        help="run only shard K of N (deterministic split for CI runners)",
+    )
+    run.add_argument(
+        "--isolation",
+        choices=("warm", "fresh"),
+        default="warm",
+        help="fork cases from a warm template (default) or start fresh interpreters",
+    )
     run.add_argument("--keep-passing", action="store_true", help="keep output of passing cases")
 
     listing = commands.add_parser("list", help="show the catalogue of reproducers")
@@ -97,12 +109,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         config_file=args.config_file,
         gpu=args.gpu,
         python=args.python or "",
+        shard=args.shard,
     )
     execution = Execution(
         python=args.python or sys.executable,
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
         workers=args.workers,
         keep_passing=args.keep_passing,
+        warm=args.isolation == "warm",
     )
     with render.progress() as bar:
         task = bar.add_task("", total=None)

@@ -5,6 +5,7 @@ pytest plugin are doors onto this.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -14,7 +15,7 @@ from suite import discover
 from suite.baseline import Baseline, exit_status
 from suite.environment import capture
 from suite.errors import UsageError
-from suite.expand import CaseSpec, expand, load_config_file
+from suite.expand import CaseSpec, expand, load_config_file, shard
 from suite.outcome import CaseResult
 from suite.record import RunStore
 from suite.runner import Execution, execute
@@ -30,6 +31,7 @@ class Selection:
     config_file: str | None = None
     gpu: str = "auto"
     python: str = ""
+    shard: str = ""
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Selection:
@@ -44,6 +46,14 @@ class RunOutcome:
     exit_status: int
 
 
+def visible_gpus(environment: dict[str, Any]) -> tuple[str, ...]:
+    """The GPU ids a launching case may be pinned to: ``CUDA_VISIBLE_DEVICES``, else all."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return tuple(v.strip() for v in visible.split(",") if v.strip())
+    return tuple(str(i) for i in range(len(environment.get("gpus") or ())))
+
+
 def plan(selection: Selection, environment: dict[str, Any]) -> list[CaseSpec]:
     """The cases of a selection, given what the environment offers (a GPU or not)."""
     found = discover.select(selection.repros)
@@ -52,7 +62,8 @@ def plan(selection: Selection, environment: dict[str, Any]) -> list[CaseSpec]:
     if selection.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if selection.gpu != "off" else None
-    return expand(found, selection.targets, selection.sets, configs, launch_arch)
+    specs = expand(found, selection.targets, selection.sets, configs, launch_arch)
+    return shard(specs, selection.shard)
 
 
 def run(
@@ -72,6 +83,7 @@ def run(
     if selection.python:
         execution = replace(execution, python=selection.python)
     environment = capture(execution.python)
+    execution = replace(execution, gpus=visible_gpus(environment))
     specs = plan(selection, environment)
     if store is None:
         store = RunStore.create(output, asdict(selection))

@@ -120,3 +120,21 @@ def _configs_of(
             key = json.dumps(config, sort_keys=True, default=str)
             chosen.setdefault(key, (dict(config), []))[1].append(name)
     return [(config, tuple(names)) for config, names in chosen.values()]
+
+
+def shard(specs: Sequence[CaseSpec], spec: str) -> list[CaseSpec]:
+    """Cases of shard ``K/N`` (1-based): every N-th case of the id-sorted list, from the K-th.
+
+    Deterministic for a given selection, so N CI runners split a run with no
+    overlap and no gap, and their sizes differ by at most one case.
+    """
+    if not spec:
+        return list(specs)
+    try:
+        k, n = (int(part) for part in spec.split("/"))
+    except ValueError:
+        raise UsageError(f"--shard wants K/N, e.g. 1/4, not {spec!r}") from None
+    if not 1 <= k <= n:
+        raise UsageError(f"--shard {spec}: K must be between 1 and N")
+    ordered = sorted(specs, key=lambda s: s.case_id)
+    return ordered[k - 1 :: n]

@@ -75,3 +75,38 @@ def test_default_run_writes_results_files(tmp_path):
     environment = json.loads((run / "environment.json").read_text())
     assert environment["triton"] == triton.__version__
     assert Path(environment["python_executable"].replace("~", str(Path.home()))).exists()
+
+
+def test_shards_split_the_run_without_overlap_or_gap(tmp_path):
+    from tests.conftest import repro_cli
+
+    seen = []
+    for k in (1, 2, 3):
+        done = repro_cli("run", "tma-copy", "-t", "sm_90", "--shard", f"{k}/3",
+                         "-o", str(tmp_path / str(k)))
+        assert done.code == 0, done.stderr
+        (run,) = (tmp_path / str(k) / "runs").iterdir()
+        lines = (run / "results.jsonl").read_text().splitlines()
+        seen += [json.loads(line)["case_id"] for line in lines]
+    assert len(seen) == len(set(seen)) == 7
+
+
+def test_pytest_door_runs_catalogue_with_xdist_and_junit(tmp_path):
+    """`pytest --repro -n 2`: one item per case, known failures as strict xfails."""
+    import subprocess
+    import sys
+    import xml.etree.ElementTree as ET
+
+    junit = tmp_path / "junit.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--repro", "-n", "2", "-p", "no:cacheprovider",
+         "--repro-select", "tma-copy", "--repro-target", "sm_90,sm_120",
+         f"--junitxml={junit}", "-q"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    cases = ET.parse(junit).getroot().findall(".//testcase")
+    names = {c.get("name") for c in cases}
+    assert len(cases) == 14
+    assert "tma-copy[sm_90-256x256-w16-s5-fp16]" in names
+    assert "10 passed, 4 xfailed" in proc.stdout
