@@ -13,6 +13,7 @@ user points at, including a venv that holds nothing but one Triton release.
 from __future__ import annotations
 
 import faulthandler
+import hashlib
 import importlib
 import importlib.util
 import json
@@ -38,14 +39,22 @@ STAGE_FUNCTIONS = {
 def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
     """Import a reproducer file (by path) or module (by name) and return what it declares."""
     if "path" in source:
-        path = Path(source["path"])
-        name = "repro_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem)
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
+        path = Path(source["path"]).resolve()
+        digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+        name = "repro_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem) + "_" + digest
+        if name in sys.modules:  # preloaded by the warm template: reuse, don't re-execute
+            module = sys.modules[name]
+        else:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot import {path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
     else:
         module = importlib.import_module(source["module"])
     return [v for v in vars(module).values() if isinstance(v, Reproducer)]

@@ -52,6 +52,7 @@ class Workers:
         self.execution = execution
         paths = {s.found.source["path"] for s in specs if "path" in s.found.source}
         self._preload = sorted(paths) + (["torch"] if any(s.gpu for s in specs) else [])
+        self._archs = sorted({limits_for(s.target).arch for s in specs})
         self._template: Template | None = None
         self._lock = threading.Lock()
         self._gpus: queue.Queue[str] = queue.Queue()
@@ -61,7 +62,9 @@ class Workers:
     def _warm(self) -> Template:
         with self._lock:
             if self._template is None or not self._template.alive:
-                self._template = Template(self.execution.python, child_env(), self._preload)
+                self._template = Template(
+                    self.execution.python, child_env(), self._preload, self._archs
+                )
             return self._template
 
     def run(self, spec_file: Path, env: dict[str, str], cwd: Path, gpu: bool) -> Exit:

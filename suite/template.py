@@ -23,6 +23,7 @@ import traceback
 from typing import Any
 
 PRELOAD_VARIABLE = "REPRO_PRELOAD"
+WARM_UP_VARIABLE = "REPRO_WARM_UP"
 
 
 def _preload() -> None:
@@ -39,11 +40,17 @@ def _preload() -> None:
                 suite.child.load_reproducers({"path": entry})
             else:
                 importlib.import_module(entry)
+    for arch in filter(None, os.environ.get(WARM_UP_VARIABLE, "").split(",")):
+        with contextlib.suppress(Exception):
+            import suite.tritonc
+
+            suite.tritonc.warm_up(int(arch))
 
 
 def _case(request: dict[str, Any]) -> int:
     """In the forked child: become an isolated case and run it."""
     os.setsid()
+    signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.environ.clear()
     os.environ.update(request["env"])
@@ -64,10 +71,17 @@ def serve() -> None:
     out.flush()
     children: set[int] = set()
     stdin = sys.stdin.fileno()
+    # A child's exit wakes the loop at once: SIGCHLD writes a byte to this pipe.
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     buffer = b""
     while True:
-        readable, _, _ = select.select([stdin], [], [], 0.02)
-        if readable:
+        readable, _, _ = select.select([stdin, wake_read], [], [], 1.0)
+        if wake_read in readable:
+            os.read(wake_read, 4096)
+        if stdin in readable:
             chunk = os.read(stdin, 65536)
             if not chunk:
                 break

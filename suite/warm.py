@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO
 
 from suite.isolate import TOKEN_VARIABLE, Bounds, Exit, new_token, supervise
-from suite.template import PRELOAD_VARIABLE
+from suite.template import PRELOAD_VARIABLE, WARM_UP_VARIABLE
 
 
 class _ForkedCase:
@@ -60,9 +60,16 @@ class _ForkedCase:
 class Template:
     """One warm template process for one interpreter, shared by the run's worker threads."""
 
-    def __init__(self, python: str, env: Mapping[str, str], preload: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        python: str,
+        env: Mapping[str, str],
+        preload: Sequence[str] = (),
+        warm_up: Sequence[int] = (),
+    ) -> None:
         template_env = dict(env)
         template_env[PRELOAD_VARIABLE] = os.pathsep.join(preload)
+        template_env[WARM_UP_VARIABLE] = ",".join(str(arch) for arch in warm_up)
         self.proc = subprocess.Popen(
             [python, "-m", "suite.template"],
             stdin=subprocess.PIPE,
