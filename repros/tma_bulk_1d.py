@@ -10,6 +10,17 @@ documented limits and the box with the shared buffer and the mbarrier's expected
 violation is raised as ``LimitViolation`` (a user error with the rule's name). With
 ``static_check=False`` the program is built and, on a GPU, run anyway, to show what the
 driver does: the "seed" set holds the seed's config both ways.
+
+Rank-1 encodes on an H200 (driver 580.159.04, CUDA 13.0): the first GPU run had every 1D
+config, box 256 included, fail to encode with CUDA_ERROR_INVALID_VALUE. The program then
+passed a null ``globalStrides`` (the reference says a rank-1 map reads no strides) and copied
+1,000,003 elements, 4,000,012 bytes, not a multiple of 16. Either may be what the driver
+rejects, and neither is a documented rule (``docs/tma-descriptor-model.md``, "Suspected
+disagreement: rank-1 global size"). So the launch now copies lengths whose byte size is a
+multiple of 16 but not of the box (2^20 and 1,000,004 elements) and passes a non-null
+one-entry stride array (``strides="padded"``, as Triton, CCCL and cuda.core pass one), and the
+"rank1-probe" set keeps both suspects in view on a GPU instead of hiding them: the ragged
+length 1,000,003 with each stride form, and the null strides with the aligned lengths.
 """
 
 from pathlib import Path
@@ -20,18 +31,27 @@ from suite.static_check import LimitViolation, check_tma_copy
 from suite.tma_model import TensorMapArgs, TensorMapDataType
 
 SOURCE = Path(__file__).resolve().parent / "cuda" / "tma_bulk_1d.cu"
-#: Vector lengths the launch copies: a whole number of boxes, and a ragged tail.
-LENGTHS = (1 << 20, 1_000_003)
+#: Vector lengths the launch copies: a whole number of boxes, and a ragged tail (1,000,004 is not
+#: a multiple of any box but is 4,000,016 bytes, a multiple of 16).
+LENGTHS = (1 << 20, 1_000_004)
+#: A length whose byte size (4,000,012) is not a multiple of 16: suspected to be rejected by the
+#: driver for a rank-1 map (not a documented rule). Only the "rank1-probe" set launches it.
+RAGGED_LENGTH = 1_000_003
+#: What each ``lengths`` value launches, in order (the probe runs its aligned neighbour first,
+#: so a failure at 1,000,003 alone points at the byte size).
+LENGTH_SETS = {"x16": LENGTHS, "ragged": (1_000_004, RAGGED_LENGTH)}
 #: cudaMalloc returns 256-byte aligned memory; the model only checks the alignment.
 MALLOC_ADDRESS = 256
 
 
-def _config(box, buffer_elems, tx_bytes, static_check=True):
+def _config(box, buffer_elems, tx_bytes, static_check=True, lengths="x16", strides="padded"):
     return {
         "box": box,
         "buffer_elems": buffer_elems,
         "tx_bytes": tx_bytes,
         "static_check": static_check,
+        "lengths": lengths,
+        "strides": strides,
     }
 
 
@@ -48,6 +68,18 @@ REPRO = Reproducer(
         Choice("buffer_elems", (32, 64, 128, 256, 512, 1024), "shared buffer, fp32 elements"),
         Choice("tx_bytes", (128, 256, 512, 1024, 1028, 2048, 4096), "mbarrier expect_tx bytes"),
         Choice("static_check", (True, False), "check documented limits before compiling"),
+        Choice(
+            "lengths",
+            tuple(LENGTH_SETS),
+            "x16: 2^20 and 1,000,004 elements (byte sizes multiples of 16); ragged: 1,000,004 "
+            "then 1,000,003 (4,000,012 bytes, a GPU probe of an undocumented rank-1 rejection)",
+        ),
+        Choice(
+            "strides",
+            ("padded", "bytes", "null"),
+            "globalStrides passed for the rank-1 map (0 entries are read): padded {n*4 rounded up "
+            "to 16}, bytes {n*4} (Triton's form), null (nullptr)",
+        ),
     ),
     configs={
         "seed": [_config(1024, 1024, 4096), _config(1024, 1024, 4096, False)],
@@ -58,16 +90,35 @@ REPRO = Reproducer(
             _config(257, 512, 1028, False),
             _config(512, 512, 2048, False),
         ],
+        # GPU probes of the rank-1 rejection seen on an H200 (module docstring). The model finds
+        # nothing wrong with any of them; on a GPU each either copies exactly or names the
+        # encode error, which is the evidence (docs/tma-descriptor-model.md).
+        "rank1-probe": [
+            _config(256, 256, 1024, lengths="ragged", strides="padded"),
+            _config(256, 256, 1024, lengths="ragged", strides="bytes"),
+            _config(256, 256, 1024, lengths="ragged", strides="null"),
+            _config(256, 256, 1024, lengths="x16", strides="bytes"),
+            _config(256, 256, 1024, lengths="x16", strides="null"),
+        ],
     },
     default_sets=("seed", "corrected"),
     targets=("sm_90", "sm_100", "sm_120"),
     requires=("exe:nvcc",),
-    label="box{box}-buf{buffer_elems}-tx{tx_bytes}-check{static_check}",
+    label="box{box}-buf{buffer_elems}-tx{tx_bytes}-check{static_check}-len{lengths}-gs{strides}",
 )
 
 
+def lengths_for(case):
+    """The vector lengths the launch copies for this case, in order."""
+    return LENGTH_SETS[case["lengths"]]
+
+
 def descriptor(case, length):
-    """The arguments the program passes to cuTensorMapEncodeTiled for a vector of ``length``."""
+    """The arguments the program passes to cuTensorMapEncodeTiled for a vector of ``length``.
+
+    ``global_strides`` is empty: the documented rank-1 call reads no strides, so whatever the
+    program passes there (``case["strides"]``) is not part of the documented arguments.
+    """
     return TensorMapArgs(
         dtype=TensorMapDataType.FLOAT32,
         rank=1,
@@ -91,7 +142,7 @@ def defines(case):
 def static_findings(case):
     """Every limit a launch would break, over the lengths it copies (deduplicated by rule)."""
     found = {}
-    for length in LENGTHS:
+    for length in lengths_for(case):
         for v in check_tma_copy(
             descriptor(case, length),
             buffer_bytes=case["buffer_elems"] * 4,
@@ -115,8 +166,8 @@ def compile_case(case):
 @REPRO.launch
 def launch_case(case):
     program = executable(SOURCE, case, defines(case), shared_bytes=shared_bytes(case))
-    for length in LENGTHS:
-        result = run_cuda(program, ["--n", str(length)])
+    for length in lengths_for(case):
+        result = run_cuda(program, ["--n", str(length), "--strides", case["strides"]])
         if result.get("shared_bytes") != shared_bytes(case):
             raise AssertionError(
                 f"{SOURCE.name} requests {result.get('shared_bytes')} bytes of "

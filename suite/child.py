@@ -17,6 +17,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -90,7 +91,11 @@ class Reporter:
 
 
 def run(spec: dict[str, Any], reporter: Reporter) -> int:
-    reporter.emit("start", python=sys.version.split()[0])
+    reporter.emit(
+        "start",
+        python=sys.version.split()[0],
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+    )
     try:
         repro = next(r for r in load_reproducers(spec["source"]) if r.id == spec["repro_id"])
         case = Case(

@@ -132,7 +132,8 @@ def run_case(
             exit = fresh.run(spec_file, env, case_dir, spec.gpu)
     else:
         exit = workers.run(spec_file, env, case_dir, spec.gpu)
-    verdict = classify(read_events(report), exit, limits_for(spec.target))
+    events = read_events(report)
+    verdict = classify(events, exit, limits_for(spec.target))
     shutil.rmtree(case_dir / "cache", ignore_errors=True)
     result = CaseResult(
         case_id=spec.case_id,
@@ -147,6 +148,9 @@ def run_case(
         gpu=spec.gpu,
         duration_s=round(exit.duration_s, 3),
     )
+    if spec.gpu:
+        start = next((e for e in events if e["event"] == "start"), {})
+        result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
     if verdict.outcome.is_failure or execution.keep_passing:
         result.artifacts = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
         result.detail["output_bytes"] = {

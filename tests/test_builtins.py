@@ -82,8 +82,9 @@ def test_shards_split_the_run_without_overlap_or_gap(tmp_path):
 
     seen = []
     for k in (1, 2, 3):
-        done = repro_cli("run", "tma-copy", "-t", "sm_90", "--shard", f"{k}/3",
-                         "-o", str(tmp_path / str(k)))
+        done = repro_cli(
+            "run", "tma-copy", "-t", "sm_90", "--shard", f"{k}/3", "-o", str(tmp_path / str(k))
+        )
         assert done.code == 0, done.stderr
         (run,) = (tmp_path / str(k) / "runs").iterdir()
         lines = (run / "results.jsonl").read_text().splitlines()
@@ -99,10 +100,26 @@ def test_pytest_door_runs_catalogue_with_xdist_and_junit(tmp_path):
 
     junit = tmp_path / "junit.xml"
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--repro", "-n", "2", "-p", "no:cacheprovider",
-         "--repro-select", "tma-copy", "--repro-target", "sm_90,sm_120",
-         f"--junitxml={junit}", "-q"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--repro",
+            "-n",
+            "2",
+            "-p",
+            "no:cacheprovider",
+            "--repro-select",
+            "tma-copy",
+            "--repro-target",
+            "sm_90,sm_120",
+            f"--junitxml={junit}",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stdout[-3000:]
     cases = ET.parse(junit).getroot().findall(".//testcase")

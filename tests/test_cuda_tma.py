@@ -5,12 +5,17 @@ break (``box-dim-range`` for the 1D box of 1024, ``buffer-overflow`` with ``tx-b
 for the 2D 128x64 box in 16 KB stages), the corrected configs pass it, and both programs
 compile with nvcc for sm_90a, sm_100a and sm_120a through the engine's isolated child.
 On a GPU: the seeds' configs with the check off fail the way the seeds saw (an encode error;
-an illegal address or wrong data), and the corrected ones copy exactly.
+an illegal address or wrong data), and the corrected ones copy exactly. The rank-1 probes
+(``rank1-probe`` set; ``test_gpu_1d_rank1_encode_matrix``) record what the driver does with a
+byte size that is not a multiple of 16 and with a null ``globalStrides``: evidence for
+``docs/tma-descriptor-model.md``, "Suspected disagreement: rank-1 global size". Set
+``TMA_PROBE_OUT`` to a file path to keep the matrix as JSON.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import shutil
 import subprocess
@@ -104,6 +109,40 @@ def test_corrected_and_swizzle_configs_pass_the_static_check(repro_id):
     static_findings = module_of(repro_id)["static_findings"]
     for cfg in good:
         assert static_findings(case(repro_id, dict(cfg))) == [], cfg
+
+
+def test_1d_launch_lengths_are_16_byte_multiples_with_a_ragged_tail():
+    """The default launch never copies a size the H200 may reject (byte size % 16 != 0)."""
+    module = module_of("cuda-tma-1d")
+    for name in ("seed", "corrected", "boundary"):
+        for cfg in found("cuda-tma-1d").repro.configs[name]:
+            assert (cfg["lengths"], cfg["strides"]) == ("x16", "padded"), cfg
+    lengths = module["LENGTH_SETS"]["x16"]
+    assert lengths == (1 << 20, 1_000_004)
+    assert all(n * 4 % 16 == 0 for n in lengths)
+    assert any(n % 256 for n in lengths)  # a ragged last box is still exercised
+    assert module["RAGGED_LENGTH"] * 4 % 16 != 0
+    assert module["RAGGED_LENGTH"] in module["LENGTH_SETS"]["ragged"]
+
+
+def test_rank1_probe_set_is_clean_for_the_model_and_not_default():
+    """The probes break no documented rule (that is the point) and are not run by default."""
+    repro = found("cuda-tma-1d").repro
+    probes = repro.configs["rank1-probe"]
+    assert "rank1-probe" not in repro.default_sets
+    assert {(c["lengths"], c["strides"]) for c in probes} == {
+        ("ragged", "padded"),
+        ("ragged", "bytes"),
+        ("ragged", "null"),
+        ("x16", "bytes"),
+        ("x16", "null"),
+    }
+    static_findings = module_of("cuda-tma-1d")["static_findings"]
+    for cfg in probes:
+        assert cfg["box"] == 256 and repro.problems(cfg) == [], cfg
+        assert static_findings(case("cuda-tma-1d", dict(cfg))) == [], cfg
+    labels = [repro.case_label(c) for sets in repro.configs.values() for c in sets]
+    assert len(labels) == len(set(labels))
 
 
 def test_corrected_1d_is_box_256():
@@ -203,21 +242,42 @@ def test_child_reports_limit_violation(repro_id, rule, tmp_path):
     assert error["message"].startswith(f"{rule}: ")
 
 
-@needs_nvcc
-def test_program_builds_and_reports_json_without_a_gpu():
-    """The host program builds and, whatever the machine, ends in one of its JSON outcomes."""
+def corrected_program() -> Path:
+    """The 1D program built for the corrected config (box 256), host side included."""
     module = module_of("cuda-tma-1d")
     c = case("cuda-tma-1d", config("cuda-tma-1d", "corrected"))
     program = executable(module["SOURCE"], c, module["defines"](c))
     assert program.exists()
-    try:
-        result = run_cuda(program, ["--n", "4096"])
-    except CudaRunError as error:  # no GPU or no driver here
-        assert error.error.startswith("cudaError"), str(error)
-        assert error.result["program"] == "tma_bulk_1d"
-        assert error.result["box_bytes"] == 1024
-    else:
-        assert result["mismatches"] == 0
+    return program
+
+
+@needs_nvcc
+def test_program_builds_and_reports_json_without_a_gpu():
+    """With no GPU, the host program builds and ends in its JSON runtime-error outcome.
+
+    On a machine with a GPU this test skips: ``test_gpu_program_copies_exactly`` runs the same
+    program there and must copy exactly.
+    """
+    if gpu_arch() is not None:
+        pytest.skip("a GPU is visible: test_gpu_program_copies_exactly covers this program")
+    with pytest.raises(CudaRunError) as caught:
+        run_cuda(corrected_program(), ["--n", "4096"])
+    error = caught.value
+    assert error.error.startswith("cudaError"), str(error)  # no device / no driver here
+    assert error.result["program"] == "tma_bulk_1d"
+    assert error.result["box_bytes"] == 1024
+    assert error.result["encode"] == "not-run"
+    assert (error.result["strides"], error.result["global_bytes"]) == ("padded", 16384)
+
+
+@pytest.mark.gpu
+@needs_nvcc
+@pytest.mark.parametrize("n", [4096, 1 << 20, 1_000_004])
+def test_gpu_program_copies_exactly(n):
+    """On a GPU, by hand: lengths of 16-byte multiples with the default (padded) strides."""
+    result = run_cuda(corrected_program(), ["--n", str(n)])
+    assert (result["encode"], result["mismatches"]) == ("CUDA_SUCCESS", 0), result
+    assert result["global_stride0"] == (n * 4 + 15) // 16 * 16
 
 
 @needs_nvcc
@@ -298,6 +358,75 @@ def test_gpu_1d_boxes_over_256_fail_to_encode(box):
 @pytest.mark.parametrize("set_name", ["corrected", "boundary"])
 def test_gpu_1d_box_256_copies_exactly(set_name):
     launch("cuda-tma-1d", config("cuda-tma-1d", set_name, box=256))
+
+
+@pytest.mark.gpu
+@needs_nvcc
+@pytest.mark.parametrize("index", range(5))
+def test_gpu_1d_rank1_probe_config(index):
+    """Each rank1-probe config either copies exactly or is refused by the encode.
+
+    Which one is the evidence (printed; run with -s): neither outcome fails the test. Anything
+    else (wrong data, a timeout, an illegal address) would be a real finding and does.
+    """
+    cfg = dict(found("cuda-tma-1d").repro.configs["rank1-probe"][index])
+    try:
+        launch("cuda-tma-1d", cfg)
+    except CudaRunError as error:
+        assert error.error == "CUDA_ERROR_INVALID_VALUE", str(error)
+        outcome = f"encode {error.error} at n={error.result.get('n')}"
+    else:
+        outcome = "copies exactly"
+    print(f"rank1-probe lengths={cfg['lengths']} strides={cfg['strides']}: {outcome}")
+
+
+#: The rank-1 matrix: lengths (bytes % 16 == 0 or not) x what is passed as globalStrides.
+RANK1_LENGTHS = (4096, 1 << 20, 1_000_004, 1_000_003, 1_000_002, 1_000_001)
+RANK1_STRIDES = ("padded", "bytes", "null")
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_gpu_1d_rank1_encode_matrix():
+    """What the driver does with each rank-1 length and stride form (the box is 256 fp32).
+
+    Only the cells the reproducer relies on are asserted (16-byte multiples with the padded
+    stride array copy exactly); every cell is printed and, with ``TMA_PROBE_OUT`` set, written
+    there as JSON, for docs/tma-descriptor-model.md.
+    """
+    gpu_target()
+    program = corrected_program()
+    cells = []
+    for strides in RANK1_STRIDES:
+        for n in RANK1_LENGTHS:
+            try:
+                result = run_cuda(program, ["--n", str(n), "--strides", strides])
+            except (CudaRunError, WrongResult) as error:
+                got = getattr(error, "result", {}) or {}
+                outcome = getattr(error, "error", type(error).__name__)
+            else:
+                got, outcome = result, "copied"
+            cells.append(
+                {
+                    "n": n,
+                    "bytes": n * 4,
+                    "bytes_mod_16": n * 4 % 16,
+                    "strides": strides,
+                    "global_stride0": got.get("global_stride0"),
+                    "encode": got.get("encode"),
+                    "outcome": outcome,
+                    "device": got.get("device"),
+                }
+            )
+    for cell in cells:
+        print(
+            f"strides={cell['strides']:<6} n={cell['n']:>8} bytes%16={cell['bytes_mod_16']:>2}"
+            f" -> {cell['encode']} ({cell['outcome']})"
+        )
+    if os.environ.get("TMA_PROBE_OUT"):
+        Path(os.environ["TMA_PROBE_OUT"]).write_text(json.dumps(cells, indent=1) + "\n")
+    relied_on = [c for c in cells if c["strides"] == "padded" and c["bytes_mod_16"] == 0]
+    assert all(c["outcome"] == "copied" for c in relied_on), relied_on
 
 
 @pytest.mark.gpu

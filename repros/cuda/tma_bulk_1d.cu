@@ -13,7 +13,15 @@
 // elements), TX_BYTES (mbarrier expect_tx), THREADS, WAIT_TIMEOUT_NS. They are deliberately
 // not checked against each other: the suite's static check does that, and with it off this
 // program shows what the hardware does.
-// Run-time arguments: --n ELEMENTS (tensor length), --blocks N (0: one per SM).
+// Run-time arguments: --n ELEMENTS (tensor length), --blocks N (0: one per SM),
+// --strides MODE: what is passed as globalStrides for this rank-1 map. The reference says the
+// array holds rank - 1 = 0 entries, so any pointer should do, but what the driver does with it
+// is the question this option probes:
+//   padded (default): a one-entry array {n * 4 rounded up to 16} (non-null; a value any stride
+//                     check accepts, so it cannot be the reason for a rejection),
+//   bytes:            a one-entry array {n * 4}, what Triton's fill_1d_tma_descriptor passes,
+//   null:             nullptr (what this program passed before; on an H200 with driver 580.159.04
+//                     every 1D encode then failed with CUDA_ERROR_INVALID_VALUE).
 //
 // Prints one JSON line and exits 0 (exact copy), 3 (wrong data), 4 (encode error),
 // 5 (CUDA runtime error), 6 (an mbarrier wait timed out: the kernel trapped), 2 (bad usage).
@@ -171,6 +179,8 @@ struct Result {
   long long first_bad = -1;
   float got = 0.f, want = 0.f;
   long long n = 0;
+  const char* strides = "padded";
+  unsigned long long global_stride0 = 0;
   int blocks = 0;
   char device[256] = "";
   int cc = 0;
@@ -182,10 +192,12 @@ void print(const Result& r) {
   std::printf(
       "{\"program\": \"tma_bulk_1d\", \"box\": %d, \"buffer_elems\": %d, \"buffer_bytes\": %u, "
       "\"tx_bytes\": %d, \"box_bytes\": %d, \"shared_bytes\": %u, \"threads\": %d, "
-      "\"n\": %lld, \"blocks\": %d, \"device\": \"%s\", \"cc\": %d, "
+      "\"n\": %lld, \"global_bytes\": %lld, \"strides\": \"%s\", \"global_stride0\": %llu, "
+      "\"blocks\": %d, \"device\": \"%s\", \"cc\": %d, "
       "\"encode\": \"%s\", \"launch\": \"%s\", \"sync\": \"%s\", \"timeout\": %s, "
       "\"error_at\": \"%s\", \"error\": \"%s\", \"mismatches\": %lld",
-      BOX, BUFFER_ELEMS, kBufferBytes, TX_BYTES, BOX * 4, kSharedBytes, THREADS, r.n, r.blocks,
+      BOX, BUFFER_ELEMS, kBufferBytes, TX_BYTES, BOX * 4, kSharedBytes, THREADS, r.n,
+      r.n * static_cast<long long>(sizeof(float)), r.strides, r.global_stride0, r.blocks,
       r.device, r.cc, r.encode, r.launch, r.sync, r.timeout ? "true" : "false", r.error_at,
       r.error, r.mismatches);
   if (r.first_bad >= 0)
@@ -217,10 +229,18 @@ int run(int argc, char** argv) {
       r.n = std::atoll(argv[++i]);
     } else if (!std::strcmp(argv[i], "--blocks") && i + 1 < argc) {
       blocks = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--strides") && i + 1 < argc) {
+      r.strides = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--n ELEMENTS] [--blocks N]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n ELEMENTS] [--blocks N] [--strides padded|bytes|null]\n",
+                   argv[0]);
       return kUsage;
     }
+  }
+  if (std::strcmp(r.strides, "padded") && std::strcmp(r.strides, "bytes") &&
+      std::strcmp(r.strides, "null")) {
+    std::fprintf(stderr, "--strides must be padded, bytes or null\n");
+    return kUsage;
   }
   if (r.n <= 0 || r.n > (1ll << 31)) {
     std::fprintf(stderr, "--n must be in 1..2^31\n");
@@ -271,10 +291,16 @@ int run(int argc, char** argv) {
   CUtensorMap desc;
   std::memset(&desc, 0, sizeof desc);
   const cuuint64_t global_dim[1] = {static_cast<cuuint64_t>(r.n)};
+  // Rank 1: the reference reads rank - 1 = 0 strides; see --strides in the header comment.
+  const cuuint64_t size_bytes = static_cast<cuuint64_t>(r.n) * sizeof(float);
+  cuuint64_t global_strides[1] = {std::strcmp(r.strides, "bytes") ? (size_bytes + 15) / 16 * 16
+                                                                   : size_bytes};
+  const cuuint64_t* strides_arg = std::strcmp(r.strides, "null") ? global_strides : nullptr;
+  r.global_stride0 = strides_arg ? global_strides[0] : 0;
   const cuuint32_t box_dim[1] = {BOX};
   const cuuint32_t element_strides[1] = {1};
   const CUresult enc = encode_tiled(
-      &desc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, src, global_dim, nullptr, box_dim,
+      &desc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 1, src, global_dim, strides_arg, box_dim,
       element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
       CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   r.encode = cu_name(enc);
