@@ -17,8 +17,8 @@ among its findings); with ``static_check=False`` the program is built and, on a 
 from pathlib import Path
 
 from suite import Choice, Reproducer
-from suite.nvcc import compile_cuda, executable, run_cuda
-from suite.static_check import LimitViolation, check_tma_copy
+from suite.nvcc import compile_checked, executable, run_cuda
+from suite.static_check import check_tma_copy
 from suite.tma_model import Swizzle, TensorMapArgs, TensorMapDataType
 
 SOURCE = Path(__file__).resolve().parent / "cuda" / "tma_pipeline_2d.cu"
@@ -121,12 +121,7 @@ def static_findings(case):
 
 @REPRO.compile
 def compile_case(case):
-    findings = static_findings(case)
-    if case["static_check"] and findings:
-        raise LimitViolation.from_findings(findings)
-    compiled = compile_cuda(SOURCE, case, defines(case), shared_bytes=shared_bytes(case))
-    compiled.extra["static_findings"] = ",".join(v.rule for v in findings) or "none"
-    return compiled
+    return compile_checked(SOURCE, case, static_findings(case), defines(case), shared_bytes(case))
 
 
 @REPRO.launch

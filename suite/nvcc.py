@@ -268,3 +268,22 @@ def _last_json(stdout: str) -> dict[str, Any] | None:
             if isinstance(value, dict):
                 return value
     return None
+
+
+def compile_checked(
+    source: Path, case: Case, findings: list[Any], defines: dict[str, Any], shared_bytes: int
+) -> Compiled:
+    """Build a CUDA reproducer case unless its static check found a broken rule.
+
+    With ``static_check`` on, the first broken rule refuses the case
+    (``LimitViolation``: a user error, never a build). With it off the program is
+    built anyway, to show on a GPU what the hardware does, and the rules it breaks
+    are recorded with the build.
+    """
+    from suite.static_check import LimitViolation
+
+    if case["static_check"] and findings:
+        raise LimitViolation.from_findings(findings)
+    compiled = compile_cuda(source, case, defines, shared_bytes=shared_bytes)
+    compiled.extra["static_findings"] = ",".join(v.rule for v in findings) or "none"
+    return compiled
