@@ -111,7 +111,20 @@ def planted(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def triton_350() -> Path:
-    """A cached venv holding triton==3.5.0 and nothing else, built once per machine."""
+    """A cached venv holding triton==3.5.0 and nothing else, built once per machine.
+
+    xdist workers share it: a file lock makes the first one build it, the others wait.
+    """
+    import fcntl
+
+    VENV_PYTHON.parent.parent.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV_PYTHON.parent.parent.parent / ".triton-3.5.0.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _build_venv()
+    return VENV_PYTHON
+
+
+def _build_venv() -> None:
     if not VENV_PYTHON.exists():
         venv = VENV_PYTHON.parent.parent
         if shutil.which("uv"):
@@ -126,7 +139,6 @@ def triton_350() -> Path:
         if installed.returncode != 0:
             shutil.rmtree(venv, ignore_errors=True)
             pytest.fail(f"cannot install triton==3.5.0: {installed.stderr[-500:]}")
-    return VENV_PYTHON
 
 
 def gpu_visible() -> bool:
