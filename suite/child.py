@@ -23,7 +23,7 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO
 
-from suite.api import Case, Reproducer, Target, Unsupported, WrongResult
+from suite.api import Case, Reproducer, Target, Unsupported
 
 # Names of the functions that run each compile stage, from Triton's backends.
 STAGE_FUNCTIONS = {
@@ -117,9 +117,6 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         except Unsupported as exc:
             reporter.emit("skipped", reason=str(exc))
             return 0
-        except WrongResult as exc:
-            reporter.error(phase, exc)
-            return 1
         except BaseException as exc:
             reporter.error(phase, exc)
             return 1

@@ -8,9 +8,8 @@ is a one-line error, not a confusing compile failure.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,6 @@ class CaseSpec:
     config: dict[str, Any]
     target: str
     gpu: bool = False
-    sets: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def repro(self) -> Reproducer:
@@ -87,7 +85,7 @@ def expand(
     seen: set[str] = set()
     for item in found:
         repro = item.repro
-        for config, in_sets in _configs_of(repro, sets, configs):
+        for config in configs or _configs_of(repro, sets):
             problems = repro.problems(config)
             if problems:
                 raise UsageError(f"{repro.id}: bad config {config}: {'; '.join(problems)}")
@@ -99,27 +97,19 @@ def expand(
                     and repro.launch_fn is not None
                     and limits_for(target).arch == gpu_arch
                 )
-                spec = CaseSpec(item, dict(config), target, launch, in_sets)
+                spec = CaseSpec(item, dict(config), target, launch)
                 if spec.case_id not in seen:
                     seen.add(spec.case_id)
                     specs.append(spec)
     return specs
 
 
-def _configs_of(
-    repro: Reproducer, sets: Sequence[str], configs: Sequence[dict[str, Any]]
-) -> list[tuple[dict[str, Any], tuple[str, ...]]]:
-    if configs:
-        return [(dict(c), ("file",)) for c in configs]
+def _configs_of(repro: Reproducer, sets: Sequence[str]) -> list[dict[str, Any]]:
+    """The configs of the named sets (the reproducer's defaults, else all, when none is named)."""
     wanted = list(sets) or list(repro.default_sets) or list(repro.configs)
     if "all" in wanted:
         wanted = list(repro.configs)
-    chosen: dict[str, tuple[dict[str, Any], list[str]]] = {}
-    for name in wanted:
-        for config in repro.configs.get(name, ()):
-            key = json.dumps(config, sort_keys=True, default=str)
-            chosen.setdefault(key, (dict(config), []))[1].append(name)
-    return [(config, tuple(names)) for config, names in chosen.values()]
+    return [dict(config) for name in wanted for config in repro.configs.get(name, ())]
 
 
 def shard(specs: Sequence[CaseSpec], spec: str) -> list[CaseSpec]:

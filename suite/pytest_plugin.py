@@ -26,7 +26,7 @@ from suite.environment import capture
 from suite.errors import UsageError
 from suite.expand import CaseSpec
 from suite.isolate import Bounds
-from suite.outcome import Outcome
+from suite.outcome import CaseResult, Outcome
 from suite.runner import Execution, Workers, run_case
 
 
@@ -137,8 +137,7 @@ def pytest_collection_modifyitems(
 
 
 def _covering(repro: ReproSession, spec: CaseSpec) -> Any:
-    from suite.outcome import CaseResult
-
+    """The baseline expectation that speaks about this case, if any (whatever its outcome)."""
     shell = CaseResult(spec.case_id, spec.repro.id, spec.target, spec.config, Outcome.PASSED)
     return next((e for e in repro.baseline.expectations if e.covers(shell, repro.triton)), None)
 

@@ -148,6 +148,8 @@ def run_case(
         gpu=spec.gpu,
         duration_s=round(exit.duration_s, 3),
     )
+    if exit.stragglers_killed:
+        result.detail["stragglers_killed"] = exit.stragglers_killed
     if spec.gpu:
         start = next((e for e in events if e["event"] == "start"), {})
         result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
