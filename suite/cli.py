@@ -10,16 +10,15 @@ Exit status of ``repro run``:
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from suite import explore_cli
-from suite.baseline import EXIT_USAGE, Baseline
+from suite import explore_cli, releases_cli
+from suite.baseline import EXIT_USAGE
 from suite.errors import UsageError
-from suite.isolate import Bounds
+from suite.options import add_case_options, case_options
 from suite.outcome import CaseResult
 
 
@@ -30,41 +29,14 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _split(values: Sequence[str] | None) -> list[str]:
-    return [v for value in values or () for v in value.split(",") if v]
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="repro", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    run = commands.add_parser(
-        "run", help="run reproducers in isolation and compare with the baseline"
-    )
-    run.add_argument("repros", nargs="*", help="reproducer ids or reproducer files (default: all)")
-    run.add_argument("-t", "--target", action="append", help="target(s), e.g. sm_100 (repeatable)")
-    run.add_argument("-c", "--configs", action="append", help="config set(s) of the reproducers")
-    run.add_argument("--config-file", help="YAML/TOML/JSON list of configs to run instead")
-    run.add_argument(
-        "--gpu",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="launch and check cases on a visible GPU (default: auto)",
-    )
-    run.add_argument(
-        "-j",
-        "--workers",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="cases run at once (default: the core count)",
-    )
-    run.add_argument("--timeout", type=float, default=600.0, help="seconds per case (default 600)")
-    run.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
-    )
-    run.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
+    run = commands.add_parser("run", help="run reproducers in isolation, compare with the baseline")
+    add_case_options(run)
     run.add_argument(
         "--resume",
         nargs="?",
@@ -73,7 +45,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUN",
         help="finish an interrupted run (default: the newest under the output root)",
     )
-    run.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     run.add_argument("--python", help="interpreter whose Triton runs the cases")
     run.add_argument(
         "--shard",
@@ -81,42 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K/N",
         help="run only shard K of N (deterministic split for CI runners)",
     )
-    run.add_argument(
-        "--isolation",
-        choices=("warm", "fresh"),
-        default="warm",
-        help="fork cases from a warm template (default) or start fresh interpreters",
-    )
     run.add_argument("--keep-passing", action="store_true", help="keep output of passing cases")
 
     listing = commands.add_parser("list", help="show the catalogue of reproducers")
     listing.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
     explore_cli.add_parsers(commands)
+    releases_cli.add_parsers(commands)
     return parser
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from suite import engine, render
-    from suite.runner import Execution
 
-    if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
-        raise UsageError("--workers, --timeout and --memory-cap must be positive")
-    baseline = Baseline.load(Path(args.baseline) if args.baseline else None)
-    selection = engine.Selection(
-        repros=args.repros,
-        targets=_split(args.target),
-        sets=_split(args.configs),
-        config_file=args.config_file,
-        gpu=args.gpu,
-        python=args.python or "",
-        shard=args.shard,
-    )
-    execution = Execution(
-        python=args.python or sys.executable,
-        bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
-        workers=args.workers,
-        keep_passing=args.keep_passing,
-        warm=args.isolation == "warm",
+    selection, execution, baseline = case_options(
+        args, python=args.python or "", shard=args.shard, keep_passing=args.keep_passing
     )
     with render.progress() as bar:
         task = bar.add_task("", total=None)
@@ -174,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "list": cmd_list,
             "explore": explore_cli.cmd_explore,
             "findings": explore_cli.cmd_findings,
+            "matrix": releases_cli.cmd_matrix,
+            "bisect": releases_cli.cmd_bisect,
         }
         return commands[args.command](args)
     except UsageError as exc:

@@ -99,6 +99,9 @@ class Finding:
     first_seen: str
     last_seen: str
     schema: int = SCHEMA
+    first_bad: str | None = None
+    first_good: str | None = None
+    bisect: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +128,9 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
         if entry not in seen:
             seen.append(entry)
     current.first_seen = min(previous.first_seen, current.first_seen)
+    current.first_bad = current.first_bad or previous.first_bad
+    current.first_good = current.first_good or previous.first_good
+    current.bisect = current.bisect or previous.bisect
     current.failing_configs = seen
     current.targets = sorted(set(previous.targets) | set(current.targets))
     return current

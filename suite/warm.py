@@ -70,20 +70,26 @@ class Template:
         template_env = dict(env)
         template_env[PRELOAD_VARIABLE] = os.pathsep.join(preload)
         template_env[WARM_UP_VARIABLE] = ",".join(str(arch) for arch in warm_up)
-        self.proc = subprocess.Popen(
-            [python, "-m", "suite.template"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=template_env,
-            start_new_session=True,
-        )
+        self._folder = Path(tempfile.mkdtemp(prefix="repro-fifo-"))
+        # The template's own stderr (warm-up warnings) is kept out of the terminal.
+        self._log = self._folder / "template.log"
+        with open(self._log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [python, "-m", "suite.template"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=template_env,
+                start_new_session=True,
+            )
         assert self.proc.stdout is not None and self.proc.stdin is not None
         self._stdin = self.proc.stdin
         self._stdout = self.proc.stdout
         ready = self._stdout.readline()
         if not ready.startswith(b'{"ready"'):
+            last = (self._log.read_text(errors="replace").strip().splitlines() or ["no output"])[-1]
             self.close()
-            raise RuntimeError(f"the warm template under {python} did not start")
+            raise RuntimeError(f"the warm template under {python} did not start: {last}")
         self._lock = threading.Lock()
         self._changed = threading.Condition()
         self._pids: dict[int, int] = {}
@@ -91,7 +97,6 @@ class Template:
         self._next = 0
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        self._folder = Path(tempfile.mkdtemp(prefix="repro-fifo-"))
 
     def _read(self) -> None:
         for line in self._stdout:

@@ -13,14 +13,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_PYTHON = (
-    Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    / "triton-repro-suite"
-    / "venvs"
-    / "triton-3.5.0"
-    / "bin"
-    / "python"
-)
 
 PLANTED = """
 import ctypes
@@ -111,34 +103,10 @@ def planted(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def triton_350() -> Path:
-    """A cached venv holding triton==3.5.0 and nothing else, built once per machine.
+    """A cached venv holding triton==3.5.0 and nothing else, built once per machine."""
+    from suite.venvs import for_version
 
-    xdist workers share it: a file lock makes the first one build it, the others wait.
-    """
-    import fcntl
-
-    VENV_PYTHON.parent.parent.parent.mkdir(parents=True, exist_ok=True)
-    with open(VENV_PYTHON.parent.parent.parent / ".triton-3.5.0.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        _build_venv()
-    return VENV_PYTHON
-
-
-def _build_venv() -> None:
-    if not VENV_PYTHON.exists():
-        venv = VENV_PYTHON.parent.parent
-        if shutil.which("uv"):
-            subprocess.run(["uv", "venv", str(venv)], check=True)
-        else:
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        installed = subprocess.run(
-            [str(VENV_PYTHON), "-m", "pip", "install", "-q", "triton==3.5.0"],
-            capture_output=True,
-            text=True,
-        )
-        if installed.returncode != 0:
-            shutil.rmtree(venv, ignore_errors=True)
-            pytest.fail(f"cannot install triton==3.5.0: {installed.stderr[-500:]}")
+    return Path(for_version("3.5.0").python)
 
 
 def gpu_visible() -> bool:

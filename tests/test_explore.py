@@ -20,7 +20,6 @@ from suite.explore import Budget, Exploration, explore
 from suite.findings import DirectoryFindingsStore, Finding
 from suite.isolate import Bounds
 from suite.runner import Execution
-from tests.conftest import VENV_PYTHON
 
 SEED = 1
 EXAMPLES = 30
@@ -224,15 +223,13 @@ def test_bad_input_is_a_usage_error(argv, two_bugs, tmp_path, capsys):
 
 
 @pytest.mark.venv
-def test_tma_gemm_prefetch_under_350_shrinks_to_the_documented_trigger(tmp_path):
-    if not VENV_PYTHON.exists():
-        pytest.skip(f"no cached triton 3.5.0 venv at {VENV_PYTHON}")
+def test_tma_gemm_prefetch_under_350_shrinks_to_the_documented_trigger(tmp_path, triton_350):
     (found,) = select(["tma-gemm-prefetch"])
     exploration = explore(
         found,
         ["sm_100"],
         DirectoryFindingsStore(tmp_path / "findings"),
-        Execution(python=str(VENV_PYTHON), bounds=Bounds(timeout_s=300)),
+        Execution(python=str(triton_350), bounds=Bounds(timeout_s=300)),
         tmp_path,
         Budget(max_examples=10),
         seed=0,
