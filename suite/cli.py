@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
     explore_cli.add_parsers(commands)
     releases_cli.add_parsers(commands)
+    releases_cli.add_dashboard_parser(commands)
     return parser
 
 
@@ -125,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "findings": explore_cli.cmd_findings,
             "matrix": releases_cli.cmd_matrix,
             "bisect": releases_cli.cmd_bisect,
+            "dashboard": releases_cli.cmd_dashboard,
         }
         return commands[args.command](args)
     except UsageError as exc:

@@ -108,3 +108,23 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     if outcome.note:
         render.console.print(outcome.note)
     return 0
+
+
+def add_dashboard_parser(commands: Any) -> None:
+    dashboard = commands.add_parser("dashboard", help="a static HTML page of the results history")
+    dashboard.add_argument(
+        "-o", "--output", default="reports", help="output root (default: reports)"
+    )
+    dashboard.add_argument("--x", help="heatmap column parameter (default: the second last)")
+    dashboard.add_argument("--y", help="heatmap row parameter (default: the last)")
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from suite import dashboard, render
+
+    root = Path(args.output)
+    if not root.is_dir():
+        raise UsageError(f"no output root at {root}: run `repro run` first")
+    page = dashboard.render(root, args.x, args.y)
+    render.console.print(f"dashboard: {page}")
+    return 0

@@ -1,0 +1,75 @@
+"""`repro dashboard` renders a page Chromium shows, heatmap included."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from PIL import Image
+
+from suite.dashboard import signature_colour
+from tests.conftest import repro_cli
+
+SIGNATURE = "compiler-error:ttgir:TritonGPUAssignLatencies"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium(tmp_path, *args):
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.fail("Debian's chromium is needed (apt-get install chromium); .ci/run installs it")
+    return subprocess.run(
+        [binary, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.venv
+def test_dashboard_heatmap_renders_in_chromium(tmp_path, triton_350):
+    out = tmp_path / "reports"
+    for python in (str(triton_350), None):
+        args = [
+            "run",
+            "tma-gemm-prefetch",
+            "-t",
+            "sm_100",
+            "-c",
+            "trigger,boundary",
+            "-o",
+            str(out),
+        ]
+        done = repro_cli(*args, *(["--python", python] if python else []))
+        assert done.code in (0, 3), done.stderr
+    done = repro_cli("dashboard", "-o", str(out), "--x", "num_stages", "--y", "num_warps")
+    assert done.code == 0, done.stderr
+    page = out / "dashboard" / "index.html"
+
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
+    assert "tma-gemm-prefetch</strong> on <strong>sm_100</strong>, triton 3.5.0" in dom
+    assert SIGNATURE in dom
+    assert dom.count('class="cell"') == 10  # five configs under each of two releases
+
+    shot = tmp_path / "dashboard.png"
+    _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1400,900", page.as_uri())
+    image = Image.open(shot).convert("RGB")
+    wanted = tuple(int(signature_colour(SIGNATURE)[i : i + 2], 16) for i in (1, 3, 5))
+    coloured = sum(1 for pixel in image.getdata() if pixel == wanted)
+    assert coloured > 2000, "the failing heatmap cells are not visible in the screenshot"
+
+
+def test_dashboard_without_runs_is_one_line(tmp_path):
+    done = repro_cli("dashboard", "-o", str(tmp_path / "nothing"))
+    assert done.code == 2
+    assert len(done.stderr.strip().splitlines()) == 1
