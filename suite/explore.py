@@ -59,7 +59,7 @@ from suite.expand import CaseSpec
 from suite.findings import BoundaryStep, Finding, FindingsStore, kind_of
 from suite.outcome import CaseResult
 from suite.record import safe_name
-from suite.runner import Execution, run_case
+from suite.runner import Execution, Workers, run_case
 
 Config = dict[str, Any]
 
@@ -156,9 +156,11 @@ class Evaluator:
         execution: Execution,
         work_dir: Path,
         on_evaluation: Callable[[Evaluation], None] = lambda evaluation: None,
+        workers: Workers | None = None,
     ) -> None:
         self.found = found
         self.execution = execution
+        self.workers = workers
         self.work_dir = work_dir
         self.on_evaluation = on_evaluation
         self.evaluations: list[Evaluation] = []
@@ -188,7 +190,7 @@ class Evaluator:
             number = len(self.evaluations) + 1
             spec = CaseSpec(self.found, config, target)
             case_dir = self.work_dir / f"{number:05d}-{safe_name(spec.case_id)}"
-            result = run_case(spec, case_dir, self.execution)
+            result = run_case(spec, case_dir, self.execution, self.workers)
             self._cache[key] = result
             evaluation = Evaluation(number, self.phase, config, target, result)
             self.evaluations.append(evaluation)
@@ -499,8 +501,11 @@ def explore(
     database = store.example_database()
     output.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=".explore-", dir=output))
+    # One warm template for the whole search: it has imported Triton and the reproducer.
+    workers = Workers(execution, [CaseSpec(found, {}, target) for target in targets])
     try:
-        explorer = _Explorer(Evaluator(found, execution, work_dir, on_evaluation), targets)
+        evaluator = Evaluator(found, execution, work_dir, on_evaluation, workers)
+        explorer = _Explorer(evaluator, targets)
         replay = _replay_list(found.repro, targets, store, database)
         explorer.search(replay, budget, test_settings, seed)
         explorer.map_boundaries()
@@ -508,6 +513,7 @@ def explore(
             _remember(store, database, finding) for finding in explorer.findings(environment, seed)
         ]
     finally:
+        workers.close()
         shutil.rmtree(work_dir, ignore_errors=True)
     return Exploration(
         repro=found.repro.id,
