@@ -25,7 +25,7 @@ PASS_FAILURE = re.compile(r"Pipeline failed while executing \[?`([^`]+)`")
 MLIR_ERROR = re.compile(r"^.*?\berror: (.*)$", re.MULTILINE)
 GENERIC_MLIR_ERRORS = ("Failures have been detected while processing an MLIR pass pipeline",)
 PTXAS_CODE = re.compile(r"\b(C\d{4,5})\b")
-PTXAS_ERROR_LINE = re.compile(r"ptxas\s*(?:fatal|error)\s*:\s*(.*)")
+PTXAS_ERROR_LINE = re.compile(r"ptxas[\w-]*\s*(?:fatal|error)\s*:\s*(.*)")
 PTXAS_UNKNOWN_ARCH = re.compile(r"Value '(sm_\w+)' is not defined for option 'gpu-name'")
 FAULTHANDLER_FRAME = re.compile(r'File ".*?", line \d+ in (\w+)')
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from suite import explore_cli, releases_cli
+from suite import explore_cli, gate_cli, releases_cli, report_cli
 from suite.baseline import EXIT_USAGE
 from suite.errors import UsageError
 from suite.options import add_case_options, case_options
@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     explore_cli.add_parsers(commands)
     releases_cli.add_parsers(commands)
     releases_cli.add_dashboard_parser(commands)
+    gate_cli.add_parsers(commands)
+    report_cli.add_parsers(commands)
     return parser
 
 
@@ -127,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "matrix": releases_cli.cmd_matrix,
             "bisect": releases_cli.cmd_bisect,
             "dashboard": releases_cli.cmd_dashboard,
+            "gate": gate_cli.cmd_gate,
+            "report": report_cli.cmd_report,
         }
         return commands[args.command](args)
     except UsageError as exc:
