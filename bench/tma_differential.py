@@ -20,16 +20,29 @@ standalone script ``disagreement-<n>.py`` (needs only cuda-bindings and a GPU) t
 first descriptor and prints the model's expectation and the driver's result.
 
 Also run: a rank-1 probe (lengths whose byte size is or is not a multiple of 16, with a null,
-byte-size or padded ``globalStrides``: docs/tma-descriptor-model.md, "Suspected disagreement:
-rank-1 global size") and three controls (descriptors whose answer is not in doubt; if the
-first is refused with the synthetic addresses, the run moves them onto a real cuMemAlloc).
+byte-size or padded ``globalStrides``), a footprint probe (UINT8 boxes of every representable
+size between the largest footprint the 2026-11-22 run saw accepted and the smallest it saw
+refused, to pin the shared-memory limit the driver checks boxes against) and three controls
+(descriptors whose answer is not in doubt; if the first is refused with the synthetic
+addresses, the run moves them onto a real cuMemAlloc).
+
+The model judges each descriptor for the device's compute capability and driver version
+(``--compute-capability auto``, the default; ``none`` judges without a target), so its
+observed rules (docs/tma-disagreements.md) take part; ``counts_documented`` in the summary
+counts the same descriptors against the documented rules alone, the 2026-11-22 model.
 
     python bench/tma_differential.py --count 10000 --seed 0 --out DIR
+    python bench/tma_differential.py --explain DIR
 
-Writes ``DIR/summary.json`` (counts, groups, per-rule confirmation, the rank-1 probe, the
-controls, coverage, timings), ``DIR/disagreements.jsonl`` (every disagreement),
-``DIR/records.jsonl`` (every descriptor) and ``DIR/disagreement-<n>.py``. Exit status 0 when it
-ran (disagreements are results, not errors), 2 without cuda-bindings, 3 without a usable GPU.
+Writes ``DIR/summary.json`` (counts, groups, per-rule confirmation, the probes, the controls,
+coverage, timings), ``DIR/disagreements.jsonl`` (every disagreement), ``DIR/records.jsonl``
+(every descriptor) and ``DIR/disagreement-<n>.py``. Exit status 0 when it ran (disagreements
+are results, not errors), 2 without cuda-bindings, 3 without a usable GPU.
+
+``--explain DIR`` needs no GPU: it reads a run's records (or, for a run that kept only its
+disagreements, regenerates the descriptors from the seed and infers the agreeing answers) and
+prints, for each hypothesis about why the driver refused what the documented rules allow, how
+many refusals it explains and how many accepted descriptors contradict it (``HYPOTHESES``).
 """
 
 from __future__ import annotations
@@ -58,10 +71,13 @@ from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from suite import tma_driver  # noqa: E402
-from suite.tma_driver import args_to_dict, driver_call  # noqa: E402
+from suite.tma_driver import args_from_dict, args_to_dict, driver_call  # noqa: E402
 from suite.tma_model import (  # noqa: E402
+    ATOM_SWIZZLES,
     FLOAT_TYPES,
     MAX_GLOBAL_DIM,
+    MAX_RANK,
+    OBSERVED_RULES,
     PACKED_ALIGN16_TYPES,
     PACKED_TYPES,
     Interleave,
@@ -71,8 +87,11 @@ from suite.tma_model import (  # noqa: E402
     TensorMapArgs,
     TensorMapDataType,
     Verdict,
+    box_bytes,
     check,
+    driver_box_footprint,
     element_size_bits,
+    shared_memory_limit,
 )
 
 #: A plausible, canonical (below 2^47), 2^40-aligned user-space address: the encode only
@@ -750,13 +769,19 @@ def make_record(
     driver_result: str,
     mutations: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """One descriptor's line in records.jsonl / disagreements.jsonl."""
+    """One descriptor's line in records.jsonl / disagreements.jsonl.
+
+    ``model_ok`` / ``outcome`` are the whole model's (documented and observed rules);
+    ``model_documented_ok`` / ``outcome_documented`` the documented rules' alone.
+    """
     return {
         "index": index,
         "outcome": outcome(verdict.ok, driver_result),
+        "outcome_documented": outcome(verdict.documented_ok, driver_result),
         "driver": driver_result,
         "mutations": list(mutations),
         "model_ok": verdict.ok,
+        "model_documented_ok": verdict.documented_ok,
         "model_rules": verdict.rules,
         "model_notes": sorted({n.rule for n in verdict.notes}),
         "model_messages": [f"{v.rule}: {v.message}" for v in verdict.violations],
@@ -857,11 +882,13 @@ def mutation_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
 
 
 def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The counts: tried, each outcome, and the driver's results."""
+    """The counts: tried, each outcome (whole model, and documented rules alone), results."""
     counts = collections.Counter(r["outcome"] for r in records)
+    documented = collections.Counter(r.get("outcome_documented", r["outcome"]) for r in records)
     return {
         "tried": len(records),
         "counts": {name: counts.get(name, 0) for name in OUTCOMES},
+        "counts_documented": {name: documented.get(name, 0) for name in OUTCOMES},
         "disagreements": sum(counts.get(name, 0) for name in DISAGREEMENTS),
         "driver_results": dict(collections.Counter(r["driver"] for r in records).most_common()),
     }
@@ -974,7 +1001,8 @@ def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
 
     ``padded``: the documented call (no strides), passed as a one-entry array holding the byte
     size rounded up to 16; ``bytes``: one stride entry holding the byte size (Triton's form;
-    the model reports array-length for it); ``null``: a NULL globalStrides.
+    the model reports array-length for it); ``null``: a NULL globalStrides (the model's
+    ``global_strides_pointer="null"``, rule ``rank1-null-strides``).
     """
     cases = []
     for dtype, lengths in RANK1_PROBE_LENGTHS.items():
@@ -982,7 +1010,10 @@ def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
         for form in RANK1_STRIDE_FORMS:
             for n in lengths:
                 strides = (n * size,) if form == "bytes" else ()
-                args = TensorMapArgs(dtype, 1, base, (n,), strides, (256,), (1,))
+                pointer = "null" if form == "null" else "array"
+                args = TensorMapArgs(
+                    dtype, 1, base, (n,), strides, (256,), (1,), global_strides_pointer=pointer
+                )
                 cases.append(
                     {
                         "dtype": dtype.name,
@@ -1048,6 +1079,384 @@ def controls(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
 
 
 # --------------------------------------------------------------------------------------------
+# The footprint probe: which box size in bytes the driver stops accepting.
+# --------------------------------------------------------------------------------------------
+
+#: The largest box footprint (floor(box / elementStrides) * elementSize) the 2026-11-22 run saw
+#: accepted, and the smallest it saw refused (docs/tma-disagreements.md).
+FOOTPRINT_ACCEPTED, FOOTPRINT_REFUSED = 228_480, 236_640
+
+
+def _factor(n: int, parts: int) -> tuple[int, ...] | None:
+    """``n`` as a product of at most ``parts`` factors, each 2..256 (largest first)."""
+    if n == 1:
+        return ()
+    if parts == 0 or n > 256**parts:
+        return None
+    for f in range(min(256, n), 1, -1):
+        if n % f == 0:
+            rest = _factor(n // f, parts - 1)
+            if rest is not None:
+                return (f, *rest)
+    return None
+
+
+def footprint_box(nbytes: int, rank_max: int = MAX_RANK) -> tuple[int, ...] | None:
+    """A UINT8 box of exactly ``nbytes`` (innermost first): boxDim[0] a multiple of 16."""
+    if nbytes <= 0 or nbytes % 16:
+        return None
+    for units in range(16, 0, -1):
+        inner = 16 * units
+        if nbytes % inner == 0:
+            rest = _factor(nbytes // inner, rank_max - 1)
+            if rest is not None:
+                return (inner, *rest)
+    return None
+
+
+def footprint_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
+    """UINT8 boxes of every representable 16-byte step in [accepted, refused]; two quirks.
+
+    Each tensor is the box itself (dense, so every other rule holds). The two "quirk" rows
+    check the driver's floor(boxDim / elementStrides): a dimension whose box is below its
+    element stride counts 0 (a 64 MiB box accepted), one at it counts 1 (refused).
+    """
+    u8 = TensorMapDataType.UINT8
+    cases = []
+    for nbytes in range(FOOTPRINT_ACCEPTED, FOOTPRINT_REFUSED + 16, 16):
+        box = footprint_box(nbytes)
+        if box is not None:
+            args = TensorMapArgs.contiguous(u8, box, box, global_address=base)
+            cases.append({"kind": "scan", "bytes": nbytes, "box": list(box), "args": args})
+    for label, box_dim, es in (
+        ("box-below-element-stride", (256, 256, 1, 256), (1, 1, 8, 1)),
+        ("box-at-element-stride", (256, 256, 8, 256), (1, 1, 8, 1)),
+    ):
+        dims = (256, 256, 8, 256)
+        args = TensorMapArgs.contiguous(u8, dims, box_dim, global_address=base, element_strides=es)
+        cases.append(
+            {
+                "kind": label,
+                "bytes": driver_box_footprint(args),
+                "box": list(box_dim),
+                "element_strides": list(es),
+                "loaded_bytes": box_bytes(args),
+                "args": args,
+            }
+        )
+    return cases
+
+
+def footprint_conclusions(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The largest accepted and smallest refused scanned size, and whether that is a cut."""
+    scan = [r for r in rows if r["kind"] == "scan"]
+    accepted = [r["bytes"] for r in scan if r["driver"] == SUCCESS]
+    refused = [r["bytes"] for r in scan if r["driver"] != SUCCESS]
+    largest = max(accepted) if accepted else None
+    smallest = min(refused) if refused else None
+    quirks = {r["kind"]: r["driver"] for r in rows if r["kind"] != "scan"}
+    return {
+        "scanned": len(scan),
+        "largest_accepted_bytes": largest,
+        "smallest_refused_bytes": smallest,
+        "monotonic": largest is None or smallest is None or largest < smallest,
+        "quirks": quirks,
+    }
+
+
+def device_facts() -> dict[str, Any]:
+    """Device 0's compute capability, opt-in shared memory per block and driver version.
+
+    Asked in this process through cuda-bindings (the encodes run in a child); empty when
+    that fails, so the run still goes ahead with the model judging without a target.
+    """
+    try:
+        from cuda.bindings import driver
+
+        ok = driver.CUresult.CUDA_SUCCESS
+        (err,) = driver.cuInit(0)
+        if err != ok:
+            return {}
+        err, device = driver.cuDeviceGet(0)
+        if err != ok:
+            return {}
+        facts: dict[str, Any] = {}
+        attribute = driver.CUdevice_attribute
+        for key, name in (
+            ("cc_major", "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
+            ("cc_minor", "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
+            (
+                "max_shared_memory_per_block_optin",
+                "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+            ),
+        ):
+            err, value = driver.cuDeviceGetAttribute(getattr(attribute, name), device)
+            if err == ok:
+                facts[key] = int(value)
+        err, version = driver.cuDriverGetVersion()
+        if err == ok:
+            facts["driver_version"] = int(version)
+        if "cc_major" in facts and "cc_minor" in facts:
+            facts["compute_capability"] = facts["cc_major"] * 10 + facts["cc_minor"]
+        return facts
+    except Exception:  # any failure only means "no target"
+        return {}
+
+
+# --------------------------------------------------------------------------------------------
+# Explaining a run's disagreements (no GPU): hypotheses, counted for and against.
+# --------------------------------------------------------------------------------------------
+
+
+def _bits(a: TensorMapArgs) -> int:
+    return element_size_bits(a.dtype)
+
+
+def _row_bytes_of(a: TensorMapArgs) -> int:
+    return math.ceil(a.global_dim[0] * _bits(a) / 8) if a.global_dim else 0
+
+
+def _overlapping(a: TensorMapArgs) -> bool:
+    if a.rank < 2:
+        return False
+    s, d = a.global_strides, a.global_dim
+    return s[0] < _row_bytes_of(a) or any(s[i] < s[i - 1] * d[i] for i in range(1, a.rank - 1))
+
+
+def _span_past_next_stride(a: TensorMapArgs) -> bool:
+    if a.rank < 2:
+        return False
+    s, b = a.global_strides, a.box_dim
+    return b[0] * _bits(a) > 8 * s[0] or any(b[i] * s[i - 1] > s[i] for i in range(1, a.rank - 1))
+
+
+def _footprint(a: TensorMapArgs, how: str) -> int:
+    """Candidate ways of sizing the box, in bytes (the driver's is ``floor``)."""
+    n = 1
+    for i, (b, e) in enumerate(zip(a.box_dim, a.element_strides, strict=True)):
+        if how == "product":
+            n *= b
+        elif how == "ceil":
+            n *= -(-b // e)
+        elif how == "floor-skip-dim0" and i == 0 and a.interleave is Interleave.NONE:
+            n *= b
+        else:
+            n *= b // e
+    return n * _bits(a) // 8
+
+
+def _documented_box_bytes(a: TensorMapArgs) -> int:
+    try:
+        return box_bytes(a)
+    except ValueError:
+        return 0
+
+
+_LIMIT = shared_memory_limit(None)
+
+#: (id, what, predicate): "the driver refuses a descriptor when ...". Each is judged over the
+#: descriptors the documented rules accept: how many refusals it explains, how many accepted
+#: descriptors it wrongly predicts refused (contradictions). Only zero contradictions confirm.
+HYPOTHESES: tuple[tuple[str, str, Any], ...] = (
+    ("box-larger-than-dim", "boxDim[i] > globalDim[i] for some i",
+     lambda a: any(b > d for b, d in zip(a.box_dim, a.global_dim, strict=True))),
+    ("inner-box-beyond-row", "boxDim[0] > globalDim[0] (inner box bytes beyond the row)",
+     lambda a: a.box_dim[0] > a.global_dim[0]),
+    ("box-span-past-next-stride",
+     "boxDim[0] * elementSize > globalStrides[0], or boxDim[i] * globalStrides[i-1] > "
+     "globalStrides[i]", _span_past_next_stride),
+    ("overlapping-strides", "globalStrides[0] < row bytes or globalStrides[i] < "
+     "globalStrides[i-1] * globalDim[i]", _overlapping),
+    ("zero-stride", "a globalStrides entry of 0", lambda a: 0 in a.global_strides),
+    ("dim-2^32", "globalDim[i] == 2^32", lambda a: MAX_GLOBAL_DIM in a.global_dim),
+    ("stride-near-2^40", "a globalStrides entry >= 2^40 - 32",
+     lambda a: any(s >= 2**40 - 32 for s in a.global_strides)),
+    ("null-address", "globalAddress == 0", lambda a: a.global_address == 0),
+    ("element-stride0-not-1", "elementStrides[0] != 1 with interleave NONE",
+     lambda a: a.interleave is Interleave.NONE and a.element_strides[0] != 1),
+    ("box-not-multiple-of-element-stride", "boxDim[i] % elementStrides[i] != 0 (i > 0, or "
+     "interleaved)", lambda a: any(
+         b % e for i, (b, e) in enumerate(zip(a.box_dim, a.element_strides, strict=True))
+         if i or a.interleave is not Interleave.NONE)),
+    ("nan-oob-fill", "oobFill NAN_REQUEST_ZERO_FMA", lambda a: a.oob_fill is not OobFill.NONE),
+    ("l2-promotion", "l2Promotion != NONE", lambda a: a.l2_promotion is not L2Promotion.NONE),
+    ("l2-256-small-inner", "l2Promotion 256B with boxDim[0] * elementSize < 256 bytes",
+     lambda a: a.l2_promotion is L2Promotion.L2_256B and a.box_dim[0] * _bits(a) < 2048),
+    ("interleaved", "interleave != NONE", lambda a: a.interleave is not Interleave.NONE),
+    ("rank1-ragged-size", "rank 1, globalDim[0] * elementSize not a multiple of 16",
+     lambda a: a.rank == 1 and a.global_dim[0] * _bits(a) % 128 != 0),
+    ("packed-type", "a packed type (16U4_ALIGN8B, 16U4_ALIGN16B, 16U6_ALIGN16B)",
+     lambda a: a.dtype in PACKED_TYPES),
+    ("atom-swizzle", "a 128B_ATOM_* swizzle", lambda a: a.swizzle in ATOM_SWIZZLES),
+    ("interleaved-inner-16", "interleaved, boxDim[0] * elementSize not a multiple of 16 bytes",
+     lambda a: a.interleave is not Interleave.NONE and a.box_dim[0] * _bits(a) % 128 != 0),
+    ("interleaved-inner-32", "interleaved, boxDim[0] * elementSize not a multiple of 32 bytes",
+     lambda a: a.interleave is not Interleave.NONE and a.box_dim[0] * _bits(a) % 256 != 0),
+    ("footprint-documented", f"box_bytes (ceil, elementStrides[0] ignored) > {_LIMIT}",
+     lambda a: _documented_box_bytes(a) > _LIMIT),
+    ("footprint-ceil", f"product of ceil(boxDim / elementStrides) * elementSize > {_LIMIT}",
+     lambda a: _footprint(a, "ceil") > _LIMIT),
+    ("footprint-product", f"product of boxDim * elementSize > {_LIMIT}",
+     lambda a: _footprint(a, "product") > _LIMIT),
+    ("footprint-floor-skip-dim0", f"floor footprint, elementStrides[0] ignored > {_LIMIT}",
+     lambda a: _footprint(a, "floor-skip-dim0") > _LIMIT),
+    ("footprint-floor", f"product of floor(boxDim / elementStrides) * elementSize > {_LIMIT}",
+     lambda a: _footprint(a, "floor") > _LIMIT),
+)  # fmt: skip
+#: The confirmed hypotheses of the 2026-11-22 run, and the model rule each became.
+CONFIRMED = {
+    "packed-type": "packed-type-needs-sm100",
+    "atom-swizzle": "swizzle-atom-needs-sm100",
+    "interleaved-inner-16": "interleaved-inner-box-bytes-multiple-of-16",
+    "footprint-floor": "box-shared-memory-footprint",
+}
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    import gzip
+
+    if path.exists():
+        text = path.read_text()
+    elif path.with_suffix(path.suffix + ".gz").exists():
+        with gzip.open(path.with_suffix(path.suffix + ".gz"), "rt") as fh:
+            text = fh.read()
+    else:
+        raise FileNotFoundError(f"neither {path} nor {path}.gz exists")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def load_run(folder: Path) -> list[dict[str, Any]]:
+    """Every record of a run: its records.jsonl, or rebuilt from its seed and disagreements.
+
+    A run that kept only ``disagreements.jsonl(.gz)`` and ``summary.json`` is rebuilt: the
+    generator gives the same descriptors for the same count and seed, the disagreements are
+    taken as recorded (their arguments must match), and every other descriptor's driver
+    answer is the one the documented model gave (those agreed). The rebuilt counts must equal
+    the summary's, or this raises ``ValueError``.
+    """
+    try:
+        return _read_jsonl(folder / "records.jsonl")
+    except FileNotFoundError:
+        pass
+    summary = json.loads((folder / "summary.json").read_text())
+    recorded = {r["index"]: r for r in _read_jsonl(folder / "disagreements.jsonl")}
+    base = summary.get("environment", {}).get("base_address", BASE_ADDRESS)
+    records = []
+    for index, item in enumerate(generate(summary["count_requested"], summary["seed"])):
+        args = rebase(item.args, base) if base != BASE_ADDRESS else item.args
+        if index in recorded:
+            record = recorded[index]
+            if record["args"] != args_to_dict(args):
+                raise ValueError(f"descriptor {index} differs from the run's: not the same list")
+            records.append(record)
+            continue
+        verdict = check(args)
+        if args.rank > MAX_RANK:  # cuda-bindings refuses arrays longer than 5
+            result = "ERROR:not encoded (rank > 5)"
+        else:
+            result = SUCCESS if verdict.documented_ok else "CUDA_ERROR_INVALID_VALUE"
+        records.append(make_record(index, args, verdict, {}, result, item.mutations))
+    counts = collections.Counter(r.get("outcome_documented", r["outcome"]) for r in records)
+    want = {k: v for k, v in summary["counts"].items() if v}
+    if {k: v for k, v in counts.items() if v} != want:
+        raise ValueError(f"rebuilt counts {dict(counts)} differ from the summary's {want}")
+    return records
+
+
+def explain(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Each hypothesis counted over the run; the refusals split by the confirmed ones.
+
+    Refused: descriptors the documented rules accept and the driver refused. Accepted: every
+    descriptor the driver accepted (whatever the model said). A hypothesis explains a refusal
+    it predicts and is contradicted by an accepted descriptor it predicts refused.
+    """
+    parsed = [(r, args_from_dict(r["args"])) for r in records]
+    refused = [
+        (r, a)
+        for r, a in parsed
+        if r.get("model_documented_ok", r["model_ok"]) and _answered(r) and r["driver"] != SUCCESS
+    ]
+    accepted = [(r, a) for r, a in parsed if r["driver"] == SUCCESS]
+    table = []
+    for hid, what, predicate in HYPOTHESES:
+        explains = sum(1 for _, a in refused if _holds(predicate, a))
+        against = sum(1 for _, a in accepted if _holds(predicate, a))
+        table.append(
+            {
+                "id": hid,
+                "hypothesis": what,
+                "explains": explains,
+                "contradictions": against,
+                "confirmed": explains > 0 and against == 0,
+            }
+        )
+    confirmed = {h[0]: h[2] for h in HYPOTHESES if h[0] in CONFIRMED}
+    combos: collections.Counter[str] = collections.Counter()
+    examples: dict[str, int] = {}
+    for r, a in refused:
+        hit = [hid for hid, predicate in confirmed.items() if _holds(predicate, a)]
+        key = "+".join(hit) or "unexplained"
+        combos[key] += 1
+        examples.setdefault(key, r["index"])
+    footprints_ok = [f for _, a in accepted if (f := _safe_footprint(a)) is not None]
+    footprints_refused = [
+        f
+        for _, a in refused
+        if not any(_holds(confirmed[h], a) for h in confirmed if h != "footprint-floor")
+        and (f := _safe_footprint(a)) is not None
+    ]
+    rejects_ok = collections.Counter(
+        ",".join(r["model_rules"]) for r, _ in parsed if r["outcome"] == MODEL_REJECTS_DRIVER_OK
+    )
+    return {
+        "refused": len(refused),
+        "accepted": len(accepted),
+        "hypotheses": table,
+        "confirmed_rules": dict(CONFIRMED),
+        "refusals_by_confirmed": dict(combos.most_common()),
+        "example_index": examples,
+        "footprint_bracket": {
+            "largest_accepted": max(footprints_ok, default=None),
+            "smallest_refused_otherwise_valid": min(footprints_refused, default=None),
+        },
+        "model_rejects_driver_ok": dict(rejects_ok.most_common()),
+    }
+
+
+def _holds(predicate: Any, args: TensorMapArgs) -> bool:
+    """``predicate(args)``, False where the arrays do not describe a tensor (rank 0, ...)."""
+    try:
+        return bool(predicate(args))
+    except (IndexError, ValueError, ZeroDivisionError):
+        return False
+
+
+def _safe_footprint(args: TensorMapArgs) -> int | None:
+    try:
+        return _footprint(args, "floor")
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
+def _answered(record: Mapping[str, Any]) -> bool:
+    return outcome(True, record["driver"]) in (AGREE_OK, MODEL_OK_DRIVER_REJECTS)
+
+
+def print_explanation(report: Mapping[str, Any], log: Any = print) -> None:
+    log(f"refused by the driver, documented rules fine: {report['refused']}; "
+        f"accepted by the driver: {report['accepted']}")  # fmt: skip
+    log(f"  {'hypothesis':<36} {'explains':>8} {'against':>8}")
+    for h in report["hypotheses"]:
+        mark = "  confirmed" if h["confirmed"] else ""
+        log(f"  {h['id']:<36} {h['explains']:>8} {h['contradictions']:>8}{mark}")
+    log("refusals by the confirmed hypotheses:")
+    for key, count in report["refusals_by_confirmed"].items():
+        log(f"  {count:>6}  {key}  (e.g. index {report['example_index'][key]})")
+    log(f"footprint bracket: {report['footprint_bracket']}")
+    log(f"model-rejects/driver-ok by rules: {report['model_rejects_driver_ok']}")
+
+
+# --------------------------------------------------------------------------------------------
 # The run.
 # --------------------------------------------------------------------------------------------
 
@@ -1069,13 +1478,44 @@ def _run_controls(drv: tma_driver.IsolatedDriver, base: int) -> list[dict[str, A
     return rows
 
 
-def run(count: int, seed: int, out: Path, *, log: Any = print) -> dict[str, Any]:
-    """Generate, compare, write everything under ``out``; return the summary."""
+#: ``--compute-capability``: ask the device (the default), or judge without a target.
+AUTO = "auto"
+
+
+def run(
+    count: int,
+    seed: int,
+    out: Path,
+    *,
+    log: Any = print,
+    compute_capability: int | str | None = AUTO,
+) -> dict[str, Any]:
+    """Generate, compare, write everything under ``out``; return the summary.
+
+    ``compute_capability``: the target the model judges for (``"auto"``: device 0's, with its
+    driver version for the Blackwell note; ``None``: no target).
+    """
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     items = generate(count, seed)
     t_generated = time.monotonic()
     log(f"generated {len(items)} descriptors in {t_generated - started:.1f} s (seed {seed})")
+    facts = device_facts()
+    cc = facts.get("compute_capability") if compute_capability == AUTO else compute_capability
+    if cc is not None and not isinstance(cc, int):
+        raise ValueError(f"compute_capability must be an int, None or {AUTO!r}, got {cc!r}")
+    driver_version = facts.get("driver_version")
+    model = {
+        "compute_capability": cc,
+        "driver_cuda_version": driver_version,
+        "shared_memory_limit": shared_memory_limit(cc),
+        "observed_rules": sorted(OBSERVED_RULES),
+        "device": facts,
+    }
+    log(f"model target: compute capability {cc}, driver {driver_version}; device {facts}")
+
+    def judge(args: TensorMapArgs) -> Verdict:
+        return check(args, compute_capability=cc, driver_cuda_version=driver_version)
 
     with tma_driver.IsolatedDriver() as drv:
         info = dict(drv.info)
@@ -1095,7 +1535,7 @@ def run(count: int, seed: int, out: Path, *, log: Any = print) -> dict[str, Any]
         for p in rank1_probe_cases(base):
             args = p.pop("args")
             call = driver_call(args, null_empty_arrays=p.pop("null_empty_arrays"))
-            verdict = check(args)
+            verdict = judge(args)
             strides = call["global_strides"]
             probe_rows.append(
                 {
@@ -1110,13 +1550,27 @@ def run(count: int, seed: int, out: Path, *, log: Any = print) -> dict[str, Any]
         for text, answer in conclusions.items():
             log(f"rank-1 probe: {text}: {answer}")
 
+        footprint_rows = []
+        for p in footprint_probe_cases(base):
+            args = p.pop("args")
+            verdict = judge(args)
+            footprint_rows.append(
+                {**p, "driver": drv.encode(driver_call(args)), "model_rules": verdict.rules}
+            )
+        footprint = footprint_conclusions(footprint_rows)
+        footprint["device_max_shared_memory_per_block_optin"] = facts.get(
+            "max_shared_memory_per_block_optin"
+        )
+        footprint["model_limit"] = shared_memory_limit(cc)
+        log(f"footprint probe: {footprint}")
+
         records = []
         stopped = ""  # why the remaining descriptors were not sent to the driver
         for index, item in enumerate(items):
             args = rebase(item.args, base) if base != BASE_ADDRESS else item.args
-            verdict = check(args)
+            verdict = judge(args)
             try:
-                call = driver_call(args)
+                call = driver_call(args, null_empty_arrays=args.global_strides_pointer == "null")
             except ValueError as exc:
                 result, call = f"ERROR:{exc}", {}
             else:
@@ -1157,8 +1611,11 @@ def run(count: int, seed: int, out: Path, *, log: Any = print) -> dict[str, Any]
         **summarize(records),
         "classes": classes(groups),
         "groups": groups,
+        "model": model,
         "rule_confirmation": rule_confirmation(records),
+        "explanation": explain(records),
         "rank1_probe": {"conclusions": conclusions, "rows": probe_rows},
+        "footprint_probe": {"conclusions": footprint, "rows": footprint_rows},
         "controls": control_rows,
         "coverage": coverage(item.args for item in items),
         "mutations": mutation_table(records),
@@ -1188,12 +1645,38 @@ def _hypothesis_version() -> str:
     return str(hypothesis.__version__)
 
 
+def _compute_capability(text: str) -> int | str | None:
+    if text == AUTO:
+        return AUTO
+    if text.lower() == "none":
+        return None
+    value = int(text.removeprefix("sm_"))
+    return value
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--count", type=int, default=10_000, help="descriptors to generate")
     parser.add_argument("--seed", type=int, default=0, help="Hypothesis seed")
-    parser.add_argument("--out", type=Path, required=True, help="folder for the results")
+    parser.add_argument("--out", type=Path, help="folder for the results")
+    parser.add_argument(
+        "--compute-capability",
+        type=_compute_capability,
+        default=AUTO,
+        help="target the model judges for: auto (device 0), none, or e.g. 90 / sm_100",
+    )
+    parser.add_argument(
+        "--explain",
+        type=Path,
+        metavar="DIR",
+        help="no GPU: count each hypothesis over the run in DIR (records or disagreements)",
+    )
     ns = parser.parse_args(argv)
+    if ns.explain is not None:
+        print_explanation(explain(load_run(ns.explain)))
+        return 0
+    if ns.out is None:
+        parser.error("--out is required (or --explain DIR)")
     try:
         from cuda.bindings import driver  # noqa: F401
     except ImportError as exc:
@@ -1202,17 +1685,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        summary = run(ns.count, ns.seed, ns.out)
+        summary = run(ns.count, ns.seed, ns.out, compute_capability=ns.compute_capability)
     except tma_driver.DriverUnavailable as exc:
         print(f"tma_differential: no usable driver/GPU: {exc}")
         return 3
-    c = summary["counts"]
-    print(
-        f"tried {summary['tried']}: agree-ok {c[AGREE_OK]}, agree-reject {c[AGREE_REJECT]}, "
-        f"model-ok/driver-rejects {c[MODEL_OK_DRIVER_REJECTS]}, "
-        f"model-rejects/driver-ok {c[MODEL_REJECTS_DRIVER_OK]}, driver-crashed "
-        f"{c[DRIVER_CRASHED]}, not-encoded {c[NOT_ENCODED]}; {len(summary['groups'])} groups"
-    )
+    for label, key in (("whole model", "counts"), ("documented rules only", "counts_documented")):
+        c = summary[key]
+        print(
+            f"{label}: tried {summary['tried']}: agree-ok {c[AGREE_OK]}, agree-reject "
+            f"{c[AGREE_REJECT]}, model-ok/driver-rejects {c[MODEL_OK_DRIVER_REJECTS]}, "
+            f"model-rejects/driver-ok {c[MODEL_REJECTS_DRIVER_OK]}, driver-crashed "
+            f"{c[DRIVER_CRASHED]}, not-encoded {c[NOT_ENCODED]}"
+        )
+    print(f"{len(summary['groups'])} groups; model target {summary['model']['compute_capability']}")
+    print_explanation(summary["explanation"])
     for entry in summary["classes"][:15]:
         print(
             f"  {entry['count']:>6}  {entry['kind']:<24} rules={entry['rules']:<40} "

@@ -14,13 +14,15 @@ driver does: the "seed" set holds the seed's config both ways.
 Rank-1 encodes on an H200 (driver 580.159.04, CUDA 13.0): the first GPU run had every 1D
 config, box 256 included, fail to encode with CUDA_ERROR_INVALID_VALUE. The program then
 passed a null ``globalStrides`` (the reference says a rank-1 map reads no strides) and copied
-1,000,003 elements, 4,000,012 bytes, not a multiple of 16. Either may be what the driver
-rejects, and neither is a documented rule (``docs/tma-descriptor-model.md``, "Suspected
-disagreement: rank-1 global size"). So the launch now copies lengths whose byte size is a
-multiple of 16 but not of the box (2^20 and 1,000,004 elements) and passes a non-null
-one-entry stride array (``strides="padded"``, as Triton, CCCL and cuda.core pass one), and the
-"rank1-probe" set keeps both suspects in view on a GPU instead of hiding them: the ragged
-length 1,000,003 with each stride form, and the null strides with the aligned lengths.
+1,000,003 elements, 4,000,012 bytes, not a multiple of 16. The differential run of 2026-11-22
+settled it: the driver refuses every rank-1 map whose ``globalStrides`` is NULL, whatever the
+length, and accepts a one-entry array, ragged byte sizes included. ``suite.tma_model`` now has
+that as an observed rule, ``rank1-null-strides`` (``TensorMapArgs.global_strides_pointer``),
+so with the static check on the "null" configs are user errors before anything is built. The
+launch copies lengths whose byte size is a multiple of 16 but not of the box (2^20 and
+1,000,004 elements) with a one-entry stride array (``strides="padded"``, as Triton, CCCL and
+cuda.core pass one); the "rank1-probe" set keeps the ragged length 1,000,003 with each stride
+form and the null strides with the aligned lengths (``docs/tma-disagreements.md``).
 """
 
 from pathlib import Path
@@ -90,9 +92,8 @@ REPRO = Reproducer(
             _config(257, 512, 1028, False),
             _config(512, 512, 2048, False),
         ],
-        # GPU probes of the rank-1 rejection seen on an H200 (module docstring). The model finds
-        # nothing wrong with any of them; on a GPU each either copies exactly or names the
-        # encode error, which is the evidence (docs/tma-descriptor-model.md).
+        # The rank-1 probes (module docstring). With the static check on, the two "null"
+        # configs are user errors (rank1-null-strides, observed on an H200); the others copy.
         "rank1-probe": [
             _config(256, 256, 1024, lengths="ragged", strides="padded"),
             _config(256, 256, 1024, lengths="ragged", strides="bytes"),
@@ -116,8 +117,10 @@ def lengths_for(case):
 def descriptor(case, length):
     """The arguments the program passes to cuTensorMapEncodeTiled for a vector of ``length``.
 
-    ``global_strides`` is empty: the documented rank-1 call reads no strides, so whatever the
-    program passes there (``case["strides"]``) is not part of the documented arguments.
+    ``global_strides`` is empty: the documented rank-1 call reads no strides, so the value the
+    program passes there (``case["strides"]``: padded or bytes) is not one the driver reads.
+    Whether it passes a pointer at all is: ``strides="null"`` passes NULL, which the H200
+    refuses (``global_strides_pointer="null"``, rule ``rank1-null-strides``).
     """
     return TensorMapArgs(
         dtype=TensorMapDataType.FLOAT32,
@@ -127,7 +130,14 @@ def descriptor(case, length):
         global_strides=(),
         box_dim=(case["box"],),
         element_strides=(1,),
+        global_strides_pointer="null" if case["strides"] == "null" else "array",
     )
+
+
+def compute_capability(case):
+    """The target's compute capability (90, 100, 120), for the architecture-dependent rules."""
+    target = getattr(case, "target", None)
+    return target.arch if target is not None else None
 
 
 def shared_bytes(case):
@@ -148,6 +158,7 @@ def static_findings(case):
             buffer_bytes=case["buffer_elems"] * 4,
             tx_bytes=case["tx_bytes"],
             what="each TMA copy",
+            compute_capability=compute_capability(case),
         ):
             found.setdefault(v.rule, v)
     return list(found.values())

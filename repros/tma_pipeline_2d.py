@@ -94,6 +94,12 @@ def shared_bytes(case):
     return 1024 + case["stages"] * (stage + 16)
 
 
+def compute_capability(case):
+    """The target's compute capability (90, 100, 120), for the architecture-dependent rules."""
+    target = getattr(case, "target", None)
+    return target.arch if target is not None else None
+
+
 def defines(case):
     return {
         "BOX_ROWS": case["box_rows"],
@@ -114,6 +120,7 @@ def static_findings(case):
             buffer_bytes=case["buffer_elems"] * 4,
             tx_bytes=case["tx_bytes"],
             what="each stage's TMA copy",
+            compute_capability=compute_capability(case),
         ):
             found.setdefault(v.rule, v)
     return list(found.values())

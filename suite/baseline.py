@@ -58,10 +58,17 @@ class Expectation:
     where: Mapping[str, Any] = field(default_factory=dict)
     upstream: str = ""
     note: str = ""
+    gpu: bool | None = None
 
     def covers(self, result: CaseResult, triton_version: str) -> bool:
-        """Whether this expectation speaks about the case (whatever its outcome)."""
+        """Whether this expectation speaks about the case (whatever its outcome).
+
+        ``gpu = true`` limits it to launched cases (a failure only the hardware
+        shows), ``gpu = false`` to compile-only ones.
+        """
         if result.repro != self.repro:
+            return False
+        if self.gpu is not None and result.gpu != self.gpu:
             return False
         if self.targets and result.target not in self.targets:
             return False

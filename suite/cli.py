@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from suite import explore_cli, gate_cli, releases_cli, report_cli
+from suite import explore_cli, gate_cli, releases_cli, replay_cli, report_cli
 from suite.baseline import EXIT_USAGE
 from suite.errors import UsageError
 from suite.options import add_case_options, case_options
@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     releases_cli.add_dashboard_parser(commands)
     gate_cli.add_parsers(commands)
     report_cli.add_parsers(commands)
+    replay_cli.add_parsers(commands)
     return parser
 
 
@@ -131,13 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "dashboard": releases_cli.cmd_dashboard,
             "gate": gate_cli.cmd_gate,
             "report": report_cli.cmd_report,
+            "replay": replay_cli.cmd_replay,
         }
         return commands[args.command](args)
     except UsageError as exc:
         print(f"repro: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("repro: interrupted; finished cases are kept (repro run --resume)", file=sys.stderr)
+        print("repro: interrupted (repro run keeps finished cases: --resume)", file=sys.stderr)
         return 130
 
 

@@ -4,7 +4,9 @@ A TMA reproducer that crashes is only a bug report if what it asked for was lega
 kinds of mistakes make a TMA copy fail without any bug in the driver or the compiler:
 
 * a descriptor ``cuTensorMapEncodeTiled`` must reject (``suite.tma_model`` restates the
-  documented requirements, e.g. ``box-dim-range``: at most 256 elements per box dimension);
+  documented requirements, e.g. ``box-dim-range``: at most 256 elements per box dimension,
+  and the rules a real driver was observed to enforce, e.g. ``rank1-null-strides``; give
+  ``compute_capability`` to judge the architecture-dependent ones);
 * a copy that does not fit the kernel around it: TMA always writes the whole box into
   shared memory and completes that many transaction bytes on the mbarrier, so the box must
   fit the shared buffer it lands in (``buffer-overflow``) and the barrier must expect exactly
@@ -86,15 +88,25 @@ class LimitViolation(Exception):
 
 
 def check_tma_copy(
-    args: TensorMapArgs, *, buffer_bytes: int, tx_bytes: int, what: str = "the copy"
+    args: TensorMapArgs,
+    *,
+    buffer_bytes: int,
+    tx_bytes: int,
+    what: str = "the copy",
+    compute_capability: int | None = None,
+    driver_cuda_version: int | None = None,
 ) -> list[Violation]:
-    """Every documented limit the copy of one box through ``args`` breaks.
+    """Every limit the copy of one box through ``args`` breaks.
 
     ``buffer_bytes`` is the shared memory the kernel set aside for one box (one stage of a
     pipeline); ``tx_bytes`` is what it passes to ``mbarrier.arrive.expect_tx`` for one box.
-    Descriptor rules come first, in ``suite.tma_model.check`` order.
+    Descriptor rules come first, in ``suite.tma_model.check`` order (documented rules, then
+    observed ones); ``compute_capability`` and ``driver_cuda_version`` are passed to it.
     """
-    found = list(check(args).violations)
+    verdict = check(
+        args, compute_capability=compute_capability, driver_cuda_version=driver_cuda_version
+    )
+    found = list(verdict.violations)
     try:
         box = box_bytes(args)
     except ValueError:
@@ -131,10 +143,21 @@ def check_tma_copy(
 
 
 def enforce_tma_copy(
-    args: TensorMapArgs, *, buffer_bytes: int, tx_bytes: int, what: str = "the copy"
+    args: TensorMapArgs,
+    *,
+    buffer_bytes: int,
+    tx_bytes: int,
+    what: str = "the copy",
+    compute_capability: int | None = None,
 ) -> int:
     """Raise :class:`LimitViolation` for what :func:`check_tma_copy` finds; else the box bytes."""
-    found = check_tma_copy(args, buffer_bytes=buffer_bytes, tx_bytes=tx_bytes, what=what)
+    found = check_tma_copy(
+        args,
+        buffer_bytes=buffer_bytes,
+        tx_bytes=tx_bytes,
+        what=what,
+        compute_capability=compute_capability,
+    )
     if found:
         raise LimitViolation.from_findings(found)
     return box_bytes(args)

@@ -14,6 +14,15 @@ forbids; every rule here is only as good as its cited source. See
 ``docs/tma-descriptor-model.md`` for the source of each rule and what is still
 unverified against real hardware.
 
+Two kinds of rules. *Documented* rules restate NVIDIA's reference
+(``Violation.documented`` is true). *Observed* rules are what a real driver was seen to
+enforce without the reference saying so (the H200 differential run of 2026-11-22,
+``docs/tma-disagreements.md``); their ``documented`` is false and their ``source`` starts
+with ``"observed: "``. Both make ``Verdict.ok`` false; ``Verdict.documented_ok`` looks at
+the documented ones only. Rules that depend on the GPU (the packed types and the
+``128B_ATOM_*`` swizzles need compute capability 10.0) are judged only when ``check`` is
+given ``compute_capability``.
+
 Conventions follow the driver, not PyTorch: ``global_dim`` and ``box_dim`` are
 innermost-first, ``global_strides`` holds the ``rank - 1`` *byte* strides of
 dimensions 1..rank-1 (dimension 0 is implicitly contiguous), and every enum's
@@ -47,11 +56,30 @@ PTX_SUB_BYTE = (
 )
 CCCL_TMA_URL = "https://nvidia.github.io/cccl/libcudacxx/extended_api/tma/make_tma_descriptor.html"
 MODEL_ONLY = "tma_model consistency check (Python arrays must match rank; not a driver rule)"
+#: Every observed rule's source starts with this: the run that showed the driver enforcing it.
+OBSERVED_H200 = "observed: H200 driver 580.159.04, differential run 2026-11-22"
+CCCL_TMA_SOURCE_URL = (
+    "https://github.com/NVIDIA/cccl/blob/main/libcudacxx/include/cuda/__tma/make_tma_descriptor.h"
+)
+BLACKWELL_KNOWN_ISSUE_URL = (
+    "https://docs.nvidia.com/datacenter/tesla/tesla-release-notes-595-71-05/index.html#known-issues"
+)
+BLACKWELL_KNOWN_ISSUE = (
+    "NVIDIA data center driver release notes 595.71.05, Known Issues: cuTensorMapEncodeTiled on "
+    "Blackwell, backing allocation under 128 KB and not a dense non-overlapping tensor "
+    f"({BLACKWELL_KNOWN_ISSUE_URL}); workaround: clear bit 85 of the descriptor, as CUTLASS "
+    "(commit b7ecaa6) and Triton (triton-lang/triton PR 9235) do"
+)
 
 
 def _driver(bullet: str) -> str:
     """Cite one parameter bullet of the cuTensorMapEncodeTiled reference."""
     return f"{DRIVER_API}, requirement on {bullet}"
+
+
+def _observed(detail: str) -> str:
+    """Cite the differential run that showed the driver enforcing an undocumented rule."""
+    return f"{OBSERVED_H200} ({detail}; docs/tma-disagreements.md)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -238,6 +266,35 @@ MAX_GLOBAL_DIM = 2**32  # inclusive
 GLOBAL_STRIDE_LIMIT = 2**40  # exclusive
 MAX_BOX_DIM = 256  # inclusive
 MAX_ELEMENT_STRIDE = 8  # inclusive
+#: How ``globalStrides`` reaches the driver: a pointer to an array, or NULL (rank 1 only).
+GLOBAL_STRIDES_POINTERS = ("array", "null")
+#: The largest shared memory per block (opt-in) of any TMA-capable target: 227 KiB on
+#: sm_90, sm_100, sm_103 and sm_110 (``suite.limits``). A box whose footprint is larger is
+#: refused by the H200's driver (``box-shared-memory-footprint``).
+MAX_SHARED_MEMORY_OPTIN = 227 * 1024
+#: First compute capability with the packed sub-byte types and the 128B_ATOM_* swizzles.
+SM100 = 100
+#: The Blackwell descriptor known issue: allocations under this many bytes ...
+BLACKWELL_BIT85_ALLOCATION_BYTES = 128 * 1024
+#: ... with a driver at or below this ``cuDriverGetVersion`` value (CUDA 13.1).
+BLACKWELL_BIT85_LAST_AFFECTED_DRIVER = 13010
+
+
+def shared_memory_limit(compute_capability: int | None) -> int:
+    """Shared memory per block (opt-in) of the target, in bytes.
+
+    ``None`` or a compute capability without a row in ``suite.limits`` gives the largest
+    value of any TMA-capable target (:data:`MAX_SHARED_MEMORY_OPTIN`): a box over it fits
+    no GPU's shared memory.
+    """
+    if compute_capability is None:
+        return MAX_SHARED_MEMORY_OPTIN
+    from suite.limits import TARGETS
+
+    for target in TARGETS.values():
+        if target.arch == compute_capability:
+            return target.shared_bytes
+    return MAX_SHARED_MEMORY_OPTIN
 
 
 def element_size_bits(dtype: TensorMapDataType) -> int:
@@ -294,6 +351,12 @@ class TensorMapArgs:
 
     ``global_address`` is an int so alignment can be checked without a GPU; the model
     does not look at whether the address is null or mapped.
+
+    ``global_strides_pointer`` says how the strides reach the driver: ``"array"`` (a
+    pointer to ``global_strides``; for rank 1, a pointer to an array the driver reads none
+    of, e.g. a one-entry array as Triton and CCCL pass) or ``"null"`` (a NULL pointer;
+    ``global_strides`` must then be empty). The reference says rank 1 reads no strides, yet
+    the H200 driver refuses every rank-1 map with NULL (``rank1-null-strides``).
     """
 
     dtype: TensorMapDataType
@@ -307,6 +370,7 @@ class TensorMapArgs:
     swizzle: Swizzle = Swizzle.NONE
     l2_promotion: L2Promotion = L2Promotion.NONE
     oob_fill: OobFill = OobFill.NONE
+    global_strides_pointer: str = "array"
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -321,6 +385,16 @@ class TensorMapArgs:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, got {value!r}")
+        if self.global_strides_pointer not in GLOBAL_STRIDES_POINTERS:
+            raise ValueError(
+                f"global_strides_pointer must be one of {GLOBAL_STRIDES_POINTERS}, got "
+                f"{self.global_strides_pointer!r}"
+            )
+        if self.global_strides_pointer == "null" and self.global_strides:
+            raise ValueError(
+                f"global_strides_pointer='null' passes no strides, but global_strides is "
+                f"{self.global_strides!r}"
+            )
 
     @classmethod
     def contiguous(
@@ -374,12 +448,15 @@ class Violation:
     ``rule`` is a stable kebab-case id that reports and tests can match on; ``message``
     is one line naming the values that broke it and what would satisfy it; ``values``
     holds those values; ``source`` names the documentation section the rule comes from.
+    ``documented`` is false for a rule NVIDIA's reference does not state but a real driver
+    was seen to enforce; its ``source`` then starts with ``"observed: "`` and names the run.
     """
 
     rule: str
     message: str
     values: dict[str, Any]
     source: str
+    documented: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -388,6 +465,7 @@ class Violation:
             "message": self.message,
             "values": dict(self.values),
             "source": self.source,
+            "documented": self.documented,
         }
 
 
@@ -407,8 +485,18 @@ class Verdict:
 
     @property
     def ok(self) -> bool:
-        """True when no documented requirement is violated."""
+        """True when no rule is violated, documented or observed."""
         return not self.violations
+
+    @property
+    def documented_ok(self) -> bool:
+        """True when no documented requirement is violated (observed rules ignored)."""
+        return not any(v.documented for v in self.violations)
+
+    @property
+    def documented_rules(self) -> list[str]:
+        """The ids of the violated documented rules, in check order, without duplicates."""
+        return list(dict.fromkeys(v.rule for v in self.violations if v.documented))
 
     @property
     def rules(self) -> list[str]:
@@ -423,6 +511,7 @@ class Verdict:
         """A JSON-ready dict, ``ok`` included."""
         return {
             "ok": self.ok,
+            "documented_ok": self.documented_ok,
             "violations": [v.to_dict() for v in self.violations],
             "notes": [n.to_dict() for n in self.notes],
         }
@@ -444,6 +533,17 @@ class _Collector:
 
     def note(self, rule: str, message: str, source: str, **values: Any) -> None:
         self.verdict.notes.append(Violation(rule, message, values, source))
+
+    def observed(self, rule: str, message: str, detail: str, **values: Any) -> None:
+        """A violation of a rule the driver was seen to enforce, undocumented."""
+        self.verdict.violations.append(
+            Violation(rule, message, values, _observed(detail), documented=False)
+        )
+
+    def observed_note(self, rule: str, message: str, detail: str, **values: Any) -> None:
+        self.verdict.notes.append(
+            Violation(rule, message, values, _observed(detail), documented=False)
+        )
 
 
 def _check_lengths(args: TensorMapArgs, out: _Collector) -> bool:
@@ -777,18 +877,6 @@ def _check_swizzle(args: TensorMapArgs, out: _Collector) -> None:
             dtype=args.dtype.name,
             direction="load",
         )
-    if args.swizzle in (
-        Swizzle.B128_ATOM_32B,
-        Swizzle.B128_ATOM_32B_FLIP_8B,
-        Swizzle.B128_ATOM_64B,
-    ):
-        out.note(
-            "swizzle-atom-needs-cuda-12.8-sm100",
-            f"{args.swizzle.cuda_name} exists from CUDA 12.8 and, per CCCL's "
-            "make_tma_descriptor docs, needs compute capability >= 10 (not checked here)",
-            f"CCCL libcu++ cuda::make_tma_descriptor, tma_swizzle ({CCCL_TMA_URL})",
-            swizzle=args.swizzle.name,
-        )
 
 
 def _check_packed_interleave(args: TensorMapArgs, out: _Collector) -> None:
@@ -821,14 +909,255 @@ def _check_oob_fill(args: TensorMapArgs, out: _Collector) -> None:
         )
 
 
-def check(args: TensorMapArgs) -> Verdict:
-    """Check ``args`` against every documented requirement of ``cuTensorMapEncodeTiled``.
+#: The rule ids that are observed (``Violation.documented`` false), not documented.
+OBSERVED_RULES: frozenset[str] = frozenset(
+    {
+        "rank1-null-strides",
+        "interleaved-inner-box-bytes-multiple-of-16",
+        "box-shared-memory-footprint",
+        "packed-type-needs-sm100",
+        "swizzle-atom-needs-sm100",
+    }
+)
+ATOM_SWIZZLES: frozenset[Swizzle] = frozenset(
+    {Swizzle.B128_ATOM_32B, Swizzle.B128_ATOM_32B_FLIP_8B, Swizzle.B128_ATOM_64B}
+)
+
+
+def _check_strides_pointer(args: TensorMapArgs, out: _Collector) -> None:
+    """Observed: a rank-1 map with a NULL globalStrides is refused, whatever its size."""
+    if args.global_strides_pointer == "null" and args.rank == 1:
+        out.observed(
+            "rank1-null-strides",
+            "globalStrides is NULL for a rank-1 map: the reference says rank 1 reads no "
+            "strides, but the driver refuses every such map (CUDA_ERROR_INVALID_VALUE); pass "
+            "a one-entry array, e.g. {globalDim[0] * elementSize rounded up to 16}",
+            "rank-1 probe: NULL refused for every length, a one-entry array accepted",
+            rank=args.rank,
+            global_strides_pointer=args.global_strides_pointer,
+        )
+
+
+def _check_interleaved_inner_box(args: TensorMapArgs, out: _Collector) -> None:
+    """Observed: the 16-byte inner-box rule holds for the interleaved layouts too."""
+    if args.interleave is Interleave.NONE or not args.box_dim or args.box_dim[0] < 1:
+        return
+    bits = _inner_global_bits(args)
+    if bits % 128:
+        size_bits = element_size_bits(args.dtype)
+        per16 = 128 // math.gcd(128, size_bits)
+        out.observed(
+            "interleaved-inner-box-bytes-multiple-of-16",
+            f"boxDim[0] * elementSize = {args.box_dim[0]} * {size_bits / 8:g} = {bits / 8:g} "
+            f"bytes is not a multiple of 16 bytes; the reference asks this only for interleave "
+            f"NONE, but the driver also refuses it with {args.interleave.cuda_name}; make "
+            f"boxDim[0] a multiple of {per16} for {args.dtype.name}",
+            "1883 interleaved descriptors refused, none accepted with inner bytes % 16 != 0",
+            box_dim0=args.box_dim[0],
+            inner_bytes=bits / 8,
+            interleave=args.interleave.name,
+            required_box_multiple=per16,
+        )
+
+
+def driver_box_footprint(args: TensorMapArgs) -> int | None:
+    """The box's shared-memory bytes as the H200 driver sizes it when it checks the box.
+
+    ``product(floor(boxDim[i] / elementStrides[i]))`` over every dimension, dimension 0
+    included even with interleave NONE, times the element size (for the packed types, the
+    dimension-0 run is sized as it lands in shared memory). This is what separated the
+    accepted from the refused descriptors of the 2026-11-22 run exactly; it is *not*
+    :func:`box_bytes` (the reference's count uses ``ceil`` and ignores ``elementStrides[0]``
+    with interleave NONE), so a box with ``boxDim[i] < elementStrides[i]`` counts as 0 bytes.
+
+    ``None`` when the arrays do not describe a box (mismatched lengths, a stride below 1).
+    """
+    box, es = args.box_dim, args.element_strides
+    if not box or len(box) != len(es) or any(e < 1 for e in es) or any(b < 0 for b in box):
+        return None
+    counts = [b // e for b, e in zip(box, es, strict=True)]
+    return _smem_bytes_for_inner(args.dtype, counts[0]) * math.prod(counts[1:])
+
+
+def _check_footprint(args: TensorMapArgs, out: _Collector, compute_capability: int | None) -> None:
+    """Observed: the box must fit the shared memory per block (opt-in) of the device."""
+    footprint = driver_box_footprint(args)
+    if footprint is None or not all(1 <= b <= MAX_BOX_DIM for b in args.box_dim):
+        return
+    limit = shared_memory_limit(compute_capability)
+    where = f"sm_{compute_capability}" if compute_capability is not None else "any TMA target"
+    if footprint > limit:
+        out.observed(
+            "box-shared-memory-footprint",
+            f"the box takes {footprint} bytes of shared memory (product of floor(boxDim / "
+            f"elementStrides) * elementSize), more than the {limit} bytes per block of "
+            f"{where}: the driver refuses it (CUDA_ERROR_INVALID_VALUE); shrink the box",
+            "442 descriptors refused for this alone; accepted up to 228480, refused from "
+            "236640 bytes; CCCL make_tma_descriptor checks the same against "
+            "MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+            footprint_bytes=footprint,
+            limit_bytes=limit,
+            compute_capability=compute_capability,
+        )
+        return
+    try:
+        loaded = box_bytes(args)
+    except ValueError:
+        return
+    if loaded > limit:
+        out.observed_note(
+            "box-footprint-undercounted",
+            f"the driver sizes this box at {footprint} bytes (floor(boxDim / elementStrides)) "
+            f"and accepts it, but a copy loads ceil(boxDim / elementStrides) elements: "
+            f"{loaded} bytes, more than the {limit} bytes of shared memory of {where}",
+            "accepted descriptors whose ceil-sized box exceeds shared memory",
+            footprint_bytes=footprint,
+            box_bytes=loaded,
+            limit_bytes=limit,
+        )
+
+
+def _check_architecture(
+    args: TensorMapArgs, out: _Collector, compute_capability: int | None
+) -> None:
+    """Observed on sm_90 (and CCCL): packed types and 128B_ATOM_* swizzles need sm_100+."""
+    packed = args.dtype in PACKED_TYPES
+    atom = args.swizzle in ATOM_SWIZZLES
+    if compute_capability is None:
+        if packed:
+            out.observed_note(
+                "packed-type-needs-cuda-12.8-sm100",
+                f"{args.dtype.cuda_name} exists from CUDA 12.8 and needs compute capability "
+                ">= 10.0 (refused on an H200); pass compute_capability to check it",
+                "every packed descriptor refused on sm_90; CCCL make_tma_descriptor refuses "
+                f"U4x16 on compute capability 9, {CCCL_TMA_SOURCE_URL}",
+                dtype=args.dtype.name,
+            )
+        if atom:
+            out.note(
+                "swizzle-atom-needs-cuda-12.8-sm100",
+                f"{args.swizzle.cuda_name} exists from CUDA 12.8 and, per CCCL's "
+                "make_tma_descriptor docs, needs compute capability >= 10 (pass "
+                "compute_capability to check it)",
+                f"CCCL libcu++ cuda::make_tma_descriptor, tma_swizzle ({CCCL_TMA_URL})",
+                swizzle=args.swizzle.name,
+            )
+        return
+    if compute_capability >= SM100:
+        return
+    if packed:
+        out.observed(
+            "packed-type-needs-sm100",
+            f"tensorDataType={args.dtype.cuda_name} needs compute capability >= 10.0, the "
+            f"target is {compute_capability / 10:g}: the driver refuses it; use a byte type "
+            "and unpack in the kernel",
+            "1010 packed descriptors refused on sm_90, none accepted; CCCL refuses U4x16 on "
+            "compute capability 9",
+            dtype=args.dtype.name,
+            compute_capability=compute_capability,
+        )
+    if atom:
+        out.observed(
+            "swizzle-atom-needs-sm100",
+            f"swizzle={args.swizzle.cuda_name} needs compute capability >= 10.0, the target "
+            f"is {compute_capability / 10:g}: the driver refuses it; use "
+            "CU_TENSOR_MAP_SWIZZLE_128B",
+            "1167 128B_ATOM_* descriptors refused on sm_90, none accepted; CCCL documents "
+            "and checks compute capability >= 10",
+            swizzle=args.swizzle.name,
+            compute_capability=compute_capability,
+        )
+
+
+def global_extent_bytes(args: TensorMapArgs) -> int | None:
+    """Bytes of the allocation the tensor occupies: rows of ``globalStrides`` pitch.
+
+    Rank 1: ``globalDim[0] * elementSize``; otherwise the largest of that row and
+    ``globalDim[i] * globalStrides[i-1]`` (for a dense or padded layout, the outermost one:
+    dimension count times pitch). ``None`` when the arrays do not match the rank.
+    """
+    if args.rank < 1 or len(args.global_dim) != args.rank:
+        return None
+    if len(args.global_strides) != args.rank - 1:
+        return None
+    extent = math.ceil(args.global_dim[0] * element_size_bits(args.dtype) / 8)
+    for dim, stride in zip(args.global_dim[1:], args.global_strides, strict=True):
+        extent = max(extent, dim * stride)
+    return extent
+
+
+def is_dense(args: TensorMapArgs) -> bool:
+    """Whether the strides are exactly the packed ones (no padding, no overlap).
+
+    ``globalStrides[0] == globalDim[0] * elementSize`` and ``globalStrides[i] ==
+    globalStrides[i-1] * globalDim[i]``; rank 1 is always dense.
+    """
+    expected = math.ceil(args.global_dim[0] * element_size_bits(args.dtype) / 8)
+    for i, stride in enumerate(args.global_strides):
+        if stride != expected:
+            return False
+        if i + 1 < len(args.global_strides):
+            expected = stride * args.global_dim[i + 1]
+    return True
+
+
+def _note_blackwell_known_issue(
+    args: TensorMapArgs,
+    out: _Collector,
+    compute_capability: int | None,
+    driver_cuda_version: int | None,
+) -> None:
+    """NVIDIA's known issue: Blackwell, driver <= CUDA 13.1, small non-dense tensors."""
+    if compute_capability is None or compute_capability < SM100:
+        return
+    if (
+        driver_cuda_version is not None
+        and driver_cuda_version > BLACKWELL_BIT85_LAST_AFFECTED_DRIVER
+    ):
+        return
+    extent = global_extent_bytes(args)
+    if extent is None or extent >= BLACKWELL_BIT85_ALLOCATION_BYTES or is_dense(args):
+        return
+    driver = "unknown" if driver_cuda_version is None else str(driver_cuda_version)
+    out.note(
+        "blackwell-tma-bit85-known-issue",
+        f"Blackwell (sm_{compute_capability}) with driver {driver} (<= 13010, CUDA 13.1, or "
+        f"unknown): a tensor of {extent} bytes (< 128 KiB) that is not dense hits NVIDIA's "
+        "known issue (release notes 595.71.05): the encoded descriptor may cause sporadic "
+        "illegal memory accesses or MMU faults; clear bit 85 of the descriptor after "
+        "encoding, as CUTLASS and Triton do (triton-lang/triton PR 9235)",
+        BLACKWELL_KNOWN_ISSUE,
+        extent_bytes=extent,
+        compute_capability=compute_capability,
+        driver_cuda_version=driver_cuda_version,
+    )
+
+
+def check(
+    args: TensorMapArgs,
+    *,
+    compute_capability: int | None = None,
+    driver_cuda_version: int | None = None,
+) -> Verdict:
+    """Check ``args`` against every requirement of ``cuTensorMapEncodeTiled`` the model knows.
 
     Never raises for bad values: every problem becomes a ``Violation`` so a reproducer can
-    report all of them at once. ``Verdict.ok`` is false when any documented requirement is
-    broken, i.e. when a failure of the real call (``CUDA_ERROR_INVALID_VALUE``) or of the
-    kernel using the descriptor is a violated documented limit rather than a bug.
+    report all of them at once. ``Verdict.ok`` is false when any rule is broken, i.e. when a
+    failure of the real call (``CUDA_ERROR_INVALID_VALUE``) or of the kernel using the
+    descriptor is a violated limit rather than a bug: a documented requirement, or a rule the
+    driver was observed to enforce (``Violation.documented`` false; see the module docstring).
+
+    ``compute_capability`` (``major * 10 + minor``: 90, 100, 120) is the target; ``None``
+    (the default) does not judge the architecture-dependent rules (packed types and
+    ``128B_ATOM_*`` swizzles: notes instead) and sizes shared memory at the largest TMA
+    target's. ``driver_cuda_version`` is ``cuDriverGetVersion``'s value (13010 for CUDA
+    13.1; ``None``: unknown); with a Blackwell ``compute_capability`` it decides the
+    ``blackwell-tma-bit85-known-issue`` note (a warning, never a violation).
     """
+    if compute_capability is not None and (
+        isinstance(compute_capability, bool) or not isinstance(compute_capability, int)
+    ):
+        raise TypeError(f"compute_capability must be an int or None, got {compute_capability!r}")
     out = _Collector()
     lengths_ok = _check_lengths(args, out)
     _check_rank(args, out)
@@ -840,6 +1169,13 @@ def check(args: TensorMapArgs) -> Verdict:
     _check_swizzle(args, out)
     _check_packed_interleave(args, out)
     _check_oob_fill(args, out)
+    # Observed rules after the documented ones: the first violation named is documented.
+    _check_strides_pointer(args, out)
+    _check_interleaved_inner_box(args, out)
+    if lengths_ok:
+        _check_footprint(args, out, compute_capability)
+        _note_blackwell_known_issue(args, out, compute_capability, driver_cuda_version)
+    _check_architecture(args, out, compute_capability)
     if not lengths_ok:
         # Layout notes compare arrays position by position; skip them when misaligned.
         out.verdict.notes = [n for n in out.verdict.notes if n.rule != "global-stride-layout"]
@@ -891,16 +1227,24 @@ def box_bytes(args: TensorMapArgs) -> int:
 
 
 __all__ = [
+    "ATOM_SWIZZLES",
+    "BLACKWELL_BIT85_ALLOCATION_BYTES",
+    "BLACKWELL_BIT85_LAST_AFFECTED_DRIVER",
     "DRIVER_API",
     "DRIVER_API_URL",
     "FLOAT_TYPES",
+    "GLOBAL_STRIDES_POINTERS",
     "GLOBAL_STRIDE_LIMIT",
     "MAX_BOX_DIM",
     "MAX_ELEMENT_STRIDE",
     "MAX_GLOBAL_DIM",
     "MAX_RANK",
+    "MAX_SHARED_MEMORY_OPTIN",
+    "OBSERVED_H200",
+    "OBSERVED_RULES",
     "PACKED_ALIGN16_TYPES",
     "PACKED_TYPES",
+    "SM100",
     "Interleave",
     "L2Promotion",
     "OobFill",
@@ -912,5 +1256,9 @@ __all__ = [
     "box_bytes",
     "box_elements",
     "check",
+    "driver_box_footprint",
     "element_size_bits",
+    "global_extent_bytes",
+    "is_dense",
+    "shared_memory_limit",
 ]

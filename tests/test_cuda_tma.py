@@ -7,9 +7,10 @@ compile with nvcc for sm_90a, sm_100a and sm_120a through the engine's isolated 
 On a GPU: the seeds' configs with the check off fail the way the seeds saw (an encode error;
 an illegal address or wrong data), and the corrected ones copy exactly. The rank-1 probes
 (``rank1-probe`` set; ``test_gpu_1d_rank1_encode_matrix``) record what the driver does with a
-byte size that is not a multiple of 16 and with a null ``globalStrides``: evidence for
-``docs/tma-descriptor-model.md``, "Suspected disagreement: rank-1 global size". Set
-``TMA_PROBE_OUT`` to a file path to keep the matrix as JSON.
+byte size that is not a multiple of 16 and with a null ``globalStrides``: the H200 refuses
+every null one (the model's observed rule ``rank1-null-strides``, which the static check now
+raises) and copies every other one (docs/tma-disagreements.md). Set ``TMA_PROBE_OUT`` to a
+file path to keep the matrix as JSON.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from pathlib import Path
 import pytest
 
 from suite.api import Case, Target, WrongResult
+from suite.baseline import Baseline, exit_status
 from suite.child import load_reproducers
 from suite.discover import Found
 from suite.expand import expand
 from suite.nvcc import CudaRunError, compile_cuda, executable, run_cuda
+from suite.outcome import CaseResult, Outcome, Signature
 from suite.runner import Execution, run_case
 from suite.static_check import (
     BUFFER_OVERFLOW,
@@ -125,8 +128,8 @@ def test_1d_launch_lengths_are_16_byte_multiples_with_a_ragged_tail():
     assert module["RAGGED_LENGTH"] in module["LENGTH_SETS"]["ragged"]
 
 
-def test_rank1_probe_set_is_clean_for_the_model_and_not_default():
-    """The probes break no documented rule (that is the point) and are not run by default."""
+def test_rank1_probe_set_breaks_only_the_observed_null_rule_and_is_not_default():
+    """The probes break no documented rule; the null ones break the observed one."""
     repro = found("cuda-tma-1d").repro
     probes = repro.configs["rank1-probe"]
     assert "rank1-probe" not in repro.default_sets
@@ -140,9 +143,103 @@ def test_rank1_probe_set_is_clean_for_the_model_and_not_default():
     static_findings = module_of("cuda-tma-1d")["static_findings"]
     for cfg in probes:
         assert cfg["box"] == 256 and repro.problems(cfg) == [], cfg
-        assert static_findings(case("cuda-tma-1d", dict(cfg))) == [], cfg
+        findings = static_findings(case("cuda-tma-1d", dict(cfg)))
+        expected = ["rank1-null-strides"] if cfg["strides"] == "null" else []
+        assert [f.rule for f in findings] == expected, cfg
+        assert all(not f.documented for f in findings)
     labels = [repro.case_label(c) for sets in repro.configs.values() for c in sets]
     assert len(labels) == len(set(labels))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("lengths", ["ragged", "x16"])
+def test_1d_null_strides_is_a_user_error_with_the_observed_rule(lengths, target):
+    repro = found("cuda-tma-1d").repro
+    cfg = config("cuda-tma-1d", "rank1-probe", lengths=lengths, strides="null")
+    with pytest.raises(LimitViolation) as caught:
+        repro.compile_fn(case(repro.id, cfg, target))
+    assert caught.value.rule == "rank1-null-strides"
+    assert [f.rule for f in caught.value.findings] == ["rank1-null-strides"]
+    assert caught.value.source.startswith("observed: H200 driver 580.159.04")
+    assert str(caught.value).startswith("rank1-null-strides: globalStrides is NULL")
+
+
+def test_static_check_takes_the_target_compute_capability():
+    """The architecture-dependent rules are judged for the case's target, not guessed."""
+    module = module_of("cuda-tma-2d-pipeline")
+    cfg = config("cuda-tma-2d-pipeline", "corrected")
+    assert module["compute_capability"](case("cuda-tma-2d-pipeline", cfg, "sm_120")) == 120
+    assert module["compute_capability"](dict(cfg)) is None
+    atom = TensorMapArgs.contiguous(
+        F32, (1024, 1024), (32, 128), global_address=256, swizzle=Swizzle.B128_ATOM_32B
+    )
+    rules = [v.rule for v in check_tma_copy(atom, buffer_bytes=16384, tx_bytes=16384)]
+    assert rules == []  # no target: not judged
+    on_90 = check_tma_copy(atom, buffer_bytes=16384, tx_bytes=16384, compute_capability=90)
+    assert [v.rule for v in on_90] == ["swizzle-atom-needs-sm100"]
+    with pytest.raises(LimitViolation) as caught:
+        enforce_tma_copy(atom, buffer_bytes=16384, tx_bytes=16384, compute_capability=90)
+    assert caught.value.rule == "swizzle-atom-needs-sm100"
+    on_100 = check_tma_copy(atom, buffer_bytes=16384, tx_bytes=16384, compute_capability=100)
+    assert on_100 == []
+
+
+# ------------------------------------------------------------------ the baseline
+
+
+def recorded(name: str) -> list[CaseResult]:
+    path = ROOT / "docs" / "results" / name
+    return [CaseResult.from_json(json.loads(line)) for line in path.read_text().splitlines()]
+
+
+def test_baseline_covers_every_recorded_gpu_failure_of_the_cuda_tma_reproducers():
+    """Each failure of the 2026-11-22 H200 runs is "known" with the current baseline.
+
+    The 1D run's null-strides probes failed at launch then; with the static check they are
+    now user errors (rule ``rank1-null-strides``), which the baseline expects instead.
+    """
+    baseline = Baseline.load()
+    results = [
+        r for r in recorded("2026-11-22-h200-cuda-tma-1d.jsonl") if r.config["strides"] != "null"
+    ]
+    results += [
+        r
+        for r in recorded("2026-11-22-h200-cuda-tma-first-run.jsonl")
+        if r.repro == "cuda-tma-2d-pipeline"
+    ]
+    now = [
+        r for r in recorded("2026-11-22-h200-cuda-tma-1d.jsonl") if r.config["strides"] == "null"
+    ]
+    assert len(now) == 2
+    module = module_of("cuda-tma-1d")
+    for r in now:  # what the engine records for them now: the static check's user error
+        (finding, *_) = module["static_findings"](case(r.repro, r.config, r.target))
+        r.outcome, r.signature = Outcome.USER_ERROR, Signature(f"user-error:{finding.rule}")
+    results += now
+    verdicts = {r.case_id: baseline.judge(r, "3.6.0").verdict for r in results}
+    assert set(verdicts.values()) <= {"ok", "known"}, verdicts
+    assert exit_status(results) == 0
+    by_id = {r.case_id: r.expectation for r in results if r.verdict == "known"}
+    assert sorted(set(by_id.values())) == [
+        "cuda-1d-box-1024",
+        "cuda-1d-box-over-256-check-off",
+        "cuda-1d-rank1-null-strides",
+        "cuda-2d-box-128x64-into-16k",
+        "cuda-2d-box-128x64-into-16k-check-off",
+    ]
+
+
+def test_baseline_kinds_name_the_rule():
+    ours = {
+        e.id: e
+        for e in Baseline.load().expectations
+        if e.repro in FILES and e.id.endswith(("check-off", "null-strides"))
+    }
+    assert {e.kind for e in ours.values()} == {
+        "user-error:box-dim-range",
+        "user-error:rank1-null-strides",
+        "user-error:buffer-overflow",
+    }
 
 
 def test_corrected_1d_is_box_256():
@@ -364,20 +461,18 @@ def test_gpu_1d_box_256_copies_exactly(set_name):
 @needs_nvcc
 @pytest.mark.parametrize("index", range(5))
 def test_gpu_1d_rank1_probe_config(index):
-    """Each rank1-probe config either copies exactly or is refused by the encode.
+    """Each rank1-probe config: the null ones are refused by the static check, the rest copy.
 
-    Which one is the evidence (printed; run with -s): neither outcome fails the test. Anything
-    else (wrong data, a timeout, an illegal address) would be a real finding and does.
+    The H200 copied every non-null probe exactly (ragged byte sizes included) and refused
+    every null one at the encode; the static check now stops the null ones first.
     """
     cfg = dict(found("cuda-tma-1d").repro.configs["rank1-probe"][index])
-    try:
-        launch("cuda-tma-1d", cfg)
-    except CudaRunError as error:
-        assert error.error == "CUDA_ERROR_INVALID_VALUE", str(error)
-        outcome = f"encode {error.error} at n={error.result.get('n')}"
-    else:
-        outcome = "copies exactly"
-    print(f"rank1-probe lengths={cfg['lengths']} strides={cfg['strides']}: {outcome}")
+    if cfg["strides"] == "null":
+        with pytest.raises(LimitViolation) as caught:
+            launch("cuda-tma-1d", cfg)
+        assert caught.value.rule == "rank1-null-strides"
+        return
+    launch("cuda-tma-1d", cfg)
 
 
 #: The rank-1 matrix: lengths (bytes % 16 == 0 or not) x what is passed as globalStrides.
@@ -427,6 +522,11 @@ def test_gpu_1d_rank1_encode_matrix():
         Path(os.environ["TMA_PROBE_OUT"]).write_text(json.dumps(cells, indent=1) + "\n")
     relied_on = [c for c in cells if c["strides"] == "padded" and c["bytes_mod_16"] == 0]
     assert all(c["outcome"] == "copied" for c in relied_on), relied_on
+    # The model's observed rule: null is refused at the encode, every array form copies.
+    nulls = [c for c in cells if c["strides"] == "null"]
+    assert all(c["outcome"] == "CUDA_ERROR_INVALID_VALUE" for c in nulls), nulls
+    arrays = [c for c in cells if c["strides"] != "null"]
+    assert all(c["outcome"] == "copied" for c in arrays), arrays
 
 
 @pytest.mark.gpu

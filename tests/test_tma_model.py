@@ -13,6 +13,8 @@ import pytest
 from suite.tma_model import (
     GLOBAL_STRIDE_LIMIT,
     MAX_GLOBAL_DIM,
+    MAX_SHARED_MEMORY_OPTIN,
+    OBSERVED_RULES,
     Interleave,
     L2Promotion,
     OobFill,
@@ -23,7 +25,11 @@ from suite.tma_model import (
     box_bytes,
     box_elements,
     check,
+    driver_box_footprint,
     element_size_bits,
+    global_extent_bytes,
+    is_dense,
+    shared_memory_limit,
 )
 
 DT = TensorMapDataType
@@ -166,7 +172,8 @@ def test_verdict_to_dict() -> None:
     d = check(args2d(box=(32, 257))).to_dict()
     assert d["ok"] is False
     assert d["violations"][0]["rule"] == "box-dim-range"
-    assert set(d["violations"][0]) == {"rule", "message", "values", "source"}
+    assert set(d["violations"][0]) == {"rule", "message", "values", "source", "documented"}
+    assert d["violations"][0]["documented"] is True and d["documented_ok"] is False
 
 
 # ---------------------------------------------------------------- array-length
@@ -386,7 +393,10 @@ def test_inner_box_bytes_multiple_of_16(dtype: TensorMapDataType, good: int, bad
 
 
 def test_inner_box_rule_does_not_apply_when_interleaved() -> None:
-    assert_ok(args3d(interleave=Interleave.B16, box_dim=(9, 8, 8)))
+    """The documented rule is for interleave NONE only; the observed one covers the rest."""
+    v = check(args3d(interleave=Interleave.B16, box_dim=(9, 8, 8)))
+    assert v.documented_ok
+    assert v.rules == ["interleaved-inner-box-bytes-multiple-of-16"]
 
 
 # ---------------------------------------------------------------- packed-box-dim-inner
@@ -552,7 +562,9 @@ def test_packed_direction_notes() -> None:
     )
     u4 = TensorMapArgs.contiguous(U4_16, (256, 4), (128, 2))
     v = check(u4)
-    assert v.ok and note_rules(v) == ["packed-swizzle-direction"]
+    assert v.ok
+    assert note_rules(v) == ["packed-swizzle-direction", "packed-type-needs-cuda-12.8-sm100"]
+    assert note_rules(check(u4, compute_capability=100)) == ["packed-swizzle-direction"]
 
 
 def test_atom_swizzle_note() -> None:
@@ -681,18 +693,16 @@ def test_box_bytes_rejects_uncomputable() -> None:
         box_bytes(args2d(element_strides=(1, 0)))
 
 
-# ------------------------------------------------------------------ suspected, not modelled
+# ------------------------------------------------------------------ rank-1 size: not a rule
 
 
 @pytest.mark.parametrize("length", [1 << 20, 1_000_004, 1_000_003, 1_000_001])
-def test_rank1_global_size_is_not_a_documented_rule(length: int) -> None:
-    """A rank-1 fp32 tensor of any length passes: no documented rule ties its byte size to 16.
+def test_rank1_global_size_is_not_a_rule(length: int) -> None:
+    """A rank-1 fp32 tensor of any length passes: no rule ties its byte size to 16.
 
-    An H200 (driver 580.159.04) refused every 1D encode of the cuda-tma-1d reproducer, whose
-    lengths included 1,000,003 (4,000,012 bytes) and whose globalStrides was null. Until the
-    differential run (bench/tma_differential.py, rank1_probe) says which of the two the driver
-    rejects, the model keeps the documented verdict; see docs/tma-descriptor-model.md,
-    "Suspected disagreement: rank-1 global size". Changing this needs that evidence.
+    The H200 differential run (2026-11-22, rank-1 probe) settled the suspicion: with a
+    one-entry globalStrides array the driver accepts every length, 4,000,012 bytes included;
+    with a NULL one it refuses every length (``rank1-null-strides``, below).
     """
     args = TensorMapArgs(F32, 1, 0x10000, (length,), (), (256,), (1,))
     assert_ok(args)
@@ -701,3 +711,331 @@ def test_rank1_global_size_is_not_a_documented_rule(length: int) -> None:
     extra = dataclasses.replace(args, global_strides=(length * 4,))
     ragged = ["global-stride-alignment"] if length * 4 % 16 else []
     assert rules(extra) == ["array-length", *ragged]
+
+
+# ------------------------------------------------------------------ observed driver rules
+#
+# Rules the H200 driver (580.159.04, CUDA 13.0) enforced in the differential run of 2026-11-22
+# without the reference stating them (docs/tma-disagreements.md). Each is a violation with
+# documented=False and an "observed: ..." source; each at its boundary.
+
+OBSERVED = "observed: H200 driver 580.159.04, differential run 2026-11-22"
+U8 = DT.UINT8
+
+
+def only_observed(v: Verdict, rule: str) -> None:
+    assert v.rules == [rule], [x.message for x in v.violations]
+    (x,) = v.violations
+    assert x.documented is False and x.source.startswith(OBSERVED), x.source
+    assert v.documented_ok and not v.ok and v.documented_rules == []
+
+
+def test_observed_rules_registry_matches_the_violations() -> None:
+    assert {
+        "rank1-null-strides",
+        "interleaved-inner-box-bytes-multiple-of-16",
+        "box-shared-memory-footprint",
+        "packed-type-needs-sm100",
+        "swizzle-atom-needs-sm100",
+    } == OBSERVED_RULES
+    examples = [
+        dataclasses.replace(args1d(), global_strides_pointer="null"),
+        args3d(interleave=Interleave.B16, box_dim=(9, 8, 8)),
+        footprint_args((256, 4, 228)),
+        TensorMapArgs.contiguous(U4_8, (512, 4), (64, 2)),
+        args2d(swizzle=Swizzle.B128_ATOM_32B),
+        args2d(box=(32, 257)),
+    ]
+    for a in examples:
+        for x in check(a, compute_capability=90).violations:
+            assert x.documented == (x.rule not in OBSERVED_RULES), x.rule
+            assert x.to_dict()["documented"] == x.documented
+
+
+def test_documented_rules_keep_documented_sources() -> None:
+    v = check(args2d(box=(64, 257), swizzle=Swizzle.B128_ATOM_32B), compute_capability=90)
+    assert v.rules == ["box-dim-range", "swizzle-span", "swizzle-atom-needs-sm100"]
+    assert v.documented_rules == ["box-dim-range", "swizzle-span"]
+    assert [x.documented for x in v.violations] == [True, True, False]
+    assert all("cuTensorMapEncodeTiled" in x.source for x in v.violations[:2])
+
+
+def test_check_rejects_a_non_int_compute_capability() -> None:
+    with pytest.raises(TypeError):
+        check(args2d(), compute_capability="sm_90")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        check(args2d(), compute_capability=True)
+
+
+# rank1-null-strides
+
+
+def args1d(length: int = 1 << 20) -> TensorMapArgs:
+    return TensorMapArgs(F32, 1, 0x10000, (length,), (), (256,), (1,))
+
+
+@pytest.mark.parametrize("length", [4096, 1 << 20, 1_000_003])
+def test_rank1_null_strides_is_refused_array_is_not(length: int) -> None:
+    array = args1d(length)
+    assert array.global_strides_pointer == "array"
+    assert_ok(array)
+    null = dataclasses.replace(array, global_strides_pointer="null")
+    only_observed(check(null), "rank1-null-strides")
+    assert "one-entry array" in check(null).violations[0].message
+
+
+def test_null_strides_above_rank_1_is_array_length_not_the_rank1_rule() -> None:
+    null2d = dataclasses.replace(args2d(), global_strides=(), global_strides_pointer="null")
+    assert rules(null2d) == ["array-length"]
+
+
+def test_global_strides_pointer_values() -> None:
+    with pytest.raises(ValueError, match="global_strides_pointer"):
+        dataclasses.replace(args1d(), global_strides_pointer="nullptr")
+    with pytest.raises(ValueError, match="passes no strides"):
+        dataclasses.replace(args2d(), global_strides_pointer="null")
+
+
+# interleaved-inner-box-bytes-multiple-of-16
+
+
+@pytest.mark.parametrize("interleave", [Interleave.B16, Interleave.B32])
+@pytest.mark.parametrize(("box0", "good"), [(8, True), (16, True), (7, False), (9, False)])
+def test_interleaved_inner_box_bytes_boundary(
+    interleave: Interleave, box0: int, good: bool
+) -> None:
+    swizzle = Swizzle.B32 if interleave is Interleave.B32 else Swizzle.NONE
+    a = args3d(
+        interleave=interleave,
+        swizzle=swizzle,
+        box_dim=(box0, 8, 8),
+        global_address=0x10000,
+        global_strides=(128, 4096),
+    )
+    if good:  # 16 bytes is enough even with INTERLEAVE_32B (accepted on the H200)
+        assert_ok(a)
+    else:
+        only_observed(check(a), "interleaved-inner-box-bytes-multiple-of-16")
+
+
+def test_interleaved_inner_rule_does_not_double_report_interleave_none() -> None:
+    assert rules(args3d(box_dim=(9, 8, 8))) == ["inner-box-bytes-multiple-of-16"]
+
+
+# box-shared-memory-footprint
+
+
+def footprint_args(box: tuple[int, ...], es: tuple[int, ...] | None = None) -> TensorMapArgs:
+    """A UINT8 tensor big enough for any box: the footprint is the box's product in bytes."""
+    dims = (4096,) * len(box)
+    return TensorMapArgs.contiguous(U8, dims, box, global_address=0x10000, element_strides=es)
+
+
+@pytest.mark.parametrize("cc", [None, 90, 100])
+def test_footprint_boundary_at_227_kib(cc: int | None) -> None:
+    at = footprint_args((256, 4, 227))  # 232448 bytes = 227 KiB
+    assert driver_box_footprint(at) == 232448 == shared_memory_limit(cc)
+    assert check(at, compute_capability=cc).ok
+    over = footprint_args((256, 4, 228))  # 233472
+    v = check(over, compute_capability=cc)
+    only_observed(v, "box-shared-memory-footprint")
+    assert v.violations[0].values == {
+        "footprint_bytes": 233472,
+        "limit_bytes": 232448,
+        "compute_capability": cc,
+    }
+
+
+def test_footprint_limit_follows_the_target() -> None:
+    assert shared_memory_limit(120) == 101376 == 99 * 1024
+    assert shared_memory_limit(87) == MAX_SHARED_MEMORY_OPTIN  # no row: the largest
+    at = footprint_args((256, 4, 99))  # 101376
+    assert check(at, compute_capability=120).ok
+    over = footprint_args((256, 4, 100))  # 102400
+    only_observed(check(over, compute_capability=120), "box-shared-memory-footprint")
+    assert check(over, compute_capability=90).ok
+
+
+def test_footprint_counts_floor_of_box_over_element_stride() -> None:
+    """The driver's count: floor per dimension, dimension 0 included with interleave NONE."""
+    floor_fits = footprint_args((256, 4, 229), es=(1, 3, 1))  # floor(4/3) = 1: 58624
+    assert driver_box_footprint(floor_fits) == 256 * 1 * 229
+    assert check(floor_fits).ok
+    assert box_bytes(floor_fits) == 256 * 2 * 229  # what a copy loads (ceil)
+    dim0 = footprint_args((256, 4, 228), es=(2, 1, 1))  # elementStrides[0] halves it
+    assert driver_box_footprint(dim0) == 128 * 4 * 228
+    assert check(dim0).ok
+    v = check(dim0)  # ... but a copy loads all 256 (box_bytes = 233472): a note says so
+    assert "box-footprint-undercounted" in note_rules(v)
+    (note,) = [n for n in v.notes if n.rule == "box-footprint-undercounted"]
+    assert note.documented is False and note.values["box_bytes"] == 233472
+
+
+def test_footprint_of_zero_when_a_box_is_below_its_element_stride() -> None:
+    """boxDim[i] < elementStrides[i] counts 0: the H200 accepted such boxes of 64 MiB."""
+    a = footprint_args((256, 256, 1, 256), es=(1, 1, 8, 1))
+    assert driver_box_footprint(a) == 0 and box_bytes(a) == 256**3
+    v = check(a, compute_capability=90)
+    assert v.ok and "box-footprint-undercounted" in note_rules(v)
+
+
+def test_footprint_closest_descriptors_of_the_run() -> None:
+    """The largest accepted (228480 bytes) and smallest refused (236640) model-ok footprints."""
+    accepted = TensorMapArgs(
+        F16, 3, 139637976727584, (109184, 109, 4294967296), (224272, 1099511627760),
+        (32, 14, 255), (1, 1, 1), swizzle=Swizzle.B64, oob_fill=OobFill.NAN_REQUEST_ZERO_FMA,
+    )  # fmt: skip
+    assert driver_box_footprint(accepted) == 228480
+    assert check(accepted, compute_capability=90).ok
+    refused = TensorMapArgs(
+        DT.INT64, 4, 139637976727552, (482, 4294967296, 255, 1), (9216, 18320, 4671648),
+        (116, 2, 255, 2), (4, 1, 1, 1), interleave=Interleave.B16, swizzle=Swizzle.B64,
+        l2_promotion=L2Promotion.L2_64B,
+    )  # fmt: skip
+    assert driver_box_footprint(refused) == 236640
+    only_observed(check(refused, compute_capability=90), "box-shared-memory-footprint")
+
+
+def test_footprint_not_judged_without_a_box() -> None:
+    bad = dataclasses.replace(footprint_args((256, 4, 228)), element_strides=(1, 0, 1))
+    assert driver_box_footprint(bad) is None
+    assert "box-shared-memory-footprint" not in rules(bad)
+    assert rules(dataclasses.replace(footprint_args((256, 4, 228)), box_dim=(256, 4, 300))) == [
+        "box-dim-range"
+    ]
+
+
+# packed-type-needs-sm100, swizzle-atom-needs-sm100
+
+
+@pytest.mark.parametrize("dtype", [U4_8, U4_16, U6_16])
+@pytest.mark.parametrize(("cc", "refused"), [(89, True), (90, True), (100, False), (120, False)])
+def test_packed_types_need_sm100(dtype: TensorMapDataType, cc: int, refused: bool) -> None:
+    box0 = 128 if dtype in (U4_16, U6_16) else 64
+    a = TensorMapArgs.contiguous(dtype, (512, 4), (box0, 2), global_address=0x10000)
+    v = check(a, compute_capability=cc)
+    if refused:
+        only_observed(v, "packed-type-needs-sm100")
+    else:
+        assert v.ok and "packed-type-needs-cuda-12.8-sm100" not in note_rules(v)
+    unjudged = check(a)
+    assert unjudged.ok and "packed-type-needs-cuda-12.8-sm100" in note_rules(unjudged)
+    (note,) = [n for n in unjudged.notes if n.rule == "packed-type-needs-cuda-12.8-sm100"]
+    assert note.documented is False and note.source.startswith(OBSERVED)
+
+
+@pytest.mark.parametrize(
+    "swizzle", [Swizzle.B128_ATOM_32B, Swizzle.B128_ATOM_32B_FLIP_8B, Swizzle.B128_ATOM_64B]
+)
+@pytest.mark.parametrize(("cc", "refused"), [(90, True), (99, True), (100, False), (103, False)])
+def test_atom_swizzles_need_sm100(swizzle: Swizzle, cc: int, refused: bool) -> None:
+    a = args2d(swizzle=swizzle)
+    v = check(a, compute_capability=cc)
+    if refused:
+        only_observed(v, "swizzle-atom-needs-sm100")
+    else:
+        assert v.ok and note_rules(v) == []
+    assert note_rules(check(a)) == ["swizzle-atom-needs-cuda-12.8-sm100"]
+
+
+@pytest.mark.parametrize("swizzle", [Swizzle.NONE, Swizzle.B32, Swizzle.B64, Swizzle.B128])
+def test_classic_swizzles_fine_on_sm90(swizzle: Swizzle) -> None:
+    box = (swizzle.span_bytes // 4 or 32, 128)  # fp32 rows exactly the swizzle span
+    assert check(args2d(box=box, swizzle=swizzle), compute_capability=90).ok
+
+
+# interleave-32b-requires-swizzle-32b: kept (documented), though the H200 does not enforce it
+
+
+@pytest.mark.parametrize("swizzle", [Swizzle.NONE, Swizzle.B128])
+def test_interleave_32b_rule_kept_although_the_h200_accepted(swizzle: Swizzle) -> None:
+    """Two of the 10 descriptors the H200 accepted; the reference forbids them in so many words."""
+    a = TensorMapArgs(
+        DT.UINT64, 5, 139637976727616, (32156, 1, 368, 1, 50),
+        (1099511627744, 1099511627744, 44672, 44672), (2, 12, 2, 12, 4), (1, 8, 1, 1, 8),
+        interleave=Interleave.B32, swizzle=swizzle, l2_promotion=L2Promotion.L2_256B,
+    )  # fmt: skip
+    v = check(a, compute_capability=90)
+    assert v.rules == ["interleave-32b-requires-swizzle-32b"]
+    assert v.violations[0].documented is True
+
+
+# the run's four classes, one exact descriptor each (docs/tma-disagreements.md)
+
+
+@pytest.mark.parametrize(
+    ("args", "rule"),
+    [
+        (
+            TensorMapArgs(U6_16, 1, 139637976727552, (128,), (), (128,), (1,)),  # index 7
+            "packed-type-needs-sm100",
+        ),
+        (
+            TensorMapArgs(DT.INT64, 1, 139637976727552, (3,), (), (2,), (1,),
+                          swizzle=Swizzle.B128_ATOM_64B),  # index 367
+            "swizzle-atom-needs-sm100",
+        ),
+        (
+            TensorMapArgs(DT.INT64, 3, 139637976727680, (1, 1, 1), (16, 16), (1, 1, 1),
+                          (1, 1, 1), interleave=Interleave.B16, swizzle=Swizzle.B64),  # 7507
+            "interleaved-inner-box-bytes-multiple-of-16",
+        ),
+        (
+            TensorMapArgs(DT.UINT32, 2, 139637976727584, (356, 4294967296), (228896,),
+                          (256, 255), (1, 1), l2_promotion=L2Promotion.L2_128B),  # index 6390
+            "box-shared-memory-footprint",
+        ),
+    ],
+)  # fmt: skip
+def test_run_exemplars_are_caught_on_sm90(args: TensorMapArgs, rule: str) -> None:
+    assert check(args).documented_ok  # the old, documented-only model accepted each
+    only_observed(check(args, compute_capability=90), rule)
+
+
+# blackwell-tma-bit85-known-issue (a note, never a violation)
+
+BIT85 = "blackwell-tma-bit85-known-issue"
+
+
+def padded2d(rows: int, pitch: int = 128) -> TensorMapArgs:
+    """fp32 rows of 16 elements (64 bytes) at ``pitch`` bytes: rows * pitch bytes in all."""
+    return TensorMapArgs(F32, 2, 0x10000, (16, rows), (pitch,), (16, 8), (1, 1))
+
+
+def test_global_extent_and_density() -> None:
+    assert global_extent_bytes(padded2d(1024)) == 131072
+    assert not is_dense(padded2d(1024)) and is_dense(padded2d(1024, pitch=64))
+    assert global_extent_bytes(args1d(100)) == 400 and is_dense(args1d(100))
+    assert global_extent_bytes(args2d(global_strides=())) is None
+
+
+@pytest.mark.parametrize(
+    ("rows", "cc", "driver", "expected"),
+    [
+        (1023, 100, 13010, True),  # 130944 bytes < 128 KiB, CUDA 13.1
+        (1024, 100, 13010, False),  # exactly 128 KiB: not under it
+        (1023, 100, 13020, False),  # CUDA 13.2: fixed
+        (1023, 100, None, True),  # driver unknown: warn
+        (1023, 90, 13010, False),  # Hopper: not affected
+        (1023, None, 13010, False),  # target unknown: not judged
+        (1023, 120, 12080, True),  # sm_120 is Blackwell too
+    ],
+)
+def test_blackwell_bit85_note_boundaries(
+    rows: int, cc: int | None, driver: int | None, expected: bool
+) -> None:
+    v = check(padded2d(rows), compute_capability=cc, driver_cuda_version=driver)
+    assert v.ok  # a warning, never a violation
+    assert (BIT85 in note_rules(v)) == expected
+    if expected:
+        (note,) = [n for n in v.notes if n.rule == BIT85]
+        assert "595.71.05" in note.source and "bit 85" in note.message
+        assert "9235" in note.message and note.values["extent_bytes"] == rows * 128
+
+
+def test_blackwell_bit85_note_needs_a_non_dense_tensor() -> None:
+    dense = padded2d(1023, pitch=64)
+    assert BIT85 not in note_rules(check(dense, compute_capability=100))
+    overlapping = padded2d(1023, pitch=32)  # not "dense non-overlapping" either
+    assert BIT85 in note_rules(check(overlapping, compute_capability=100))
+    assert BIT85 not in note_rules(check(args1d(1000), compute_capability=100))  # rank 1: dense
