@@ -1083,7 +1083,11 @@ def write_report(
     baseline: Baseline | None = None,
     verify_release: bool = False,
 ) -> Written:
-    """Write the report of ``subject`` into ``folder`` (replacing what a previous one left)."""
+    """Write the report of ``subject`` into ``folder``, replacing what a previous report left.
+
+    What ``repro replay`` wrote there (``replay.json`` and the files it lists) is kept:
+    the issue gains its IR section from them.
+    """
     result = subject.result
     found_triage = triage(result)
     if found_triage is None:
@@ -1092,9 +1096,11 @@ def write_report(
         )
     env = template_environment(templates)
     baseline = baseline or Baseline.load()
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    kept = _replay_files(folder)
+    for path in folder.iterdir() if folder.is_dir() else ():
+        if path.name not in kept:
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
     files: list[str] = []
     expected = result.signature.text if result.signature else result.outcome.label
     repro_title = _repro_title(result)
@@ -1159,6 +1165,7 @@ def write_report(
     note = baseline_note(result, subject.triton_version, baseline)
     context = {
         **common,
+        "ir_replay": ir_replay(folder),
         "title": issue_title(result, repro_title, found_triage),
         "repro_py": repro_source,
         "snippet": snippet,
@@ -1206,6 +1213,36 @@ def write_report(
     written.body_file = body_file
     written.title = str(context["title"])
     return written
+
+
+def _replay_files(folder: Path) -> set[str]:
+    record = folder / "replay.json"
+    if not record.is_file():
+        return set()
+    return {"replay.json", *json.loads(record.read_text()).get("files", {}).values()}
+
+
+def ir_replay(folder: Path) -> dict[str, Any] | None:
+    """What ``repro replay`` left in the report folder, for the issue's IR section."""
+    record = folder / "replay.json"
+    if not record.is_file():
+        return None
+    replay = json.loads(record.read_text())
+    failing = replay.get("first_failing")
+    if not failing:
+        return None
+    files = replay.get("files", {})
+    lit = files.get("lit_test")
+    return {
+        "pass_name": failing.get("pass_name") or failing.get("pass"),
+        "flag": failing.get("flag", ""),
+        "call": failing.get("call", ""),
+        "triton": replay.get("triton", ""),
+        "confirmed": replay.get("confirmed", False),
+        "files": files,
+        "reduction": replay.get("reduction"),
+        "lit_text": (folder / lit).read_text() if lit and (folder / lit).is_file() else "",
+    }
 
 
 def _fit(env: Environment, name: str, context: dict[str, Any]) -> str:
