@@ -25,6 +25,7 @@ from typing import Any
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from suite.errors import UsageError
 from suite.outcome import CaseResult, Outcome, Signature
 from suite.record import safe_name
 
@@ -194,3 +195,24 @@ class DirectoryFindingsStore(FindingsStore):
 
     def example_database(self) -> ExampleDatabase:
         return DirectoryBasedExampleDatabase(str(self.root / self.DATABASE))
+
+
+def locate(ref: str, output: Path) -> Path:
+    """A finding's file: ``ref`` itself, or by id (``<repro>-<digest>``, the file's stem)
+    or a unique part of one, under ``<output>/findings``. Commands that take a finding
+    (report, replay, bisect) all find it this way."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    root = output / "findings"
+    candidates = sorted(root.glob("*.json")) if root.is_dir() else []
+    exact = [p for p in candidates if p.stem == ref or p.name == ref]
+    matches = exact or [p for p in candidates if p.stem.startswith(ref) or ref in p.stem]
+    if not matches:
+        raise UsageError(
+            f"no finding or run result {ref!r} (findings under {root}; a result is RUN_DIR:CASE_ID)"
+        )
+    if len(matches) > 1:
+        names = ", ".join(p.stem for p in matches[:8])
+        raise UsageError(f"{ref!r} matches {len(matches)} findings ({names}); name one")
+    return matches[0]

@@ -74,15 +74,10 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from suite import bisect, render, venvs
-    from suite.findings import Finding
+    from suite.findings import Finding, locate
     from suite.runner import Execution
 
-    path = Path(args.finding)
-    if not path.is_file():
-        name = args.finding if args.finding.endswith(".json") else f"{args.finding}.json"
-        path = Path(args.output) / "findings" / name
-    if not path.is_file():
-        raise UsageError(f"no such finding: {args.finding}")
+    path = locate(args.finding, Path(args.output))
     try:
         finding = Finding.from_json(json.loads(path.read_text()))
     except (ValueError, TypeError, KeyError) as exc:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.errors import UsageError
+from suite.findings import locate
 from suite.isolate import Bounds, Exit, run_isolated
 from suite.outcome import CaseResult
 from suite.record import RESULTS, RunStore, safe_name
@@ -393,21 +394,7 @@ def _environment(folder: Path) -> dict[str, Any]:
 
 
 def _load_finding(ref: str, output: Path) -> tuple[dict[str, Any], Path]:
-    path = Path(ref)
-    if not path.is_file():
-        root = output / "findings"
-        candidates = sorted(root.glob("*.json")) if root.is_dir() else []
-        exact = [p for p in candidates if p.stem == ref or p.name == ref]
-        matches = exact or [p for p in candidates if p.stem.startswith(ref)]
-        if not matches:
-            raise UsageError(
-                f"no finding or run result {ref!r} (findings under {root}; a result is "
-                "RUN_DIR:CASE_ID)"
-            )
-        if len(matches) > 1:
-            names = ", ".join(p.stem for p in matches[:6])
-            raise UsageError(f"{ref!r} matches {len(matches)} findings ({names}); name one")
-        path = matches[0]
+    path = locate(ref, output)
     try:
         record = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:

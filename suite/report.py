@@ -54,7 +54,7 @@ from jinja2 import (
 
 from suite.baseline import Baseline, Expectation
 from suite.errors import UsageError
-from suite.findings import DirectoryFindingsStore, Finding
+from suite.findings import DirectoryFindingsStore, Finding, locate
 from suite.limits import UnknownTarget, limits_for
 from suite.outcome import CaseResult, Outcome, Signature
 from suite.record import RESULTS, RunStore, safe_name
@@ -269,21 +269,7 @@ class Subject:
 
 def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]:
     """A finding by file, by id (``<repro>-<digest>``, the file's stem) or by a unique prefix."""
-    path = Path(ref)
-    if not path.is_file():
-        root = output / "findings"
-        candidates = sorted(root.glob("*.json")) if root.is_dir() else []
-        exact = [p for p in candidates if p.stem == ref]
-        matches = exact or [p for p in candidates if p.stem.startswith(ref) or ref in p.stem]
-        if not matches:
-            raise UsageError(
-                f"no finding or run result {ref!r} (findings under {root}; a result is "
-                "RUN_DIR:CASE_ID or results.jsonl with --case)"
-            )
-        if len(matches) > 1:
-            names = ", ".join(p.stem for p in matches[:8])
-            raise UsageError(f"{ref!r} matches {len(matches)} findings ({names}); name one")
-        path = matches[0]
+    path = locate(ref, output)
     try:
         record = json.loads(path.read_text())
         finding = Finding.from_json(record)
