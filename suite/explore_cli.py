@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suite.errors import UsageError
+from suite.options import DEFAULT_OUTPUT
 
 if TYPE_CHECKING:
     from suite.findings import Finding
-
-DEFAULT_OUTPUT = "reports"
 
 
 def _split(values: Sequence[str] | None) -> list[str]:

@@ -8,14 +8,13 @@ line on stderr, via :class:`~suite.errors.UsageError`).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from suite.errors import UsageError
+from suite.options import add_execution_options
 
-DEFAULT_OUTPUT = "reports"
 DEFAULT_SIZES = "4096,8192"
 
 
@@ -88,22 +87,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     )
     gate.add_argument("--jit", help="the @triton.jit kernel to time, when the module has several")
     gate.add_argument("--seed", type=int, help="seed of the random inputs (default: the clock)")
-    gate.add_argument(
-        "-j",
-        "--workers",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="static cases at once (default: the core count)",
-    )
-    gate.add_argument(
-        "--timeout", type=float, default=300.0, help="seconds per static case (default 300)"
-    )
-    gate.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB per static case (default 8)"
-    )
-    gate.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
-    )
+    add_execution_options(gate, timeout=300.0)
     gate.add_argument("--python", help="interpreter whose Triton runs the cases")
 
 

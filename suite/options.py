@@ -14,10 +14,33 @@ from suite.errors import UsageError
 from suite.isolate import Bounds
 from suite.runner import Execution
 
+DEFAULT_OUTPUT = "reports"
+"""The output root every command writes under unless told otherwise."""
+
 
 def split(values: Sequence[str] | None) -> list[str]:
     """Repeatable, comma-separated option values as one list."""
     return [v for value in values or () for v in value.split(",") if v]
+
+
+def add_execution_options(parser: argparse.ArgumentParser, timeout: float = 600.0) -> None:
+    """How many cases at once, within which bounds, written where."""
+    parser.add_argument(
+        "-j",
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="cases run at once (default: the core count)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=timeout, help=f"seconds per case (default {timeout:g})"
+    )
+    parser.add_argument(
+        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
+    )
+    parser.add_argument(
+        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+    )
 
 
 def add_case_options(parser: argparse.ArgumentParser) -> None:
@@ -32,20 +55,7 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="launch and check cases on a visible GPU (default: auto)",
     )
-    parser.add_argument(
-        "-j",
-        "--workers",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="cases run at once (default: the core count)",
-    )
-    parser.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds per case (default 600)"
-    )
-    parser.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
-    )
-    parser.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
+    add_execution_options(parser)
     parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     parser.add_argument(
         "--isolation",

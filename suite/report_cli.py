@@ -16,8 +16,7 @@ import tempfile
 from pathlib import Path
 
 from suite.errors import UsageError
-
-DEFAULT_OUTPUT = "reports"
+from suite.options import DEFAULT_OUTPUT
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
