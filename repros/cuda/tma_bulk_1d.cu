@@ -189,15 +189,9 @@ int run(int argc, char** argv) {
   r.cc = prop.major * 10 + prop.minor;
   r.blocks = blocks > 0 ? blocks : prop.multiProcessorCount;
 
-  cudaDriverEntryPointQueryResult found;
-  RT("cudaGetDriverEntryPointByVersion",
-     cudaGetDriverEntryPointByVersion("cuGetErrorName", reinterpret_cast<void**>(&driver_error_name),
-                                      6000, cudaEnableDefault, &found));
-  RT("cudaGetDriverEntryPointByVersion",
-     cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
-                                      reinterpret_cast<void**>(&encode_tiled), 12000,
-                                      cudaEnableDefault, &found));
-  if (found != cudaDriverEntryPointSuccess || !encode_tiled) {
+  bool have_encode = false;
+  RT("cudaGetDriverEntryPointByVersion", load_driver_api(&have_encode));
+  if (!have_encode) {
     r.error_at = "cuTensorMapEncodeTiled entry point";
     r.error = "symbol not found";
     print(r);
@@ -206,13 +200,7 @@ int run(int argc, char** argv) {
 
   const size_t bytes = static_cast<size_t>(r.n) * sizeof(float);
   std::vector<float> host_src(r.n), host_dst(r.n);
-  uint32_t state = 0x9e3779b9u;
-  for (auto& v : host_src) {  // xorshift32: values in [-1, 1), never NaN
-    state ^= state << 13;
-    state ^= state >> 17;
-    state ^= state << 5;
-    v = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
+  fill_random(host_src, 0x9e3779b9u);
   float *src = nullptr, *dst = nullptr;
   unsigned* timeout_flag = nullptr;
   RT("cudaMalloc", cudaMalloc(&src, bytes));

@@ -7,6 +7,7 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
+#include <vector>
 
 #ifndef WAIT_TIMEOUT_NS
 #define WAIT_TIMEOUT_NS 2000000000ull
@@ -83,6 +84,31 @@ const char* cu_name(CUresult r) {
   const char* name = nullptr;
   if (driver_error_name && driver_error_name(r, &name) == CUDA_SUCCESS && name) return name;
   return "CUDA_ERROR_UNKNOWN";
+}
+
+// Reach the driver API through the runtime, so no -lcuda is needed at link time.
+// `have_encode` says whether cuTensorMapEncodeTiled was found.
+inline cudaError_t load_driver_api(bool* have_encode) {
+  cudaDriverEntryPointQueryResult found;
+  cudaError_t e = cudaGetDriverEntryPointByVersion(
+      "cuGetErrorName", reinterpret_cast<void**>(&driver_error_name), 6000, cudaEnableDefault,
+      &found);
+  if (e != cudaSuccess) return e;
+  e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled",
+                                       reinterpret_cast<void**>(&encode_tiled), 12000,
+                                       cudaEnableDefault, &found);
+  *have_encode = e == cudaSuccess && found == cudaDriverEntryPointSuccess && encode_tiled;
+  return e;
+}
+
+// Fresh, never-NaN inputs in [-1, 1) from xorshift32 (deterministic for a seed).
+inline void fill_random(std::vector<float>& values, uint32_t state) {
+  for (auto& v : values) {
+    state ^= state << 13;
+    state ^= state >> 17;
+    state ^= state << 5;
+    v = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
 }
 
 }  // namespace
