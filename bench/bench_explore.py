@@ -35,14 +35,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from suite.discover import Found, select
-from suite.expand import CaseSpec
-from suite.explore import Budget, Exploration, explore, failure_signature
-from suite.findings import DirectoryFindingsStore
-from suite.isolate import Bounds
-from suite.outcome import CaseResult
-from suite.runner import Execution, run_case
-from suite.shim import cache_root
+from suite.engine.discover import Found, select
+from suite.engine.expand import CaseSpec
+from suite.engine.isolate import Bounds
+from suite.engine.outcome import CaseResult
+from suite.engine.runner import Execution, run_case
+from suite.files import cache_root
+from suite.search.explore import Budget, Exploration, explore, failure_signature
+from suite.search.findings import DirectoryFindingsStore
 
 DEFAULT_PYTHON = cache_root() / "venvs" / "triton-3.5.0" / "bin" / "python"
 GOAL_FIRST_FAILURE = 20

@@ -25,9 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from suite.api import Case, Target
-from suite.discover import select
-from suite.expand import expand
-from suite.runner import Execution, Workers, run_case
+from suite.engine.discover import select
+from suite.engine.expand import expand
+from suite.engine.runner import Execution, Workers, run_case
 
 MATRIX = (
     ("tma-gemm-prefetch", ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121"), ("all",)),

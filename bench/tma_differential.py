@@ -70,8 +70,8 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import seed as hypothesis_seed  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from suite import tma_driver  # noqa: E402
-from suite.tma_driver import args_from_dict, args_to_dict, driver_call  # noqa: E402
+from suite.cuda import driver as tma_driver  # noqa: E402
+from suite.cuda.driver import args_from_dict, args_to_dict, driver_call  # noqa: E402
 from suite.tma_model import (  # noqa: E402
     ATOM_SWIZZLES,
     FLOAT_TYPES,

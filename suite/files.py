@@ -1,8 +1,9 @@
-"""Read the structured files users hand the suite: configs and baselines."""
+"""Files the suite reads and keeps: structured user files (configs, baselines), the cache folder."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,3 +32,9 @@ def load_structured(path: Path, what: str) -> Any:
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"malformed {what} {path}: {first}") from None
+
+
+def cache_root() -> Path:
+    """The user's cache folder for the suite (venvs, the import shim)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "triton-repro-suite"

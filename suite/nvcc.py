@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Case, Compiled, Unsupported, WrongResult
-from suite.limits import limits_for
+from suite.toolchain.limits import limits_for
 from suite.tritonc import cubin_resources
 
 __all__ = [

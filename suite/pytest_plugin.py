@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 
-from suite.baseline import Baseline
-from suite.engine import Selection, plan
-from suite.environment import capture
+from suite.engine.baseline import Baseline
+from suite.engine.environment import capture
+from suite.engine.expand import CaseSpec
+from suite.engine.isolate import Bounds
+from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.runner import Execution, Workers, run_case
+from suite.engine.session import Selection, plan
 from suite.errors import UsageError
-from suite.expand import CaseSpec
-from suite.isolate import Bounds
-from suite.outcome import CaseResult, Outcome
-from suite.runner import Execution, Workers, run_case
 
 
 class KnownFailure(Exception):

@@ -269,7 +269,7 @@ MAX_ELEMENT_STRIDE = 8  # inclusive
 #: How ``globalStrides`` reaches the driver: a pointer to an array, or NULL (rank 1 only).
 GLOBAL_STRIDES_POINTERS = ("array", "null")
 #: The largest shared memory per block (opt-in) of any TMA-capable target: 227 KiB on
-#: sm_90, sm_100, sm_103 and sm_110 (``suite.limits``). A box whose footprint is larger is
+#: sm_90, sm_100, sm_103 and sm_110 (``suite.toolchain.limits``). A box whose footprint is larger is
 #: refused by the H200's driver (``box-shared-memory-footprint``).
 MAX_SHARED_MEMORY_OPTIN = 227 * 1024
 #: First compute capability with the packed sub-byte types and the 128B_ATOM_* swizzles.
@@ -283,13 +283,13 @@ BLACKWELL_BIT85_LAST_AFFECTED_DRIVER = 13010
 def shared_memory_limit(compute_capability: int | None) -> int:
     """Shared memory per block (opt-in) of the target, in bytes.
 
-    ``None`` or a compute capability without a row in ``suite.limits`` gives the largest
+    ``None`` or a compute capability without a row in ``suite.toolchain.limits`` gives the largest
     value of any TMA-capable target (:data:`MAX_SHARED_MEMORY_OPTIN`): a box over it fits
     no GPU's shared memory.
     """
     if compute_capability is None:
         return MAX_SHARED_MEMORY_OPTIN
-    from suite.limits import TARGETS
+    from suite.toolchain.limits import TARGETS
 
     for target in TARGETS.values():
         if target.arch == compute_capability:

@@ -84,7 +84,7 @@ def repro_cli(
 ) -> Completed:
     """Run the real ``repro`` command line in a fresh interpreter."""
     proc = subprocess.run(
-        [sys.executable, "-m", "suite.cli", *args],
+        [sys.executable, "-m", "suite.cli.main", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -104,7 +104,7 @@ def planted(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def triton_350() -> Path:
     """A cached venv holding triton==3.5.0 and nothing else, built once per machine."""
-    from suite.venvs import for_version
+    from suite.toolchain.venvs import for_version
 
     return Path(for_version("3.5.0").python)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from suite.baseline import Baseline, Expectation, exit_status
-from suite.outcome import CaseResult, Outcome, Signature
+from suite.engine.baseline import Baseline, Expectation, exit_status
+from suite.engine.outcome import CaseResult, Outcome, Signature
 
 KNOWN = Expectation(
     id="k",

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import triton
 
-from suite.discover import catalogue
-from suite.expand import expand
-from suite.runner import Execution, run_case
+from suite.engine.discover import catalogue
+from suite.engine.expand import expand
+from suite.engine.runner import Execution, run_case
 
 TARGETS = ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121")
 SMALL = {

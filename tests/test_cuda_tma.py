@@ -25,13 +25,13 @@ from pathlib import Path
 import pytest
 
 from suite.api import Case, Target, WrongResult
-from suite.baseline import Baseline, exit_status
-from suite.child import load_reproducers
-from suite.discover import Found
-from suite.expand import expand
+from suite.engine.baseline import Baseline, exit_status
+from suite.engine.child import load_reproducers
+from suite.engine.discover import Found
+from suite.engine.expand import expand
+from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.runner import Execution, run_case
 from suite.nvcc import CudaRunError, compile_cuda, executable, run_cuda
-from suite.outcome import CaseResult, Outcome, Signature
-from suite.runner import Execution, run_case
 from suite.static_check import (
     BUFFER_OVERFLOW,
     TX_BYTES_MISMATCH,

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 from PIL import Image
 
-from suite.dashboard import signature_colour
+from suite.releases.dashboard import signature_colour
 from tests.conftest import repro_cli
 
 SIGNATURE = "compiler-error:ttgir:TritonGPUAssignLatencies"

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from suite import cli, explore_cli
-from suite.discover import select
+from suite.cli import explore as explore_cli
+from suite.cli import main as cli
+from suite.engine.discover import select
+from suite.engine.isolate import Bounds
+from suite.engine.runner import Execution
 from suite.errors import UsageError
-from suite.explore import Budget, Exploration, explore
-from suite.findings import DirectoryFindingsStore, Finding
-from suite.isolate import Bounds
-from suite.runner import Execution
+from suite.search.explore import Budget, Exploration, explore
+from suite.search.findings import DirectoryFindingsStore, Finding
 
 SEED = 1
 EXAMPLES = 30

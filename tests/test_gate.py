@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from suite import gate
 from suite.errors import UsageError
+from suite.gate import gate
 from tests.conftest import ROOT, gpu_visible
 
 BENCH = ROOT / "bench" / "gate"
@@ -26,9 +26,9 @@ TABLE_HEADER = "| role | config | verdict | shared | registers | spills | reason
 
 
 def gate_cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    """The real command in a fresh interpreter (``python -m suite.gate_cli`` = ``repro gate``)."""
+    """The real command in a fresh interpreter (``python -m suite.cli.gate`` = ``repro gate``)."""
     return subprocess.run(
-        [sys.executable, "-m", "suite.gate_cli", *args],
+        [sys.executable, "-m", "suite.cli.gate", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -332,10 +332,10 @@ def fake_gpu(tmp_path, monkeypatch):
     child = tmp_path / "fake_gate_gpu.py"
     child.write_text(FAKE_CHILD)
     monkeypatch.setattr(gate, "GPU_CHILD", (str(child),))
-    import suite.environment
+    import suite.engine.environment
 
     monkeypatch.setattr(
-        suite.environment, "capture", lambda python: {"gpu_arch": 90, "gpu": "Fake H200"}
+        suite.engine.environment, "capture", lambda python: {"gpu_arch": 90, "gpu": "Fake H200"}
     )
     return tmp_path
 

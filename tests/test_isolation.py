@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from suite.isolate import Bounds, run_isolated
+from suite.engine.isolate import Bounds, run_isolated
 from tests.conftest import repro_cli
 
 C_PROGRAMS = {

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from suite.bisect import BAD, GOOD, UNSUPPORTED, between, bisect
 from suite.errors import UsageError
+from suite.releases.bisect import BAD, GOOD, UNSUPPORTED, between, bisect
 from tests.conftest import repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}

@@ -17,11 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from suite import cli
-from suite.ir_reduce import IRText
-from suite.outcome import CaseResult, Outcome, Signature
-from suite.record import RunStore, safe_name
-from suite.replay import (
+from suite.cli import main as cli
+from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.record import RunStore, safe_name
+from suite.engine.shim import child_env
+from suite.replay.child import (
+    PassSpec,
+    map_passes,
+    normalize_name,
+    parse_pipeline,
+    pass_flag,
+    split_reproducer,
+)
+from suite.replay.ir_reduce import IRText
+from suite.replay.replay import (
     Diagnostic,
     Subject,
     choose_reproducer,
@@ -30,15 +39,6 @@ from suite.replay import (
     probe,
     replay,
 )
-from suite.replay_child import (
-    PassSpec,
-    map_passes,
-    normalize_name,
-    parse_pipeline,
-    pass_flag,
-    split_reproducer,
-)
-from suite.shim import child_env
 from tests.conftest import ROOT, Completed, repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
@@ -46,10 +46,10 @@ CASE = "tma-gemm-prefetch[sm_100-64x64x32-w4-s2]"
 PASSING = "tma-gemm-prefetch[sm_100-64x64x32-w16-s2]"
 PASS = "tritongpu-assign-latencies"
 
-# Until suite/cli.py mounts ``replay``, drive it through the same parser and error handling.
+# Until suite/cli/main.py mounts ``replay``, drive it through the same parser and error handling.
 DRIVER = """
 import argparse, sys
-from suite import cli, replay_cli
+from suite.cli import main as cli, replay as replay_cli
 from suite.errors import UsageError
 parser = cli.build_parser()
 sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -71,7 +71,7 @@ def _mounted() -> bool:
 
 def replay_argv(*args: str) -> list[str]:
     if _mounted():
-        return [sys.executable, "-m", "suite.cli", "replay", *args]
+        return [sys.executable, "-m", "suite.cli.main", "replay", *args]
     return [sys.executable, "-c", DRIVER, "replay", *args]
 
 
@@ -277,7 +277,7 @@ def _subject(tmp_path: Path) -> Subject:
 
 
 def test_lit_test_uses_verify_diagnostics_for_located_errors(tmp_path):
-    from suite.replay_child import Mapped
+    from suite.replay.child import Mapped
 
     step = Mapped(PassSpec(PASS, {"num-stages": "2"}, f"{PASS}{{num-stages=2}}"), "b", [], [], "")
     diagnostic = Diagnostic(
@@ -296,7 +296,7 @@ def test_lit_test_uses_verify_diagnostics_for_located_errors(tmp_path):
 
 
 def test_lit_test_for_a_crash_is_a_regression_test(tmp_path):
-    from suite.replay_child import Mapped
+    from suite.replay.child import Mapped
 
     step = Mapped(PassSpec(PASS, {"num-stages": "2"}, f"{PASS}{{num-stages=2}}"), "b", [], [], "")
     diagnostic = Diagnostic(pass_name="TritonGPUAssignLatencies", crashed=True)
@@ -382,9 +382,9 @@ def test_a_pass_the_release_does_not_have_is_one_line_and_exit_2(tmp_path):
 @pytest.fixture(scope="module")
 def installed_stage_reproducer(tmp_path_factory) -> Path:
     """The make_ttgir reproducer the installed Triton writes for the sm_100 case (it passes)."""
-    from suite.discover import select
-    from suite.expand import expand
-    from suite.runner import Execution, run_case
+    from suite.engine.discover import select
+    from suite.engine.expand import expand
+    from suite.engine.runner import Execution, run_case
 
     folder = tmp_path_factory.mktemp("installed") / "case"
     (spec,) = expand(select(["tma-gemm-prefetch"]), ["sm_100"], configs=[TRIGGER])
@@ -558,7 +558,7 @@ def test_a_passing_case_has_nothing_to_replay(run_350):
 
 
 def _finding(out: Path, python: str, triton: str) -> Path:
-    from suite.findings import DirectoryFindingsStore, Finding
+    from suite.search.findings import DirectoryFindingsStore, Finding
 
     finding = Finding(
         repro="tma-gemm-prefetch",
@@ -609,7 +609,7 @@ import sys
 from pathlib import Path
 from triton._C.libtriton import ir
 from suite.api import Case, Target
-from suite.child import load_reproducers
+from suite.engine.child import load_reproducers
 
 out = Path(sys.argv[2])
 original = ir.pass_manager.run

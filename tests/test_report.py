@@ -1,7 +1,7 @@
 """``repro report``: triage, upstream-ready reports, proof of reproduction.
 
 Real inputs only: every result comes from the engine (``repro run`` or ``run_case``, each
-case a child process), findings from ``suite.explore`` under the cached triton 3.5.0 venv,
+case a child process), findings from ``suite.search.explore`` under the cached triton 3.5.0 venv,
 and ``repro.py`` is run as a user would run it, in a clean environment.
 """
 
@@ -18,18 +18,22 @@ from pathlib import Path
 
 import pytest
 
-from suite import cli, report_cli
-from suite.discover import select
+from suite.cli import main as cli
+from suite.cli import report as report_cli
+from suite.engine.discover import select
+from suite.engine.expand import expand
+from suite.engine.isolate import Bounds
+from suite.engine.outcome import CaseResult, Signature
+from suite.engine.record import RunStore
+from suite.engine.runner import Execution, run_case
+from suite.engine.scrub import scrub
+from suite.engine.triage import triage
 from suite.errors import UsageError
-from suite.expand import expand
-from suite.explore import Budget, explore
-from suite.findings import DirectoryFindingsStore
-from suite.isolate import Bounds
-from suite.outcome import CaseResult, Signature
-from suite.record import RunStore
-from suite.report import clean_env, fence, foreign_imports, scrub, trim_lines
-from suite.runner import Execution, run_case
-from suite.triage import triage
+from suite.report.standalone import foreign_imports
+from suite.report.verify import clean_env
+from suite.search.explore import Budget, explore
+from suite.search.findings import DirectoryFindingsStore
+from suite.templating import fence, trim_lines
 from tests.conftest import repro_cli
 
 ASSIGN_LATENCIES = "compiler-error:ttgir:TritonGPUAssignLatencies"
@@ -119,7 +123,7 @@ def compile_case(case):
 
 
 def report(*argv: str) -> int:
-    """``repro report ...`` as ``suite.cli.main`` runs a command (one line and 2 on bad input)."""
+    """``repro report ...`` as ``suite.cli.main.main`` runs it (one line and 2 on bad input)."""
     parser = cli._Parser(prog="repro")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
     report_cli.add_parsers(commands)
@@ -175,7 +179,7 @@ def fences_are_valid(markdown: str) -> bool:
 
 @pytest.fixture(scope="module")
 def assign_latencies(tmp_path_factory, triton_350):
-    """``suite.explore`` on tma-gemm-prefetch for sm_100 under triton 3.5.0: the findings root."""
+    """``suite.search.explore`` on tma-gemm-prefetch, sm_100, triton 3.5.0: the findings root."""
     root = tmp_path_factory.mktemp("explore350")
     (found,) = select(["tma-gemm-prefetch"])
     exploration = explore(
@@ -526,7 +530,7 @@ def _configs(tmp_path: Path, *configs: dict) -> str:
 
 
 def test_environment_capture_drops_secret_variables(monkeypatch):
-    from suite.report import capture_variables
+    from suite.engine.scrub import capture_variables
 
     monkeypatch.setenv("TRITON_CACHE_DIR", os.path.join(str(Path.home()), "cache"))
     monkeypatch.setenv("TRITON_HF_TOKEN", "hf_" + "x" * 34)
@@ -537,7 +541,7 @@ def test_environment_capture_drops_secret_variables(monkeypatch):
 
 
 def test_docs_list_every_triage_rule():
-    from suite.triage import RULES
+    from suite.engine.triage import RULES
 
     docs = (Path(__file__).resolve().parent.parent / "docs" / "reports.md").read_text()
     for rule in RULES:

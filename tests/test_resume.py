@@ -19,7 +19,7 @@ def test_sigkill_then_resume(planted, tmp_path):
         [
             sys.executable,
             "-m",
-            "suite.cli",
+            "suite.cli.main",
             "run",
             str(planted),
             "--configs",

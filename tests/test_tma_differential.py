@@ -1,4 +1,4 @@
-"""Tests for the differential harness: bench/tma_differential.py and suite/tma_driver.py.
+"""Tests for the differential harness: bench/tma_differential.py and suite/cuda/driver.py.
 
 On the CPU: the generator (valid TensorMapArgs, the edges it must hit, determinism for a
 seed), the bookkeeping (outcomes, groups, per-rule confirmation, the rank-1 conclusions), the
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from suite import tma_driver
-from suite.tma_driver import (
+from suite.cuda import driver as tma_driver
+from suite.cuda.driver import (
     DriverUnavailable,
     IsolatedDriver,
     args_from_dict,

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from suite.discover import select
-from suite.expand import expand
-from suite.runner import Execution, run_case
+from suite.engine.discover import select
+from suite.engine.expand import expand
+from suite.engine.runner import Execution, run_case
 from tests.conftest import repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}

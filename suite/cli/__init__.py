@@ -1,0 +1,1 @@
+"""The ``repro`` command: one module per command family, each a thin door onto the packages."""

@@ -1,0 +1,7 @@
+"""``python -m suite.cli.main.main``: the ``repro`` command."""
+
+import sys
+
+from suite.cli.main.main.main import main
+
+sys.exit(main())

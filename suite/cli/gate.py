@@ -1,0 +1,150 @@
+"""The ``repro gate`` command, for :mod:`suite.cli.main` to mount.
+
+``gate`` decides whether a proposed set of autotune configs may replace the
+current one (:mod:`suite.gate.gate`). Exit status: 0 pass, 1 fail, 2 bad input (one
+line on stderr, via :class:`~suite.errors.UsageError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from suite.cli.options import add_execution_options
+from suite.errors import UsageError
+
+DEFAULT_SIZES = "4096,8192"
+
+
+def _split(values: Sequence[str] | None) -> list[str]:
+    return [v for value in values or () for v in value.split(",") if v]
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``gate`` to ``commands`` (built with the CLI's parser class). Imports nothing heavy."""
+    gate = commands.add_parser(
+        "gate",
+        help="decide whether proposed autotune configs may replace the current ones",
+        description=(
+            "Static checks of every config x target (compile, shared/tensor memory, registers, "
+            "spills), with --gpu correctness and do_bench speed against cuBLAS; exit 0 pass, "
+            "1 fail, 2 bad input."
+        ),
+    )
+    gate.add_argument("--kernel", required=True, help="reproducer id or reproducer file (.py)")
+    gate.add_argument(
+        "--current",
+        required=True,
+        metavar="FILE",
+        help="current configs: YAML/TOML/JSON list, or a .py with a triton.autotune kernel "
+        "(FILE.py::KERNEL when it has several)",
+    )
+    gate.add_argument(
+        "--proposed", metavar="FILE", help="proposed configs (same forms; optional with --suggest)"
+    )
+    gate.add_argument(
+        "-t",
+        "--targets",
+        "--target",
+        dest="targets",
+        action="append",
+        help="targets, comma-separated or repeated (default: all of the reproducer's)",
+    )
+    gate.add_argument(
+        "--sizes",
+        default=DEFAULT_SIZES,
+        help=f"GEMM sizes timed on the GPU: N (cube) or MxNxK, comma-separated "
+        f"(default {DEFAULT_SIZES})",
+    )
+    gate.add_argument(
+        "--gpu", action="store_true", help="check correctness and time on the visible GPU"
+    )
+    gate.add_argument(
+        "--suggest",
+        action="store_true",
+        help="rank the kernel's declared space by measured speed; write suggested.yaml "
+        "(needs a GPU)",
+    )
+    gate.add_argument("--suggest-count", type=int, default=4, help="configs to suggest (default 4)")
+    gate.add_argument(
+        "--budget-s",
+        type=float,
+        default=480.0,
+        help="seconds for the whole --suggest run, static checks included (default 480)",
+    )
+    gate.add_argument(
+        "--input-sets", type=int, default=3, help="fresh input sets timed per size (default 3)"
+    )
+    gate.add_argument(
+        "--noise-floor",
+        type=float,
+        default=1.0,
+        metavar="PCT",
+        help="smallest noise band, in percent, when comparing best proposed with best current "
+        "(default 1.0; the measured spread counts when larger)",
+    )
+    gate.add_argument("--jit", help="the @triton.jit kernel to time, when the module has several")
+    gate.add_argument("--seed", type=int, help="seed of the random inputs (default: the clock)")
+    add_execution_options(gate, timeout=300.0)
+    gate.add_argument("--python", help="interpreter whose Triton runs the cases")
+
+
+def cmd_gate(args: argparse.Namespace) -> int:
+    from suite.gate.gate import GateOptions, parse_sizes, run_gate
+
+    if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
+        raise UsageError("--workers, --timeout and --memory-cap must be positive")
+    if args.noise_floor < 0:
+        raise UsageError("--noise-floor must not be negative")
+    options = GateOptions(
+        kernel=args.kernel,
+        current=args.current,
+        proposed=args.proposed,
+        targets=_split(args.targets),
+        sizes=parse_sizes(args.sizes),
+        gpu=args.gpu or args.suggest,
+        suggest=args.suggest,
+        suggest_count=args.suggest_count,
+        budget_s=args.budget_s,
+        input_sets=args.input_sets,
+        noise_floor=args.noise_floor / 100.0,
+        jit=args.jit,
+        output=Path(args.output),
+        workers=args.workers,
+        timeout_s=args.timeout,
+        memory_bytes=int(args.memory_cap * (1 << 30)),
+        python=args.python or sys.executable,
+        seed=args.seed,
+    )
+
+    def log(line: str) -> None:
+        print(f"gate: {line}", file=sys.stderr, flush=True)
+
+    result = run_gate(options, log)
+    print(result.markdown)
+    print(f"report: {result.folder / 'gate.md'} (and gate.json)")
+    return result.exit_status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m suite.cli.gate ...``: the command without the main parser (tests, the device)."""
+    from suite.cli.main import _Parser
+
+    parser = _Parser(prog="repro")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    add_parsers(commands)
+    try:
+        args = parser.parse_args(["gate", *(sys.argv[1:] if argv is None else argv)])
+        return cmd_gate(args)
+    except UsageError as exc:
+        print(f"repro: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("repro: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Command-line options shared by the commands that run cases (run, matrix)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from suite.engine.baseline import Baseline
+from suite.engine.isolate import Bounds
+from suite.engine.runner import Execution
+from suite.engine.session import Selection
+from suite.errors import UsageError
+
+DEFAULT_OUTPUT = "reports"
+"""The output root every command writes under unless told otherwise."""
+
+
+def split(values: Sequence[str] | None) -> list[str]:
+    """Repeatable, comma-separated option values as one list."""
+    return [v for value in values or () for v in value.split(",") if v]
+
+
+def add_execution_options(parser: argparse.ArgumentParser, timeout: float = 600.0) -> None:
+    """How many cases at once, within which bounds, written where."""
+    parser.add_argument(
+        "-j",
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="cases run at once (default: the core count)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=timeout, help=f"seconds per case (default {timeout:g})"
+    )
+    parser.add_argument(
+        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
+    )
+    parser.add_argument(
+        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+    )
+
+
+def add_case_options(parser: argparse.ArgumentParser) -> None:
+    """What to run and how."""
+    parser.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
+    parser.add_argument("-t", "--target", action="append", help="target(s), e.g. sm_100")
+    parser.add_argument("-c", "--configs", action="append", help="config set(s) to run")
+    parser.add_argument("--config-file", help="YAML/TOML/JSON list of configs to run instead")
+    parser.add_argument(
+        "--gpu",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="launch and check cases on a visible GPU (default: auto)",
+    )
+    add_execution_options(parser)
+    parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
+    parser.add_argument(
+        "--isolation",
+        choices=("warm", "fresh"),
+        default="warm",
+        help="fork cases from a warm template (default) or start fresh ones",
+    )
+
+
+def case_options(
+    args: argparse.Namespace, python: str = "", shard: str = "", keep_passing: bool = False
+) -> tuple[Selection, Execution, Baseline]:
+    """The selection, the execution and the baseline the options describe."""
+    if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
+        raise UsageError("--workers, --timeout and --memory-cap must be positive")
+    selection = Selection(
+        repros=args.repros,
+        targets=split(args.target),
+        sets=split(args.configs),
+        config_file=args.config_file,
+        gpu=args.gpu,
+        python=python,
+        shard=shard,
+    )
+    execution = Execution(
+        python=python or sys.executable,
+        bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
+        workers=args.workers,
+        keep_passing=keep_passing,
+        warm=args.isolation == "warm",
+    )
+    return selection, execution, Baseline.load(Path(args.baseline) if args.baseline else None)

@@ -1,0 +1,99 @@
+"""The ``repro replay`` command, for :mod:`suite.cli.main` to mount.
+
+``repro replay FINDING-or-RESULT`` replays the MLIR reproducer of one failing case pass
+by pass under a Triton release's own bindings, names the first pass that fails, and
+writes ``before-<pass>.mlir``, ``replay.py``, a lit test and ``replay.json`` into
+``<output>/<id>/`` (:mod:`suite.replay.replay`); ``--reduce`` also shrinks the IR.
+
+Exit status: 0 the failing pass was found and confirmed alone; 1 the replay ran but no
+pass failed (or the failure did not repeat alone); 2 bad usage or input, nothing to
+replay (the case passes, or left no MLIR reproducer), an IR that does not parse under the
+chosen release, or a pass that release has no binding for (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from suite.cli.options import DEFAULT_OUTPUT
+from suite.errors import UsageError
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``replay`` to ``commands``. Imports nothing heavy."""
+    replay = commands.add_parser(
+        "replay",
+        help="replay a failure's MLIR reproducer pass by pass; find, confirm and reduce the pass",
+    )
+    replay.add_argument(
+        "subject",
+        metavar="FINDING-or-RESULT",
+        help="a finding (file, or name under OUTPUT/findings) or RUN_DIR:CASE_ID",
+    )
+    which = replay.add_mutually_exclusive_group()
+    which.add_argument("--python", help="interpreter whose Triton replays the passes")
+    which.add_argument(
+        "--triton", metavar="VERSION", help="replay under this release (a cached venv)"
+    )
+    replay.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_OUTPUT,
+        help="output root: findings are read from OUTPUT/findings, files are written to "
+        "OUTPUT/<id>/ (default: reports)",
+    )
+    replay.add_argument(
+        "--reduce", action="store_true", help="shrink the IR while the pass fails the same way"
+    )
+    replay.add_argument(
+        "--budget-tries",
+        type=int,
+        default=400,
+        metavar="N",
+        help="reduction: at most N candidates (default: 400)",
+    )
+    replay.add_argument(
+        "--budget-s",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="reduction: at most S seconds (default: 600)",
+    )
+    replay.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per pass child (default: 300)"
+    )
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from suite.replay.replay import default_folder, replay, resolve
+
+    if args.budget_tries < 1:
+        raise UsageError("--budget-tries must be at least 1")
+    if args.budget_s <= 0 or args.timeout <= 0:
+        raise UsageError("--budget-s and --timeout must be positive")
+    output = Path(args.output)
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="repro-replay-case-") as scratch:
+        subject = resolve(
+            args.subject, output, python=args.python, triton=args.triton, work=Path(scratch)
+        )
+        for note in subject.notes:
+            say(note)
+        done = replay(
+            subject,
+            default_folder(output, subject.report_id),
+            reduce=args.reduce,
+            budget_tries=args.budget_tries,
+            budget_s=args.budget_s,
+            timeout_s=args.timeout,
+            say=say,
+        )
+    for line in done.lines:
+        print(line)
+    return done.exit_status

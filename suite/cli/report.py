@@ -1,0 +1,107 @@
+"""The ``repro report`` command, for :mod:`suite.cli.main` to mount.
+
+``repro report FINDING-or-RESULT`` writes an upstream-ready report folder
+(:mod:`suite.report.report`): a Triton issue, an NVIDIA report, a comment on a known upstream
+issue, or, for a user error, an explanation and never an issue.
+
+Exit status: 0 the report was written; 1 ``--verify`` did not see the bug reproduce (the
+report is written but not ready), or ``--format github`` was asked of a case with nothing
+to file (a user error); 2 bad usage or input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from suite.cli.options import DEFAULT_OUTPUT
+from suite.errors import UsageError
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``report`` to ``commands``. Imports nothing heavy."""
+    report = commands.add_parser(
+        "report", help="write an upstream-ready report of one finding or one run result"
+    )
+    report.add_argument(
+        "subject",
+        metavar="FINDING-or-RESULT",
+        help="a finding (id or file under OUTPUT/findings), RUN_DIR:CASE_ID, or a "
+        "results.jsonl / run folder with --case",
+    )
+    report.add_argument("--case", help="the case id, with a results.jsonl or a run folder")
+    report.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_OUTPUT,
+        help="output root: findings are read from OUTPUT/findings, the report is written to "
+        "OUTPUT/<id>/ (default: reports)",
+    )
+    report.add_argument("--id", help="name of the report folder (default: the finding or case)")
+    report.add_argument(
+        "--verify",
+        action="store_true",
+        help="run repro.py in a clean venv holding only the affected Triton release",
+    )
+    report.add_argument(
+        "--format",
+        choices=("md", "github"),
+        default="md",
+        help="md: write the folder and say what is in it; github: also print a title line and "
+        "the body for `gh issue create --title ... --body-file -`",
+    )
+    report.add_argument("--templates", help="folder of templates that replace the shipped ones")
+    report.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
+    report.add_argument(
+        "--python", help="interpreter to re-run a finding's minimal config under (default: its own)"
+    )
+    report.add_argument(
+        "--no-rerun",
+        action="store_true",
+        help="do not re-run a finding's minimal config to capture its output",
+    )
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from suite.engine.baseline import Baseline
+    from suite.engine.record import safe_name
+    from suite.report.report import default_folder, describe, github_text
+    from suite.report.report import write_report as write
+    from suite.report.subject import resolve
+
+    output = Path(args.output)
+    if args.id is not None and (not args.id or safe_name(args.id) != args.id):
+        raise UsageError(f"--id {args.id!r}: use letters, digits, '.', '_' and '-'")
+    templates = Path(args.templates) if args.templates else None
+    if templates is not None and not templates.is_dir():
+        raise UsageError(f"--templates: not a folder: {templates}")
+    if args.python and not Path(args.python).exists():
+        raise UsageError(f"--python: no such interpreter: {args.python}")
+    baseline = Baseline.load(Path(args.baseline) if args.baseline else None)
+    with tempfile.TemporaryDirectory(prefix="repro-report-") as scratch:
+        subject = resolve(
+            args.subject,
+            output,
+            case=args.case,
+            python=args.python,
+            work=Path(scratch),
+            rerun_finding=not args.no_rerun,
+        )
+        subject.report_id = args.id or subject.report_id
+        folder = default_folder(output, subject.report_id)
+        written = write(
+            subject, folder, templates=templates, baseline=baseline, verify_release=args.verify
+        )
+    if args.format == "github":
+        if not written.body_file:
+            for line in describe(written):
+                print(line)
+            return 1
+        print(github_text(written), end="")
+        return 0
+    for line in describe(written):
+        print(line)
+    if args.verify and written.verification is not None and not written.verification.ok:
+        return 1
+    return 0

@@ -1,0 +1,145 @@
+"""The isolated side of a case: ``python -m suite.engine.child SPEC.json``.
+
+The child loads one reproducer, compiles one case and, on a GPU, launches and
+checks it. It reports raw facts only, as JSON lines in the report file named by
+the spec, written as it goes so that a crash mid-compile still leaves the phase
+it reached. Classification happens in the parent (``suite.engine.classify``), which
+also sees the exit status and the captured stderr.
+
+Standard library and triton only: this runs under whatever interpreter the
+user points at, including a venv that holds nothing but one Triton release.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+from suite.api import Case, Reproducer, Target, Unsupported
+
+# Names of the functions that run each compile stage, from Triton's backends.
+STAGE_FUNCTIONS = {
+    "make_ir": "ttir",
+    "ast_to_ttir": "ttir",
+    "make_ttir": "ttir",
+    "make_ttgir": "ttgir",
+    "make_llir": "llir",
+    "make_ptx": "ptx",
+    "make_cubin": "cubin",
+}
+
+
+def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
+    """Import a reproducer file (by path) or module (by name) and return what it declares."""
+    if "path" in source:
+        path = Path(source["path"]).resolve()
+        digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+        name = "repro_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem) + "_" + digest
+        if name in sys.modules:  # preloaded by the warm template: reuse, don't re-execute
+            module = sys.modules[name]
+        else:
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot import {path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+    else:
+        module = importlib.import_module(source["module"])
+    return [v for v in vars(module).values() if isinstance(v, Reproducer)]
+
+
+def stage_of(frames: list[str]) -> str | None:
+    """The compile stage of the innermost frame that names one."""
+    stage = None
+    for name in frames:
+        stage = STAGE_FUNCTIONS.get(name, stage)
+    return stage
+
+
+class Reporter:
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def emit(self, event: str, **fields: Any) -> None:
+        self.stream.write(json.dumps({"event": event, **fields}, default=str) + "\n")
+        self.stream.flush()
+
+    def error(self, phase: str, exc: BaseException) -> None:
+        frames = [f.name for f in traceback.extract_tb(exc.__traceback__)]
+        self.emit(
+            "error",
+            phase=phase,
+            type=type(exc).__name__,
+            qualname=f"{type(exc).__module__}.{type(exc).__qualname__}",
+            message=str(exc),
+            stage=stage_of(frames),
+            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        )
+
+
+def run(spec: dict[str, Any], reporter: Reporter) -> int:
+    reporter.emit(
+        "start",
+        python=sys.version.split()[0],
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+    )
+    try:
+        repro = next(r for r in load_reproducers(spec["source"]) if r.id == spec["repro_id"])
+        case = Case(
+            spec["repro_id"], spec["config"], Target(spec["target"]), spec.get("gpu", False)
+        )
+        missing = repro.missing_requirements()
+    except BaseException as exc:
+        reporter.error("load", exc)
+        return 1
+    if missing:
+        reporter.emit("skipped", reason=f"requires {', '.join(missing)}")
+        return 0
+    for phase, fn in (("compile", repro.compile_fn), ("launch", repro.launch_fn)):
+        if fn is None or (phase == "launch" and not case.gpu):
+            continue
+        reporter.emit("phase", phase=phase)
+        try:
+            compiled = fn(case)
+        except Unsupported as exc:
+            reporter.emit("skipped", reason=str(exc))
+            return 0
+        except BaseException as exc:
+            reporter.error(phase, exc)
+            return 1
+        if phase == "compile" and compiled is not None:
+            reporter.emit(
+                "compiled",
+                shared_bytes=compiled.shared_bytes,
+                tmem_columns=compiled.tmem_columns,
+                extra=compiled.extra,
+            )
+    reporter.emit("done")
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(Path(argv[1]).read_text())
+    faulthandler.enable()
+    if spec.get("timeout"):
+        # Shortly before the parent kills a hang, say where it hangs.
+        faulthandler.dump_traceback_later(max(spec["timeout"] * 0.9, spec["timeout"] - 5))
+    with open(spec["report"], "a", encoding="utf-8") as stream:
+        return run(spec, Reporter(stream))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

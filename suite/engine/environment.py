@@ -1,0 +1,131 @@
+"""What the cases ran on: Triton, Python, ptxas, the driver and the GPU.
+
+The facts are read by the interpreter that runs the cases (``python -m
+suite.engine.environment``), which may be another venv with another Triton, so the
+probe itself uses only the standard library and triton. It never imports
+torch (seconds) and never initializes CUDA: the GPU is read with nvidia-smi.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _run(argv: list[str]) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return proc.stdout.strip()
+
+
+def _tool_version(path: str) -> str:
+    out = _run([path, "--version"])
+    match = re.search(r"release (\S+?),?\s+V(\S+)", out)
+    return f"{match.group(1)} (V{match.group(2)})" if match else out.splitlines()[-1] if out else ""
+
+
+def _home(text: str) -> str:
+    home = str(Path.home())
+    return text.replace(home, "~") if home not in ("", "/") else text
+
+
+def probe() -> dict[str, Any]:
+    """The facts, as seen from this interpreter."""
+    facts: dict[str, Any] = {
+        "python": platform.python_version(),
+        "python_executable": _home(sys.executable),
+        "platform": platform.platform(),
+    }
+    try:
+        import triton
+    except ImportError as exc:
+        facts["triton"] = None
+        facts["triton_error"] = str(exc)
+        return facts
+    facts["triton"] = triton.__version__
+    commit = re.search(r"git([0-9a-f]{7,40})", triton.__version__)
+    facts["triton_commit"] = commit.group(1) if commit else None
+    bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+    ptxas = {}
+    override = os.environ.get("TRITON_PTXAS_PATH")
+    for candidate in [override] if override else sorted(bindir.glob("ptxas*")):
+        if candidate and os.path.exists(candidate):
+            ptxas[Path(candidate).name] = {
+                "path": _home(str(candidate)),
+                "version": _tool_version(str(candidate)),
+            }
+    facts["ptxas"] = ptxas
+    try:
+        from triton._C.libtriton import get_cache_invalidating_env_vars
+
+        facts["cache_env"] = dict(get_cache_invalidating_env_vars())
+    except ImportError:
+        facts["cache_env"] = None
+    facts["triton_env"] = {
+        k: _home(v) for k, v in sorted(os.environ.items()) if k.startswith("TRITON_")
+    }
+    facts.update(_gpu())
+    return facts
+
+
+def _gpu() -> dict[str, Any]:
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return {"gpu": None}
+    out = _run(
+        [smi, "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"]
+    ).splitlines()
+    if not out or "," not in out[0]:
+        return {"gpu": None}
+    gpus = [
+        dict(
+            zip(
+                ("name", "driver", "compute_cap"),
+                (f.strip() for f in line.split(",")),
+                strict=False,
+            )
+        )
+        for line in out
+    ]
+    cuda = re.search(r"CUDA Version:\s*([\d.]+)", _run([smi]))
+    first = gpus[0]
+    major, _, minor = first.get("compute_cap", "0.0").partition(".")
+    return {
+        "gpu": first["name"],
+        "gpus": gpus,
+        "driver": first.get("driver"),
+        "cuda_driver_api": cuda.group(1) if cuda else None,
+        "gpu_arch": int(major) * 10 + int(minor or 0),
+    }
+
+
+def capture(python: str) -> dict[str, Any]:
+    """Run the probe under ``python`` in isolation; a broken interpreter is a usage error."""
+    from suite.engine.isolate import Bounds, run_isolated
+    from suite.engine.shim import child_env
+    from suite.errors import UsageError
+
+    exit = run_isolated(
+        [python, "-m", "suite.engine.environment"], env=child_env(), bounds=Bounds(timeout_s=180)
+    )
+    try:
+        facts = json.loads(exit.stdout.text.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        line = exit.stderr.text.strip().splitlines()[-1:] or ["no output"]
+        raise UsageError(f"cannot probe the interpreter {python}: {line[0]}") from None
+    if not facts.get("triton"):
+        raise UsageError(f"{python} cannot import triton: {facts.get('triton_error', '')}")
+    return dict(facts)
+
+
+if __name__ == "__main__":
+    print(json.dumps(probe()))

@@ -1,0 +1,160 @@
+"""Where a run's results live, written so that a killed run keeps what it finished.
+
+A run is a folder under ``<output>/runs/``:
+
+- ``run.json``: the selection that defines the run, so ``--resume`` can finish it;
+- ``results.jsonl``: one line per finished case, appended, flushed and synced
+  as each case ends;
+- ``cases/<case>/``: the captured output and MLIR reproducers of failing cases;
+- ``environment.json``, ``summary.json`` and ``junit.xml`` at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from suite.engine.outcome import CaseResult, Outcome
+from suite.errors import UsageError
+
+RESULTS = "results.jsonl"
+
+
+def safe_name(case_id: str) -> str:
+    """A file name for a case id (ids hold brackets and dots)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", case_id).strip("_")
+
+
+class RunStore:
+    """One run folder. Appends are thread-safe; reads tolerate a torn last line."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, root: Path, selection: dict[str, Any]) -> RunStore:
+        root = root.resolve()
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        folder = root / "runs" / stamp
+        suffix = 1
+        while folder.exists():
+            suffix += 1
+            folder = root / "runs" / f"{stamp}-{suffix}"
+        folder.mkdir(parents=True)
+        store = cls(folder)
+        (folder / "run.json").write_text(json.dumps(selection, indent=2, sort_keys=True))
+        return store
+
+    @classmethod
+    def open(cls, root: Path, run: str | None) -> RunStore:
+        """An existing run: by folder, by name under ``<root>/runs``, or the newest."""
+        root = root.resolve()
+        if run:
+            folder = Path(run).resolve() if Path(run).is_dir() else root / "runs" / run
+        else:
+            runs = sorted(p for p in (root / "runs").glob("*") if (p / "run.json").exists())
+            if not runs:
+                raise UsageError(f"nothing to resume: no run under {root / 'runs'}")
+            folder = runs[-1]
+        if not (folder / "run.json").is_file():
+            raise UsageError(f"not a run folder: {folder}")
+        store = cls(folder)
+        store._drop_torn_line()
+        return store
+
+    def _drop_torn_line(self) -> None:
+        """A run killed mid-append leaves half a line; cut it so new lines start clean."""
+        path = self.folder / RESULTS
+        if not path.exists():
+            return
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+    @property
+    def selection(self) -> dict[str, Any]:
+        return json.loads((self.folder / "run.json").read_text())
+
+    def case_dir(self, case_id: str) -> Path:
+        return self.folder / "cases" / safe_name(case_id)
+
+    def results(self) -> list[CaseResult]:
+        """Every recorded case, the last record winning if one was written twice."""
+        path = self.folder / RESULTS
+        if not path.exists():
+            return []
+        found: dict[str, CaseResult] = {}
+        for line in path.read_text(errors="replace").splitlines():
+            try:
+                result = CaseResult.from_json(json.loads(line))
+            except (json.JSONDecodeError, TypeError, KeyError, ValueError):
+                continue
+            found[result.case_id] = result
+        return list(found.values())
+
+    def append(self, result: CaseResult) -> None:
+        line = json.dumps(result.to_json(), default=str) + "\n"
+        with self._lock, open(self.folder / RESULTS, "a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def write_json(self, name: str, content: Any) -> Path:
+        path = self.folder / name
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(content, indent=2, default=str))
+        tmp.replace(path)
+        return path
+
+    def write_summary(self, results: Iterable[CaseResult], extra: dict[str, Any]) -> Path:
+        results = list(results)
+        summary = {
+            "cases": len(results),
+            "outcomes": dict(Counter(r.outcome.label for r in results)),
+            "verdicts": dict(Counter(r.verdict for r in results)),
+            "signatures": dict(Counter(str(r.signature) for r in results if r.signature)),
+            **extra,
+        }
+        return self.write_json("summary.json", summary)
+
+    def write_junit(self, results: Iterable[CaseResult]) -> Path:
+        """JUnit XML: one testcase per case; known bugs are skipped with their reason."""
+        results = list(results)
+        suite = ET.Element("testsuite", name="triton-repro-suite", tests=str(len(results)))
+        counts: Counter[str] = Counter()
+        for result in results:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"repro.{result.repro}",
+                name=result.case_id,
+                time=f"{result.duration_s:.3f}",
+            )
+            if result.verdict in ("regression", "fixed"):
+                counts["failures"] += 1
+                failure = ET.SubElement(
+                    case, "failure", type=result.outcome.label, message=_junit_message(result)
+                )
+                failure.text = json.dumps(result.to_json(), indent=2, default=str)
+            elif result.outcome is Outcome.SKIPPED or result.verdict == "known":
+                counts["skipped"] += 1
+                ET.SubElement(case, "skipped", message=_junit_message(result))
+        suite.set("failures", str(counts["failures"]))
+        suite.set("skipped", str(counts["skipped"]))
+        path = self.folder / "junit.xml"
+        ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+        return path
+
+
+def _junit_message(result: CaseResult) -> str:
+    parts = [result.verdict, result.outcome.label, result.message, result.expectation]
+    return " | ".join(p for p in parts if p)

@@ -1,0 +1,93 @@
+"""Secrets out of everything the suite writes: scrubbed values, the home folder as ``~``."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+_SECRET_WORDS = (
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+)
+SECRET_NAME = re.compile("|".join(_SECRET_WORDS), re.IGNORECASE)
+_CREDENTIAL_PATTERNS = (
+    r"gh[pousr]_[A-Za-z0-9]{30,}",
+    r"github_pat_[A-Za-z0-9_]{20,}",
+    r"glpat-[A-Za-z0-9_-]{20,}",
+    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    r"xox[abprs]-[A-Za-z0-9-]{10,}",
+    r"\bsk-[A-Za-z0-9_-]{20,}",
+    r"\bhf_[A-Za-z0-9]{30,}",
+    r"\bAIza[0-9A-Za-z_-]{35}",
+    r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    # Long hex (not a 40-digit commit hash) and long base64-ish runs that mix cases and digits.
+    r"(?<![0-9A-Za-z])[0-9a-fA-F]{48,}(?![0-9A-Za-z])",
+    r"(?<![A-Za-z0-9+_=-])(?=[A-Za-z0-9+_-]*[a-z])(?=[A-Za-z0-9+_-]*[A-Z])"
+    r"(?=[A-Za-z0-9+_-]*[0-9])[A-Za-z0-9+_-]{40,}={0,2}(?![A-Za-z0-9+_=-])",
+)
+CREDENTIAL_VALUE = re.compile("|".join(f"(?:{p})" for p in _CREDENTIAL_PATTERNS))
+_SECRET_ASSIGNMENT = re.compile(
+    r"\b([A-Z0-9_]*(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]*)(\s*=\s*)(\S+)"
+)
+REDACTED = "[redacted]"
+#: Variables worth showing in a report: what changes what Triton, MLIR, LLVM or CUDA do.
+RELEVANT_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "CUDA_", "NVIDIA_", "PTXAS", "NVCC")
+
+
+def home_to_tilde(text: str) -> str:
+    home = str(Path.home())
+    return text.replace(home, "~") if home not in ("", "/") else text
+
+
+def scrub(text: str) -> str:
+    """``text`` without credential-looking values and with the home folder as ``~``."""
+    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = CREDENTIAL_VALUE.sub(REDACTED, text)
+    return home_to_tilde(text)
+
+
+def looks_secret(name: str, value: str) -> bool:
+    return bool(SECRET_NAME.search(name) or CREDENTIAL_VALUE.search(value))
+
+
+def safe_variables(variables: Mapping[str, Any]) -> dict[str, str]:
+    """The variables that are safe to show: secret-like names and values dropped, ``~`` home."""
+    return {
+        name: home_to_tilde(str(value))
+        for name, value in sorted(variables.items())
+        if not looks_secret(name, str(value))
+    }
+
+
+def capture_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's variables that bear on a compile (``RELEVANT_PREFIXES``), made safe."""
+    environ = os.environ if environ is None else environ
+    relevant = {k: v for k, v in environ.items() if k.startswith(RELEVANT_PREFIXES)}
+    return safe_variables(relevant)
+
+
+def safe_facts(value: Any) -> Any:
+    """The environment facts of a run, with every secret-like key or value dropped."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): safe_facts(v)
+            for k, v in value.items()
+            if not (isinstance(v, str) and looks_secret(str(k), v)) and not SECRET_NAME.search(k)
+        }
+    if isinstance(value, list):
+        return [safe_facts(v) for v in value]
+    if isinstance(value, str):
+        return scrub(value)
+    return value

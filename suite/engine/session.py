@@ -1,0 +1,110 @@
+"""The pipeline of a run, one stage per module: discover, expand, isolate and
+classify (``runner``), record, compare with the baseline. The CLI and the
+pytest plugin are doors onto this.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from suite.engine import discover
+from suite.engine.baseline import Baseline, exit_status
+from suite.engine.environment import capture
+from suite.engine.expand import CaseSpec, expand, load_config_file, shard
+from suite.engine.outcome import CaseResult
+from suite.engine.record import RunStore
+from suite.engine.runner import Execution, execute
+from suite.errors import UsageError
+
+
+@dataclass
+class Selection:
+    """What a run covers; stored in ``run.json`` so that ``--resume`` can finish it."""
+
+    repros: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    config_file: str | None = None
+    gpu: str = "auto"
+    python: str = ""
+    shard: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Selection:
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class RunOutcome:
+    store: RunStore
+    results: list[CaseResult]
+    environment: dict[str, Any]
+    exit_status: int
+
+
+def visible_gpus(environment: dict[str, Any]) -> tuple[str, ...]:
+    """The GPU ids a launching case may be pinned to: ``CUDA_VISIBLE_DEVICES``, else all."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return tuple(v.strip() for v in visible.split(",") if v.strip())
+    return tuple(str(i) for i in range(len(environment.get("gpus") or ())))
+
+
+def plan(selection: Selection, environment: dict[str, Any]) -> list[CaseSpec]:
+    """The cases of a selection, given what the environment offers (a GPU or not)."""
+    found = discover.select(selection.repros)
+    configs = load_config_file(selection.config_file) if selection.config_file else []
+    gpu_arch = environment.get("gpu_arch")
+    if selection.gpu == "on" and gpu_arch is None:
+        raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
+    launch_arch = gpu_arch if selection.gpu != "off" else None
+    specs = expand(found, selection.targets, selection.sets, configs, launch_arch)
+    return shard(specs, selection.shard)
+
+
+def run(
+    selection: Selection,
+    output: Path,
+    execution: Execution,
+    baseline: Baseline,
+    resume: str | None = None,
+    on_start: Callable[[int, int], None] = lambda total, done: None,
+    on_result: Callable[[CaseResult], None] = lambda result: None,
+) -> RunOutcome:
+    """Run (or finish, with ``resume``: a run name, or "" for the newest) a selection,
+    and judge every case against the baseline."""
+    store = RunStore.open(output, resume or None) if resume is not None else None
+    if store is not None:
+        selection = Selection.from_json(store.selection)
+    if selection.python:
+        execution = replace(execution, python=selection.python)
+    environment = capture(execution.python)
+    execution = replace(execution, gpus=visible_gpus(environment))
+    specs = plan(selection, environment)
+    if store is None:
+        store = RunStore.create(output, asdict(selection))
+    if not (store.folder / "environment.json").exists():
+        store.write_json("environment.json", environment)
+    done = {r.case_id for r in store.results()}
+    todo = [s for s in specs if s.case_id not in done]
+    triton_version = environment["triton"]
+    on_start(len(specs), len(specs) - len(todo))
+
+    def judged(result: CaseResult) -> CaseResult:
+        baseline.judge(result, triton_version)
+        on_result(result)
+        return result
+
+    execute(todo, store, execution, judged)
+    results = [baseline.judge(r, triton_version) for r in store.results()]
+    status = exit_status(results)
+    store.write_summary(
+        results,
+        {"exit_status": status, "triton": triton_version, "baseline": baseline.source},
+    )
+    store.write_junit(results)
+    return RunOutcome(store, results, environment, status)

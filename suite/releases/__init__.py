@@ -1,0 +1,1 @@
+"""Across Triton releases: the matrix, bisection and the dashboard."""

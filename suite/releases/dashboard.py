@@ -1,0 +1,152 @@
+"""``repro dashboard``: one static HTML page from the results history.
+
+Reads every run under the output root (``runs/*`` and the per-release runs of
+``matrix/*``), newest last, and renders with Jinja (autoescape on):
+
+- per reproducer, target and Triton release, a heatmap over two parameters,
+  each cell the newest outcome of the configs that share those two values (the
+  worst one when they differ), coloured by outcome and, for failures, by
+  signature;
+- a history table: each case's outcome in each run (Triton release, date);
+- links to the run folders and to rendered reports under ``<output>/<id>/``.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.engine.discover import catalogue
+from suite.engine.outcome import CaseResult, Outcome
+from suite.templating import template_environment
+
+# Worst first: the colour a heatmap cell takes when its configs disagree.
+SEVERITY = [o.label for o in Outcome if o.is_failure] + ["skipped", "passed"]
+FIXED_COLOURS = {"passed": "#3a9d5d", "skipped": "#b9b9b9"}
+
+
+@dataclass
+class Run:
+    """One run folder: when, under which Triton, and its results."""
+
+    folder: Path
+    name: str
+    triton: str
+    results: list[CaseResult]
+
+
+@dataclass
+class Heatmap:
+    repro: str
+    target: str
+    triton: str
+    x: str
+    y: str
+    xs: list[Any]
+    ys: list[Any]
+    cells: dict[tuple[Any, Any], dict[str, Any]] = field(default_factory=dict)
+
+
+def signature_colour(signature: str) -> str:
+    """A stable, distinct warm colour per failure signature."""
+    spread = int(hashlib.sha256(signature.encode()).hexdigest()[:4], 16) / 0xFFFF
+    hue = (0.75 + 0.37 * spread) % 1.0  # purples to oranges: never the green of a pass
+    red, green, blue = colorsys.hls_to_rgb(hue, 0.5, 0.75)
+    return f"#{int(red * 255):02x}{int(green * 255):02x}{int(blue * 255):02x}"
+
+
+def colour(result: CaseResult) -> str:
+    if result.signature:
+        return signature_colour(result.signature.text)
+    return FIXED_COLOURS.get(result.outcome.label, "#777777")
+
+
+def load_runs(root: Path) -> list[Run]:
+    """Every run with results under ``root``, oldest first."""
+    runs = []
+    for results in sorted(root.glob("**/runs/*/results.jsonl")):
+        folder = results.parent
+        environment = folder / "environment.json"
+        triton = (
+            json.loads(environment.read_text()).get("triton", "?") if environment.exists() else "?"
+        )
+        parsed = []
+        for line in results.read_text(errors="replace").splitlines():
+            try:
+                parsed.append(CaseResult.from_json(json.loads(line)))
+            except (ValueError, TypeError, KeyError):
+                continue
+        if parsed:
+            runs.append(Run(folder, folder.name, triton, parsed))
+    return sorted(runs, key=lambda r: (r.name, r.triton))
+
+
+def heatmaps(runs: list[Run], x: str | None, y: str | None) -> list[Heatmap]:
+    """Per reproducer, target and Triton release: the newest outcome per (x, y) cell."""
+    params = {f.repro.id: f.repro for f in catalogue()}
+    newest: dict[tuple[str, str, str, str], CaseResult] = {}
+    for run in runs:
+        for result in run.results:
+            newest[(result.repro, result.target, run.triton, result.case_id)] = result
+    maps: dict[tuple[str, str, str], Heatmap] = {}
+    for (repro_id, target, triton, _), result in sorted(newest.items()):
+        repro = params.get(repro_id)
+        names = repro.param_names if repro else sorted(result.config)
+        axis_x = x if x in names else names[-2] if len(names) > 1 else names[0]
+        axis_y = y if y in names else names[-1]
+        key = (repro_id, target, triton)
+        if key not in maps:
+            xs = list(repro.param(axis_x).values) if repro else []
+            ys = list(repro.param(axis_y).values) if repro else []
+            maps[key] = Heatmap(repro_id, target, triton, axis_x, axis_y, xs, ys)
+        heatmap = maps[key]
+        cell_key = (result.config.get(axis_x), result.config.get(axis_y))
+        for value, axis in ((cell_key[0], heatmap.xs), (cell_key[1], heatmap.ys)):
+            if value not in axis:
+                axis.append(value)
+        heatmap.cells.setdefault(cell_key, {"results": []})["results"].append(result)
+    for heatmap in maps.values():
+        for cell in heatmap.cells.values():
+            worst = min(cell["results"], key=lambda r: SEVERITY.index(r.outcome.label))
+            cell.update(
+                outcome=worst.outcome.label,
+                signature=str(worst.signature or ""),
+                colour=colour(worst),
+                count=len(cell["results"]),
+                failing=sum(r.outcome.is_failure for r in cell["results"]),
+            )
+    return list(maps.values())
+
+
+def render(root: Path, x: str | None = None, y: str | None = None) -> Path:
+    """Write ``<root>/dashboard/index.html`` and return its path."""
+    runs = load_runs(root)
+    reports = sorted(p.parent for p in root.glob("*/issue.md")) + sorted(
+        p.parent for p in root.glob("*/explanation.md")
+    )
+    signatures = sorted({r.signature.text for run in runs for r in run.results if r.signature})
+    cases = sorted({(r.repro, r.case_id) for run in runs for r in run.results})
+    history = {(run.name, run.triton): {r.case_id: r for r in run.results} for run in runs}
+    html = (
+        template_environment()
+        .get_template("dashboard.html.j2")
+        .render(
+            runs=runs,
+            heatmaps=heatmaps(runs, x, y),
+            signatures=[(s, signature_colour(s)) for s in signatures],
+            fixed=FIXED_COLOURS,
+            cases=cases,
+            history=history,
+            colour=colour,
+            reports=[(p.name, p.relative_to(root)) for p in reports],
+            root=root,
+        )
+    )
+    out = root / "dashboard" / "index.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html)
+    return out

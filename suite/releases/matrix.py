@@ -1,0 +1,87 @@
+"""The same cases under several Triton releases: reproducer x case x release.
+
+Each release is a full ``repro run`` of the selection (same isolation, same
+classification, same baseline) under that release's interpreter, with its own
+results folder; the matrix is the table across them. A case the release
+cannot express (no ``tl.make_tensor_descriptor`` before 3.4) shows as
+``unsupported``, never as a pass or a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from suite.engine import session as engine
+from suite.engine.baseline import Baseline
+from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.record import safe_name
+from suite.engine.runner import Execution
+from suite.toolchain.venvs import Release
+
+
+@dataclass
+class Matrix:
+    folder: Path
+    releases: list[str]
+    runs: dict[str, engine.RunOutcome]
+
+    def cell(self, result: CaseResult) -> str:
+        if result.outcome is Outcome.SKIPPED:
+            return "unsupported" if "requires" in result.message else "skipped"
+        if result.signature:
+            return str(result.signature)
+        return result.outcome.label
+
+    def rows(self) -> list[tuple[str, str, dict[str, str]]]:
+        """(reproducer, case, {release: cell}) for every case seen under any release."""
+        table: dict[tuple[str, str], dict[str, str]] = {}
+        for label, run in self.runs.items():
+            for result in run.results:
+                key = (result.repro, result.case_id)
+                table.setdefault(key, {})[label] = self.cell(result)
+        return [(repro, case, cells) for (repro, case), cells in sorted(table.items())]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "releases": self.releases,
+            "versions": {k: r.environment["triton"] for k, r in self.runs.items()},
+            "runs": {k: str(r.store.folder) for k, r in self.runs.items()},
+            "rows": [{"repro": r, "case": c, "cells": cells} for r, c, cells in self.rows()],
+        }
+
+    def markdown(self) -> str:
+        head = "| reproducer | case | " + " | ".join(self.releases) + " |"
+        rule = "|---|---|" + "---|" * len(self.releases)
+        lines = [head, rule]
+        for repro, case, cells in self.rows():
+            row = [cells.get(label, "") for label in self.releases]
+            lines.append(f"| {repro} | `{case}` | " + " | ".join(row) + " |")
+        return "\n".join(lines) + "\n"
+
+
+def run(
+    selection: engine.Selection,
+    releases: Sequence[Release],
+    output: Path,
+    execution: Execution,
+    baseline: Baseline,
+    on_release: Callable[[Release], None] = lambda release: None,
+) -> Matrix:
+    folder = output.resolve() / "matrix" / time.strftime("%Y%m%d-%H%M%S")
+    runs: dict[str, engine.RunOutcome] = {}
+    for release in releases:
+        on_release(release)
+        runs[release.label] = engine.run(
+            replace(selection, python=release.python),
+            folder / safe_name(release.label),
+            replace(execution, python=release.python),
+            baseline,
+        )
+    matrix = Matrix(folder, [r.label for r in releases], runs)
+    (folder / "matrix.json").write_text(json.dumps(matrix.to_json(), indent=2))
+    (folder / "matrix.md").write_text(matrix.markdown())
+    return matrix

@@ -1,0 +1,1 @@
+"""``repro replay``: Triton's MLIR crash reproducer, one pass per isolated child, then reduced."""

@@ -1,0 +1,644 @@
+"""IR reduction for ``repro replay``: shrink the IR before a failing pass, as mlir-reduce does.
+
+The one question asked of every candidate is the replay's interestingness test: does
+this IR still parse and verify, and does the same pass still fail on it with the same
+diagnostic? Each try runs in its own child (``suite.replay.replay.run_pass``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.replay.child import Mapped, PipelineError, _split_top
+from suite.replay.replay import Diagnostic, _write, ir_types, run_pass
+
+# ---------------------------------------------------------------------------------------------
+# IR reduction.
+# ---------------------------------------------------------------------------------------------
+
+NAME = r"%[\w$.-]+"
+RESULTS_AT = re.compile(rf"^\s*((?:{NAME}(?::\d+)?)(?:\s*,\s*{NAME}(?::\d+)?)*)\s*=\s")
+HEADER_DEF = re.compile(rf"({NAME})\s*=\s")
+TYPED_DEF = re.compile(rf"({NAME}):\s")
+ALIAS = re.compile(r"^\s*([#!][\w$.-]+)\s*=")
+TERMINATORS = re.compile(r"(yield|return|condition|terminator)\b")
+
+
+def _token(name: str) -> re.Pattern[str]:
+    """A use of ``name`` (``%12#0``, ``%a``), not of a longer name."""
+    return re.compile(re.escape(name) + (r"(?![\w$.#-])" if "#" not in name else r"(?!\d)"))
+
+
+@dataclass
+class Region:
+    start: int
+    end: int = -1
+
+
+@dataclass
+class Op:
+    """One operation in the text: its lines, what it defines, where it sits."""
+
+    start: int
+    end: int
+    name: str
+    names: list[str]  # the SSA names it defines (``%12`` for ``%12:4``)
+    slots: list[str]  # how each result is used: ``%12#0``... or ``%a``
+    region: Region | None  # the region it sits in
+    regions: list[Region] = field(default_factory=list)
+    block_args: list[str] = field(default_factory=list)
+
+    @property
+    def has_regions(self) -> bool:
+        return bool(self.regions)
+
+
+@dataclass
+class Value:
+    token: str
+    line: int  # 0-based line of its definition
+    region: Region | None
+    type: str | None
+    kind: str  # func-arg, block-arg, result
+
+
+class IRText:
+    """A light structural reading of printed MLIR: ops, regions, values, aliases."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.rstrip("\n").split("\n")
+        self.ops: list[Op] = []
+        self.aliases: dict[str, int] = {}
+        self.labels: list[tuple[int, Region | None]] = []
+        stack: list[tuple[Op, Region]] = []
+        for index, line in enumerate(self.lines):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("//"):
+                continue
+            if not stack and ALIAS.match(line):
+                self.aliases[ALIAS.match(line).group(1)] = index  # type: ignore[union-attr]
+                continue
+            if stripped.startswith("^"):
+                self.labels.append((index, stack[-1][1] if stack else None))
+                continue
+            if stripped.startswith("}"):
+                if not stack:
+                    continue
+                op, region = stack.pop()
+                region.end = index
+                if stripped.endswith("{"):
+                    fresh = Region(index)
+                    op.regions.append(fresh)
+                    stack.append((op, fresh))
+                else:
+                    op.end = index
+                continue
+            results = RESULTS_AT.match(line)
+            names: list[str] = []
+            slots: list[str] = []
+            rest = line
+            if results:
+                for part in results.group(1).split(","):
+                    base, _, count = part.strip().partition(":")
+                    names.append(base)
+                    if count:
+                        slots += [f"{base}#{i}" for i in range(int(count))]
+                    else:
+                        slots.append(base)
+                rest = line[results.end() :]
+            opname = rest.strip().split(" ")[0].split("(")[0].strip('"')
+            op = Op(index, index, opname, names, slots, stack[-1][1] if stack else None)
+            self.ops.append(op)
+            if stripped.endswith("{"):
+                header = rest
+                op.block_args = HEADER_DEF.findall(header) + TYPED_DEF.findall(header)
+                region = Region(index)
+                op.regions.append(region)
+                stack.append((op, region))
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+    def uses(self, token: str) -> int:
+        pattern = _token(token)
+        return sum(len(pattern.findall(line)) for line in self.lines)
+
+    def used(self, op: Op) -> bool:
+        """Whether any result of ``op`` is used (each name appears once where defined)."""
+        text = self.text()
+        return any(len(_token(name).findall(text)) > 1 for name in op.names)
+
+    def without(self, spans: list[tuple[int, int]]) -> list[str]:
+        drop = {i for start, end in spans for i in range(start, end + 1)}
+        return [line for i, line in enumerate(self.lines) if i not in drop]
+
+    def values(self, types: dict[str, list[str]]) -> list[Value]:
+        """Every SSA value with the type the child printed for it (or read from the text)."""
+        expand = self._alias_expander()
+        found: list[Value] = []
+        for op in self.ops:
+            printed = types.get(str(op.start + 1))
+            for index, slot in enumerate(op.slots):
+                kind = printed[index] if printed and index < len(printed) else None
+                found.append(Value(slot, op.start, op.region, kind, "result"))
+            if op.regions and op.block_args:
+                region = op.regions[0]
+                header = self.lines[op.start]
+                typed = dict(_typed_args(header, expand))
+                iter_types = printed or []
+                plain = [a for a in HEADER_DEF.findall(header)]
+                for arg in op.block_args:
+                    kind = typed.get(arg)
+                    if kind is None and op.name == "scf.for" and arg in plain:
+                        position = plain.index(arg)
+                        if position == 0:
+                            end = re.search(r":\s*([\w]+)\s*\{\s*$", header)
+                            kind = end.group(1) if end else "index"
+                        elif position - 1 < len(iter_types):
+                            kind = iter_types[position - 1]
+                    found.append(
+                        Value(
+                            arg,
+                            op.start,
+                            region,
+                            kind,
+                            "func-arg" if op.name.endswith("func") else "block-arg",
+                        )
+                    )
+        return found
+
+    def enclosing_func(self, op: Op) -> Op | None:
+        funcs = [f for f in self.ops if f.name.endswith("func") and f.start < op.start <= f.end]
+        return funcs[-1] if funcs else None
+
+    def fresh_name(self, offset: int) -> str:
+        text = self.text()
+        index = 0
+        while True:
+            name = f"%red{index}"
+            if not _token(name).search(text):
+                if offset == 0:
+                    return name
+                offset -= 1
+            index += 1
+
+    def with_arguments(self, func: Op, extra: list[str]) -> str | None:
+        """The function's header line with ``extra`` arguments appended."""
+        header = self.lines[func.start]
+        span = _arg_span(header)
+        if span is None:
+            return None
+        open_at, close_at = span
+        inner = header[open_at + 1 : close_at].strip()
+        joined = ", ".join(([inner] if inner else []) + extra)
+        return header[: open_at + 1] + joined + header[close_at:]
+
+    def alias_compressor(self) -> Callable[[str], str]:
+        """Printed types use no aliases; put the file's own aliases back in."""
+        table = sorted(
+            ((self.lines[i].split("=", 1)[1].strip(), a) for a, i in self.aliases.items()),
+            key=lambda pair: len(pair[0]),
+            reverse=True,
+        )
+
+        def compress(text: str) -> str:
+            for value, alias in table:
+                text = text.replace(value, alias)
+            return text
+
+        return compress
+
+    def _alias_expander(self) -> Callable[[str], str]:
+        table = {}
+        for alias, index in self.aliases.items():
+            table[alias] = self.lines[index].split("=", 1)[1].strip()
+        names = sorted(table, key=len, reverse=True)
+
+        def expand(text: str) -> str:
+            for _ in range(4):
+                changed = text
+                for alias in names:
+                    changed = re.sub(re.escape(alias) + r"(?![\w$.-])", table[alias], changed)
+                if changed == text:
+                    break
+                text = changed
+            return text
+
+        return expand
+
+
+def _typed_args(header: str, expand: Callable[[str], str]) -> Iterator[tuple[str, str]]:
+    """``%arg0: type`` pairs of a header (function arguments, partition arguments)."""
+    for match in TYPED_DEF.finditer(header):
+        rest = header[match.end() :]
+        depth = 0
+        end = len(rest)
+        for index, char in enumerate(rest):
+            if char in "<([{":
+                if depth == 0 and char == "{" and rest[:index].strip():
+                    end = index
+                    break
+                depth += 1
+            elif char in ">)]}":
+                if depth == 0:
+                    end = index
+                    break
+                depth -= 1
+            elif char == "," and depth == 0:
+                end = index
+                break
+        kind = re.sub(r"\s+loc\(.*$", "", rest[:end]).strip()
+        yield match.group(1), expand(kind)
+
+
+def _visible(value: Value, op: Op) -> bool:
+    """Whether ``value`` dominates ``op`` (defined before it, in a region that holds it)."""
+    if value.line >= op.start:
+        return False
+    region = value.region
+    if region is None:
+        return True
+    end = region.end if region.end >= 0 else 10**9
+    return region.start <= op.start <= end
+
+
+def count_lines(text: str) -> int:
+    return len([line for line in text.splitlines() if line.strip()])
+
+
+def _size(text: str) -> tuple[int, int]:
+    """What the reducer makes smaller: lines first, then characters."""
+    return count_lines(text), len(text)
+
+
+class Reducer:
+    """Text-level IR reduction with an interestingness predicate, as mlir-reduce does.
+
+    Candidates: drop unused aliases; delete ops whose results are unused (bottom-up);
+    delete else-branches; replace an op's results by earlier values of the same type and
+    delete it; drop unused function arguments; delete chunks of sibling ops (ddmin). Every
+    candidate is run in its own child, which rejects it unless it parses and verifies, and
+    keeps it only if the pass still fails with the same diagnostic key. The best so far is
+    written to disk after every improvement; SIGINT stops after the try in flight.
+    """
+
+    def __init__(
+        self,
+        python: str,
+        step: Mapped,
+        diagnostic: Diagnostic,
+        best_path: Path,
+        work: Path,
+        budget_tries: int = 400,
+        budget_s: float = 600.0,
+        timeout_s: float = 60.0,
+        say: Callable[[str], None] = lambda line: None,
+    ) -> None:
+        self.python = python
+        self.step = step
+        self.key = diagnostic.key
+        self.best_path = best_path
+        self.work = work
+        self.budget_tries = budget_tries
+        self.budget_s = budget_s
+        self.timeout_s = timeout_s
+        self.say = say
+        self.best = ""
+        self.best_diagnostic = diagnostic
+        self.tries = 0
+        self.accepted = 0
+        self.rejected = {"unparsable": 0, "passes": 0, "other-failure": 0, "timeout": 0}
+        self.seen: set[str] = set()
+        self.stop_reason: str | None = None
+        self.interrupted = False
+        self._deadline = 0.0
+        self._types: dict[str, list[str]] = {}
+        self.steps: list[dict[str, Any]] = []
+
+    # -- budget and interruption ---------------------------------------------------------------
+
+    def _exhausted(self) -> bool:
+        if self.interrupted:
+            self.stop_reason = "interrupted"
+        elif self.tries >= self.budget_tries:
+            self.stop_reason = "budget-tries"
+        elif time.monotonic() > self._deadline:
+            self.stop_reason = "budget-s"
+        return self.stop_reason is not None
+
+    @contextlib.contextmanager
+    def _sigint(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def stop(signum: int, frame: Any) -> None:
+            if self.interrupted:
+                raise KeyboardInterrupt
+            self.interrupted = True
+            self.say("interrupt: stopping after the try in flight (again to abort)")
+
+        previous = signal.signal(signal.SIGINT, stop)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
+    # -- the predicate ---------------------------------------------------------------------------
+
+    def interesting(self, text: str) -> bool:
+        digest = hashlib.sha1(text.encode()).hexdigest()
+        if digest in self.seen:
+            return False
+        self.seen.add(digest)
+        self.tries += 1
+        candidate = self.work / "candidate.mlir"
+        candidate.write_text(text)
+        ran = run_pass(self.python, candidate, self.step, None, self.work, self.timeout_s)
+        if ran.status == "unparsable":
+            self.rejected["unparsable"] += 1
+            return False
+        if ran.status == "ok":
+            self.rejected["passes"] += 1
+            return False
+        if ran.status == "timeout":
+            self.rejected["timeout"] += 1
+            return False
+        if not ran.failed or ran.diagnostic.key != self.key:
+            self.rejected["other-failure"] += 1
+            return False
+        self.best_diagnostic = ran.diagnostic
+        return True
+
+    def _accept(self, text: str, what: str) -> None:
+        before = count_lines(self.best)
+        self.best = text
+        self.accepted += 1
+        _write(self.best_path, text)
+        self.steps.append({"what": what, "lines": count_lines(text), "try": self.tries})
+        self.say(f"  reduce: {what}: {before} -> {count_lines(text)} lines (try {self.tries})")
+        self._refresh_types()
+
+    def _refresh_types(self) -> None:
+        path = self.work / "types.mlir"
+        path.write_text(self.best)
+        found = ir_types(self.python, path)
+        self._types = dict(found["results"]) if found else {}
+
+    # -- the search ------------------------------------------------------------------------------
+
+    def run(self, text: str) -> dict[str, Any]:
+        started = time.monotonic()
+        self._deadline = started + self.budget_s
+        self.best = text
+        _write(self.best_path, text)
+        path = self.work / "types.mlir"
+        path.write_text(text)
+        first = ir_types(self.python, path)
+        ops_before = first["ops"] if first else None
+        self._types = dict(first["results"]) if first else {}
+        passes: list[tuple[str, Callable[[IRText], Iterator[tuple[str, list[str]]]]]] = [
+            ("aliases", self._unused_aliases),
+            ("delete", self._delete_unused),
+            ("else", self._else_branches),
+            ("replace", self._replace_values),
+            ("merge", self._merge_aliases),
+            ("args", self._function_args),
+            ("chunks", self._chunks),
+        ]
+        with self._sigint():
+            progress = True
+            while progress and not self._exhausted():
+                progress = False
+                for _, generate in passes:
+                    while not self._exhausted():
+                        improved = False
+                        for what, lines in generate(IRText(self.best)):
+                            if self._exhausted():
+                                break
+                            candidate = "\n".join(lines) + "\n"
+                            if _size(candidate) >= _size(self.best):
+                                continue
+                            if self.interesting(candidate):
+                                self._accept(candidate, what)
+                                improved = progress = True
+                                break
+                        if not improved:
+                            break
+            if self.stop_reason is None:
+                self.stop_reason = "fixpoint"
+        path.write_text(self.best)
+        last = ir_types(self.python, path)
+        return {
+            "lines_before": count_lines(text),
+            "lines_after": count_lines(self.best),
+            "ops_before": ops_before,
+            "ops_after": last["ops"] if last else None,
+            "tries": self.tries,
+            "accepted": self.accepted,
+            "rejected": self.rejected,
+            "seconds": round(time.monotonic() - started, 1),
+            "stopped_by": self.stop_reason,
+            "interrupted": self.interrupted,
+            "budget": {"tries": self.budget_tries, "seconds": self.budget_s},
+            "steps": self.steps,
+        }
+
+    # -- candidate generators --------------------------------------------------------------------
+
+    def _unused_aliases(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        text = ir.text()
+        unused = [
+            (alias, index)
+            for alias, index in ir.aliases.items()
+            if len(_token_alias(alias).findall(text)) == 1
+        ]
+        if not unused:
+            return
+        yield f"drop {len(unused)} unused aliases", ir.without([(i, i) for _, i in unused])
+        if len(unused) > 1:
+            for alias, index in unused:
+                yield f"drop alias {alias}", ir.without([(index, index)])
+
+    def _deletable(self, ir: IRText, op: Op) -> bool:
+        if op.name in ("module", "builtin.module") or TERMINATORS.search(op.name):
+            return False
+        return not (op.name.endswith("func") and sum(o.name.endswith("func") for o in ir.ops) < 2)
+
+    def _delete_unused(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        for op in reversed(ir.ops):
+            if self._deletable(ir, op) and not ir.used(op):
+                yield f"delete {op.name} (line {op.start + 1})", ir.without([(op.start, op.end)])
+
+    def _else_branches(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        for op in ir.ops:
+            for region in op.regions[1:]:
+                if not ir.lines[region.start].strip().startswith("} else {"):
+                    continue
+                lines = list(ir.lines)
+                indent = re.match(r"\s*", lines[region.start]).group(0)  # type: ignore[union-attr]
+                lines[region.start] = f"{indent}}}"
+                del lines[region.start + 1 : region.end + 1]
+                yield f"delete the else-branch of {op.name} (line {op.start + 1})", lines
+
+    def _replace_values(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        """Delete an op whose results are used, replacing each used result by an earlier
+        value of the same type (a function argument first), or by a new argument of the
+        enclosing function; what fed the op may then become unused."""
+        values = ir.values(self._types)
+        order = {"func-arg": 0, "block-arg": 1, "result": 2}
+        compress = ir.alias_compressor()
+        for op in reversed(ir.ops):
+            if not op.slots or not self._deletable(ir, op) or not ir.used(op):
+                continue
+            func = ir.enclosing_func(op)
+            by_slot = {v.token: v for v in values if v.kind == "result" and v.line == op.start}
+            used: list[tuple[str, str, list[str]]] = []
+            for slot in op.slots:
+                if ir.uses(slot) - (0 if "#" in slot else 1) <= 0:
+                    continue
+                mine = by_slot.get(slot)
+                if mine is None or mine.type is None:
+                    used = []
+                    break
+                same = [
+                    v for v in values if v.type == mine.type and v.token != slot and _visible(v, op)
+                ]
+                same.sort(key=lambda v: (order[v.kind], v.line))
+                used.append((slot, mine.type, [v.token for v in same[:2]]))
+            if not used:
+                continue
+            plans: list[dict[str, str | None]] = []
+            for pick in range(2):
+                if pick and all(len(options) < 2 for _, _, options in used):
+                    break
+                if all(options for _, _, options in used):
+                    plans.append(
+                        {slot: options[min(pick, len(options) - 1)] for slot, _, options in used}
+                    )
+            if func is not None:
+                plans.append({slot: None for slot, _, _ in used})
+            for plan in plans:
+                lines = list(ir.lines)
+                mapping: dict[str, str] = {}
+                fresh: list[str] = []
+                for slot, kind, _ in used:
+                    replacement = plan[slot]
+                    if replacement is None:
+                        replacement = ir.fresh_name(len(fresh))
+                        fresh.append(f"{replacement}: {compress(kind)}")
+                    mapping[slot] = replacement
+                if fresh and func is not None:
+                    header = ir.with_arguments(func, fresh)
+                    if header is None:
+                        continue
+                    lines[func.start] = header
+                lines = [line for i, line in enumerate(lines) if not op.start <= i <= op.end]
+                for slot, replacement in mapping.items():
+                    pattern = _token(slot)
+                    lines = [pattern.sub(replacement, line) for line in lines]
+                shown = ", ".join(f"{k}->{v}" for k, v in mapping.items())
+                what = "new arguments" if fresh else "earlier values"
+                yield f"replace {op.name} (line {op.start + 1}) by {what} {shown}", lines
+
+    def _merge_aliases(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        """Use one attribute alias for another of the same kind (one layout fewer)."""
+        kinds: dict[str, list[str]] = {}
+        for alias, index in ir.aliases.items():
+            value = ir.lines[index].split("=", 1)[1].strip()
+            kinds.setdefault(alias[0] + value.split("<")[0], []).append(alias)
+        for names in kinds.values():
+            for drop in reversed(names):
+                for keep in names:
+                    if keep == drop:
+                        continue
+                    pattern = _token_alias(drop)
+                    index = ir.aliases[drop]
+                    lines = [
+                        pattern.sub(keep, line) for i, line in enumerate(ir.lines) if i != index
+                    ]
+                    yield f"use alias {keep} for {drop}", lines
+
+    def _function_args(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        for op in ir.ops:
+            if not op.name.endswith("func"):
+                continue
+            header = ir.lines[op.start]
+            span = _arg_span(header)
+            if span is None:
+                continue
+            open_at, close_at = span
+            try:
+                args = _split_top(header[open_at + 1 : close_at], ",")
+            except PipelineError:
+                continue
+            unused = [
+                arg
+                for arg in args
+                if arg.split(":")[0].strip().startswith("%")
+                and ir.uses(arg.split(":")[0].strip()) == 1
+            ]
+            if not unused:
+                continue
+            subsets = [unused] + ([[a] for a in unused] if len(unused) > 1 else [])
+            for drop in subsets:
+                kept = [a for a in args if a not in drop]
+                lines = list(ir.lines)
+                lines[op.start] = header[: open_at + 1] + ", ".join(kept) + header[close_at:]
+                names = ", ".join(a.split(":")[0].strip() for a in drop)
+                yield f"drop unused arguments {names} of {op.name}", lines
+
+    def _chunks(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+        """ddmin over sibling ops: delete chunks whose results are used only inside them."""
+        groups: dict[int, list[Op]] = {}
+        for op in ir.ops:
+            if op.region is not None and self._deletable(ir, op):
+                groups.setdefault(op.region.start, []).append(op)
+        text_lines = ir.lines
+        for siblings in groups.values():
+            n = len(siblings)
+            size = max(1, n // 2)
+            while size >= 1:
+                for start in range(0, n, size):
+                    chunk = siblings[start : start + size]
+                    if len(chunk) < 2 and size > 1:
+                        continue
+                    spans = [(o.start, o.end) for o in chunk]
+                    drop = {i for a, b in spans for i in range(a, b + 1)}
+                    outside = "\n".join(line for i, line in enumerate(text_lines) if i not in drop)
+                    if any(_token(name).search(outside) for o in chunk for name in o.names):
+                        continue
+                    where = f"{chunk[0].start + 1}-{chunk[-1].end + 1}"
+                    yield f"delete {len(chunk)} ops at lines {where}", ir.without(spans)
+                if size == 1:
+                    break
+                size //= 2
+
+
+def _arg_span(header: str) -> tuple[int, int] | None:
+    """Where the argument list of a ``tt.func @name(...)`` header opens and closes."""
+    open_at = header.find("(", header.find("@"))
+    if open_at < 0 or header.find("@") < 0:
+        return None
+    depth = 0
+    for index in range(open_at, len(header)):
+        if header[index] in "(<[{":
+            depth += 1
+        elif header[index] in ")>]}":
+            depth -= 1
+            if depth == 0:
+                return open_at, index
+    return None
+
+
+def _token_alias(alias: str) -> re.Pattern[str]:
+    return re.compile(re.escape(alias) + r"(?![\w$.-])")

@@ -1,0 +1,130 @@
+"""Proof: ``repro.py`` run in a clean venv holding the affected Triton release alone."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suite.engine.scrub import home_to_tilde
+from suite.errors import UsageError
+from suite.report.standalone import foreign_imports
+from suite.toolchain.venvs import for_version
+
+#: Building nothing: the venv exists; this bounds one run of repro.py in it.
+VERIFY_TIMEOUT_S = 900
+
+
+@dataclass
+class Verification:
+    """One run of ``repro.py`` under one Triton release."""
+
+    ok: bool
+    version: str
+    line: str
+    exit: int | None = None
+    signature: str | None = None
+    python: str = ""
+    output: str = ""
+    command: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "version": self.version,
+            "line": self.line,
+            "exit": self.exit,
+            "signature": self.signature,
+            "python": home_to_tilde(self.python),
+            "command": self.command,
+        }
+
+
+def venv_for(version: str) -> Path:
+    """The cached venv of ``triton==version`` (reused, else built); raises UsageError."""
+    return Path(for_version(version).python)
+
+
+def clean_env() -> dict[str, str]:
+    """A minimal environment: no PYTHONPATH, no TRITON_* knobs, nothing of this project."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+_SIGNATURE_LINE = re.compile(r"^signature: (.+)$", re.MULTILINE)
+
+
+def run_script(python: str, script: Path, timeout_s: float = VERIFY_TIMEOUT_S) -> Verification:
+    """``python repro.py`` in the script's folder with a clean environment."""
+    command = f"python {script.name}"
+    try:
+        proc = subprocess.run(
+            [python, script.name],
+            cwd=script.parent.resolve(),
+            env=clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    except subprocess.TimeoutExpired:
+        return Verification(False, "", f"Not verified: {command} ran past {timeout_s:g} s")
+    output = (proc.stderr + proc.stdout).replace(str(script.parent.resolve()) + os.sep, "")
+    found = _SIGNATURE_LINE.search(proc.stdout)
+    signature = found.group(1).strip() if found else None
+    if signature == "none":
+        signature = None
+    return Verification(False, "", "", proc.returncode, signature, python, output.rstrip(), command)
+
+
+def verify(script: Path, version: str, expected: str) -> Verification:
+    """Run ``script`` in the clean venv of ``version``: a ``Verified:``/``Not verified:`` line."""
+    foreign = foreign_imports(script.read_text())
+    if foreign:
+        return Verification(False, version, f"Not verified: repro.py imports {', '.join(foreign)}")
+    try:
+        python = venv_for(version)
+    except (UsageError, subprocess.CalledProcessError, OSError) as exc:
+        return Verification(False, version, f"Not verified: no venv with triton {version}: {exc}")
+    run = run_script(str(python), script)
+    run.version = version
+    if run.exit is None:
+        run.line = run.line or f"Not verified: repro.py did not finish on triton {version}"
+        return run
+    if run.exit != 0 and run.signature == expected:
+        run.ok = True
+        run.line = (
+            f"Verified: reproduces on triton {version} (exit {run.exit}, signature {expected})"
+        )
+    else:
+        run.line = (
+            f"Not verified: repro.py exited {run.exit} on triton {version} with signature "
+            f"{run.signature or 'none'} (expected {expected})"
+        )
+    return run
+
+
+def check_current(script: Path, version: str, expected: str) -> Verification | None:
+    """``script`` under this interpreter's Triton, when that is another release."""
+    try:
+        import triton
+    except ImportError:
+        return None
+    current = str(triton.__version__)
+    if current == version:
+        return None
+    run = run_script(sys.executable, script)
+    run.version = current
+    reproduces = run.exit not in (None, 0) and run.signature == expected
+    state = "still reproduces" if reproduces else "does not reproduce"
+    run.ok = reproduces
+    run.line = (
+        f"On triton {current} (this machine's): {state} "
+        f"(exit {run.exit}, signature {run.signature or 'none'})"
+    )
+    return run

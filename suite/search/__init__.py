@@ -1,0 +1,1 @@
+"""Searching config space: explore (Hypothesis generation and shrinking) and the findings store."""

@@ -1,0 +1,525 @@
+"""Search a reproducer's parameter space for failures; shrink each; map its boundary.
+
+How a search goes, and why:
+
+- Hypothesis draws configs from the reproducer's declared space
+  (:func:`case_strategy`): one ``sampled_from`` per parameter, drawn in the
+  "smaller" order below, filtered by the reproducer's constraints. Reproducers
+  never write strategies; a parameter's domain is all the search needs.
+- Every example runs through the engine's isolation (:func:`suite.engine.runner.run_case`),
+  so a compiler that crashes, hangs or eats memory is a classified result, never
+  the end of the search. Each ``(config, target)`` runs at most once per explore
+  (:class:`Evaluator`), and the runs are counted: they are what a search costs.
+- Each distinct signature is its own finding. The one question asked of a
+  config, "does it still fail with exactly this signature?", is
+  :func:`interesting`; the shrinker and the boundary table both ask it, and
+  other tools can too (the contract of a C-Reduce/cvise interestingness test).
+  A shrink step that turns one failure into another is therefore rejected: the
+  other failure is recorded and gets a shrink of its own.
+- :func:`shrink` is a greedy descent over the ordered domains, repeated until a
+  whole pass changes nothing. That makes the result a local minimum by
+  construction: every one-position step toward a smaller value was tried on the
+  final config and either left the space or did not keep the signature.
+
+"Smaller" (:func:`order_key`) is: smaller tiles (the ``BLOCK_*`` parameters,
+first by the sum of their indices, then one by one), then fewer stages, then
+fewer warps, then simpler dtypes (parameters whose name holds ``dtype``), then
+the remaining parameters (problem sizes and other options), each in declaration
+order. A value's size is its index in the parameter's ``values``.
+
+Failures persist in a :class:`~suite.search.findings.FindingsStore`; the minimal
+failing configs are also kept in Hypothesis's example database and replayed as
+explicit examples before a re-run searches anew.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, example, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.database import ExampleDatabase
+
+from suite.api import Reproducer
+from suite.engine.discover import Found
+from suite.engine.environment import capture
+from suite.engine.expand import CaseSpec
+from suite.engine.outcome import CaseResult
+from suite.engine.record import safe_name
+from suite.engine.runner import Execution, Workers, run_case
+from suite.search.findings import BoundaryStep, Finding, FindingsStore, kind_of
+
+Config = dict[str, Any]
+
+_SEARCH_SETTINGS: dict[str, Any] = {
+    # A case is a child process that may compile for seconds: no deadline, and
+    # Hypothesis's health checks about slow or filtered data do not apply.
+    "deadline": None,
+    "suppress_health_check": list(HealthCheck),
+    # The failures are data, kept in the findings store; the search function
+    # raises only to stop at the time budget, so Hypothesis has nothing to
+    # shrink, report or save itself.
+    "database": None,
+    "phases": (Phase.explicit, Phase.generate),
+    "verbosity": Verbosity.quiet,
+    "print_blob": False,
+}
+settings.register_profile("explore", **_SEARCH_SETTINGS)
+# Derandomized: the same search on every run and machine, without a --seed.
+settings.register_profile("ci", derandomize=True, **_SEARCH_SETTINGS)
+PROFILES = ("explore", "ci")
+DEFAULT_MAX_EXAMPLES = 40
+
+# Parameter categories in "smaller" order; a name matching none is a problem
+# size or another option and comes last.
+_CATEGORIES: tuple[Callable[[str], bool], ...] = (
+    lambda name: name.upper().startswith("BLOCK"),
+    lambda name: name == "num_stages",
+    lambda name: name == "num_warps",
+    lambda name: "dtype" in name.lower(),
+)
+
+
+def _category(name: str) -> int:
+    return next((i for i, test in enumerate(_CATEGORIES) if test(name)), len(_CATEGORIES))
+
+
+def shrink_order(repro: Reproducer) -> list[str]:
+    """Parameter names, most significant for "smaller" first."""
+    declared = repro.param_names
+    return sorted(declared, key=lambda name: (_category(name), declared.index(name)))
+
+
+def order_key(repro: Reproducer, config: Config) -> tuple[int, ...]:
+    """The sort key of "smaller": lower compares smaller (see the module docstring)."""
+    indices = [(name, repro.param(name).index(config[name])) for name in shrink_order(repro)]
+    tiles = sum(index for name, index in indices if _category(name) == 0)
+    return (tiles, *(index for _, index in indices))
+
+
+def config_strategy(repro: Reproducer) -> st.SearchStrategy[Config]:
+    """Valid configs of ``repro``, drawn in "smaller" order so Hypothesis's own order agrees."""
+    draws = {name: st.sampled_from(repro.param(name).values) for name in shrink_order(repro)}
+    return st.fixed_dictionaries(draws).filter(lambda config: not repro.problems(config))
+
+
+def case_strategy(
+    repro: Reproducer, targets: Sequence[str]
+) -> st.SearchStrategy[tuple[Config, str]]:
+    return st.tuples(config_strategy(repro), st.sampled_from(list(targets)))
+
+
+def failure_signature(result: CaseResult) -> str | None:
+    """The signature text of a failing result; ``None`` for a pass or a skip."""
+    if result.outcome.is_failure and result.signature is not None:
+        return result.signature.text
+    return None
+
+
+def _config_key(config: Config) -> str:
+    return json.dumps(config, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One distinct run of an explore: its 1-based number and what asked for it."""
+
+    number: int
+    phase: str
+    config: Config
+    target: str
+    result: CaseResult
+
+
+class Evaluator:
+    """Runs cases through the engine's isolation, each ``(config, target)`` at most once.
+
+    Every distinct run is logged in :attr:`evaluations`, so its length is the
+    cost of the search so far.
+    """
+
+    def __init__(
+        self,
+        found: Found,
+        execution: Execution,
+        work_dir: Path,
+        on_evaluation: Callable[[Evaluation], None] = lambda evaluation: None,
+        workers: Workers | None = None,
+    ) -> None:
+        self.found = found
+        self.execution = execution
+        self.workers = workers
+        self.work_dir = work_dir
+        self.on_evaluation = on_evaluation
+        self.evaluations: list[Evaluation] = []
+        self.phase = "search"
+        self._cache: dict[tuple[str, str], CaseResult] = {}
+
+    @property
+    def repro(self) -> Reproducer:
+        return self.found.repro
+
+    @contextmanager
+    def during(self, phase: str) -> Iterator[None]:
+        """Label the runs made inside the block with ``phase``."""
+        outer, self.phase = self.phase, phase
+        try:
+            yield
+        finally:
+            self.phase = outer
+
+    def __call__(self, config: Config, target: str) -> CaseResult:
+        problems = self.repro.problems(config)
+        if problems:
+            raise ValueError(f"{self.repro.id}: not in the space: {'; '.join(problems)}")
+        config = {name: config[name] for name in self.repro.param_names}
+        key = (_config_key(config), target)
+        if key not in self._cache:
+            number = len(self.evaluations) + 1
+            spec = CaseSpec(self.found, config, target)
+            case_dir = self.work_dir / f"{number:05d}-{safe_name(spec.case_id)}"
+            result = run_case(spec, case_dir, self.execution, self.workers)
+            self._cache[key] = result
+            evaluation = Evaluation(number, self.phase, config, target, result)
+            self.evaluations.append(evaluation)
+            self.on_evaluation(evaluation)
+        return self._cache[key]
+
+
+def interesting(evaluate: Evaluator, signature: str, target: str, config: Config) -> bool:
+    """Does ``config`` on ``target`` still fail with exactly ``signature``?
+
+    The one interestingness test of the module: a config outside the
+    reproducer's space (a value not in a domain, a broken constraint) is not
+    interesting, and neither is a pass, a skip or a different failure.
+    """
+    if evaluate.repro.problems(config):
+        return False
+    return failure_signature(evaluate(config, target)) == signature
+
+
+def shrink(repro: Reproducer, config: Config, still_fails: Callable[[Config], bool]) -> Config:
+    """Greedy descent to a local minimum of "smaller" that keeps ``still_fails`` true.
+
+    For each parameter in :func:`shrink_order`, the smaller values are tried
+    from the smallest up and the first one that still fails is taken, so a
+    parameter that does not matter drops to its smallest value in one run.
+    Passes repeat until one changes nothing: then every one-step decrease was
+    tried on the final config and rejected.
+    """
+    current = dict(config)
+    changed = True
+    while changed:
+        changed = False
+        for name in shrink_order(repro):
+            values = repro.param(name).values
+            for value in values[: values.index(current[name])]:
+                trial = {**current, name: value}
+                if still_fails(trial):
+                    current, changed = trial, True
+                    break
+    return current
+
+
+def boundary_table(
+    evaluate: Evaluator, signature: str, target: str, config: Config
+) -> list[BoundaryStep]:
+    """Each parameter walked away from ``config``, one position at a time, down and up.
+
+    A walk goes on while the neighbour still fails with ``signature`` and
+    stops at the first one that does not (it passes, or fails differently) or
+    at the end of the domain, so the last row of each walk is where the
+    failure ends along that parameter. From a local minimum every downward
+    walk stops after one step. Values that break a constraint are skipped:
+    they are not configs of the reproducer.
+    """
+    repro = evaluate.repro
+    steps = []
+    for name in shrink_order(repro):
+        values = repro.param(name).values
+        here = values.index(config[name])
+        for direction, walk in (("down", values[:here][::-1]), ("up", values[here + 1 :])):
+            for value in walk:
+                neighbour = {**config, name: value}
+                if repro.problems(neighbour):
+                    continue
+                result = evaluate(neighbour, target)
+                same = interesting(evaluate, signature, target, neighbour)
+                steps.append(
+                    BoundaryStep(
+                        param=name,
+                        direction=direction,
+                        value_from=config[name],
+                        value_to=value,
+                        config=neighbour,
+                        outcome=result.outcome.label,
+                        signature=failure_signature(result),
+                        same_signature=same,
+                    )
+                )
+                if not same:
+                    break
+    return steps
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long the search for new examples goes on: a number of examples or seconds.
+
+    The budget bounds the search; a failure found within it is always shrunk
+    and mapped to the end.
+    """
+
+    max_examples: int | None = DEFAULT_MAX_EXAMPLES
+    time_budget_s: float | None = None
+
+
+@dataclass
+class Exploration:
+    """What one explore did: the findings it recorded and every run it made."""
+
+    repro: str
+    targets: list[str]
+    seed: int | None
+    profile: str
+    findings: list[Finding]
+    evaluations: list[Evaluation]
+
+
+class _BudgetSpent(Exception):
+    """Stops Hypothesis's generation when the time budget is spent (it has no clock)."""
+
+
+def _database_key(repro: str, target: str) -> bytes:
+    return f"triton-repro-suite/explore/{repro}/{target}".encode()
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class _Explorer:
+    """The state of one explore: the runs, and the smallest failing config per signature."""
+
+    def __init__(self, evaluate: Evaluator, targets: Sequence[str]) -> None:
+        self.evaluate = evaluate
+        self.repro = evaluate.repro
+        self.targets = list(targets)
+        self.minimal: dict[str, tuple[Config, str]] = {}
+        self.boundaries: dict[str, tuple[str, list[BoundaryStep]]] = {}
+        self._absorbed = 0
+
+    def settle(self) -> None:
+        """Shrink every signature the runs so far revealed, including those met while shrinking.
+
+        A signature already shrunk is shrunk again from a strictly smaller
+        failing config of the same target, should one turn up later.
+        """
+        log = self.evaluate.evaluations
+        while self._absorbed < len(log):
+            seen = log[self._absorbed]
+            self._absorbed += 1
+            signature = failure_signature(seen.result)
+            if signature is None:
+                continue
+            best = self.minimal.get(signature)
+            if best is not None and (
+                best[1] != seen.target
+                or order_key(self.repro, seen.config) >= order_key(self.repro, best[0])
+            ):
+                continue
+            still_fails = partial(interesting, self.evaluate, signature, seen.target)
+            with self.evaluate.during("shrink"):
+                self.minimal[signature] = (
+                    shrink(self.repro, seen.config, still_fails),
+                    seen.target,
+                )
+
+    def search(
+        self,
+        replay: Sequence[tuple[Config, str]],
+        budget: Budget,
+        test_settings: settings,
+        seed: int | None,
+    ) -> None:
+        """Replay stored failures, then let Hypothesis draw new cases until the budget ends."""
+        deadline = (
+            time.monotonic() + budget.time_budget_s if budget.time_budget_s is not None else None
+        )
+        replayed = 0
+
+        @given(case=case_strategy(self.repro, self.targets))
+        def one_case(case: tuple[Config, str]) -> None:
+            nonlocal replayed
+            if deadline is not None and time.monotonic() > deadline:
+                raise _BudgetSpent
+            phase = "replay" if replayed < len(replay) else "search"
+            replayed += 1
+            with self.evaluate.during(phase):
+                self.evaluate(*case)
+            self.settle()
+
+        test = test_settings(one_case)
+        # Hypothesis runs explicit examples in source order, which is the
+        # reverse of the order in which the decorators are applied.
+        for case in reversed(replay):
+            test = example(case=case)(test)
+        if seed is not None:
+            test = hypothesis_seed(seed)(test)
+        with suppress(_BudgetSpent):
+            test()
+
+    def map_boundaries(self) -> None:
+        """Boundary tables for every final minimal config, and its other targets.
+
+        A neighbour may fail in a new way; that failure is shrunk and mapped
+        too, until no minimal config is left without its table.
+        """
+        while True:
+            self.settle()
+            todo = [
+                (signature, config, target)
+                for signature, (config, target) in self.minimal.items()
+                if self.boundaries.get(signature, ("",))[0] != _config_key(config)
+            ]
+            if not todo:
+                return
+            for signature, config, target in todo:
+                with self.evaluate.during("boundary"):
+                    table = boundary_table(self.evaluate, signature, target, config)
+                with self.evaluate.during("targets"):
+                    for other in self.targets:
+                        self.evaluate(config, other)
+                self.boundaries[signature] = (_config_key(config), table)
+
+    def findings(self, environment: dict[str, Any], seed: int | None) -> list[Finding]:
+        now = _now()
+        findings = []
+        for signature, (config, target) in self.minimal.items():
+            failing = [
+                e for e in self.evaluate.evaluations if failure_signature(e.result) == signature
+            ]
+            result = self.evaluate(config, target)
+            table = self.boundaries[signature][1]
+            findings.append(
+                Finding(
+                    repro=self.repro.id,
+                    signature=signature,
+                    kind=kind_of(result),
+                    outcome=result.outcome.label,
+                    message=result.message,
+                    target=target,
+                    targets=sorted({e.target for e in failing}),
+                    minimal_config=config,
+                    failing_configs=[{"target": e.target, "config": e.config} for e in failing],
+                    passing_neighbours=[
+                        {"target": target, "config": step.config} for step in table if step.passed
+                    ],
+                    boundary=table,
+                    environment=environment,
+                    seed=seed,
+                    first_seen=now,
+                    last_seen=now,
+                )
+            )
+        return findings
+
+
+def _replay_list(
+    repro: Reproducer, targets: Sequence[str], store: FindingsStore, database: ExampleDatabase
+) -> list[tuple[Config, str]]:
+    """Stored minimal failing configs, from the store and then the example database.
+
+    Entries that are no longer points of the space (the reproducer changed)
+    are dropped rather than run.
+    """
+    cases: list[tuple[Config, str]] = []
+    stored = [(f.minimal_config, f.target) for f in store.all() if f.repro == repro.id]
+    for target in targets:
+        stored += [
+            (json.loads(raw), target) for raw in database.fetch(_database_key(repro.id, target))
+        ]
+    for config, target in stored:
+        if target in targets and not repro.problems(config) and (config, target) not in cases:
+            cases.append((config, target))
+    return cases
+
+
+def _remember(store: FindingsStore, database: ExampleDatabase, finding: Finding) -> Finding:
+    """Record ``finding`` in the store and its minimal config in the example database."""
+    previous = store.get(finding.repro, finding.signature)
+    if previous is not None and (previous.minimal_config, previous.target) != (
+        finding.minimal_config,
+        finding.target,
+    ):
+        database.delete(
+            _database_key(previous.repro, previous.target),
+            _config_key(previous.minimal_config).encode(),
+        )
+    database.save(
+        _database_key(finding.repro, finding.target), _config_key(finding.minimal_config).encode()
+    )
+    return store.record(finding)
+
+
+def explore(
+    found: Found,
+    targets: Sequence[str],
+    store: FindingsStore,
+    execution: Execution,
+    output: Path,
+    budget: Budget = Budget(),
+    seed: int | None = None,
+    profile: str = "explore",
+    on_evaluation: Callable[[Evaluation], None] = lambda evaluation: None,
+) -> Exploration:
+    """Search ``found`` on ``targets``, shrink and map every failure, and record the findings.
+
+    Without ``seed``, a random one is drawn and recorded (so ``--seed`` can
+    repeat the search), unless the profile is derandomized. Case folders live
+    in a temporary folder under ``output`` and are removed at the end.
+    """
+    test_settings = settings(
+        settings.get_profile(profile),
+        max_examples=budget.max_examples or 1_000_000,
+    )
+    if seed is None and not test_settings.derandomize:
+        seed = random.SystemRandom().randrange(2**32)
+    environment = capture(execution.python)
+    database = store.example_database()
+    output.mkdir(parents=True, exist_ok=True)
+    work_dir = Path(tempfile.mkdtemp(prefix=".explore-", dir=output))
+    # One warm template for the whole search: it has imported Triton and the reproducer.
+    workers = Workers(execution, [CaseSpec(found, {}, target) for target in targets])
+    try:
+        evaluator = Evaluator(found, execution, work_dir, on_evaluation, workers)
+        explorer = _Explorer(evaluator, targets)
+        replay = _replay_list(found.repro, targets, store, database)
+        explorer.search(replay, budget, test_settings, seed)
+        explorer.map_boundaries()
+        findings = [
+            _remember(store, database, finding) for finding in explorer.findings(environment, seed)
+        ]
+    finally:
+        workers.close()
+        shutil.rmtree(work_dir, ignore_errors=True)
+    return Exploration(
+        repro=found.repro.id,
+        targets=list(targets),
+        seed=seed,
+        profile=profile,
+        findings=findings,
+        evaluations=explorer.evaluate.evaluations,
+    )

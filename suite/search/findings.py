@@ -1,0 +1,218 @@
+"""Findings that outlast a run: one record per failure signature of a reproducer.
+
+``repro explore`` turns each distinct signature it meets into a :class:`Finding`:
+the smallest config it could shrink the failure to, the one-step neighbours
+around that config (the boundary table), every config seen failing the same
+way, and the environment it ran on. A record is keyed by reproducer and
+signature, because a minimal config only means something inside one
+reproducer's parameter space.
+
+The store is an interface so that the search does not care where records live;
+the directory backend writes one JSON file per record under
+``<output>/findings/`` and keeps Hypothesis's example database beside them, in
+``<output>/findings/hypothesis-db``, so that a re-run replays what an earlier
+one found before it searches anew.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+
+from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.record import safe_name
+from suite.errors import UsageError
+
+SCHEMA = 1
+BUG = "bug"
+LIMIT = "limit"
+INSUFFICIENT_REGISTERS = "C7602"
+
+
+def kind_of(result: CaseResult) -> str:
+    """``limit`` when a documented hardware limit explains the failure, else ``bug``.
+
+    Running out of shared memory or tensor memory, or ptxas's C7602
+    ('insufficient registers'), is the config asking for more than the target
+    has: worth knowing where that boundary lies, but not a compiler bug.
+    """
+    signature = result.signature.text if result.signature else ""
+    if result.outcome is Outcome.RESOURCE_LIMIT:
+        return LIMIT
+    if result.outcome is Outcome.PTXAS_ERROR and INSUFFICIENT_REGISTERS in signature:
+        return LIMIT
+    return BUG
+
+
+@dataclass(frozen=True)
+class BoundaryStep:
+    """One parameter moved away from the minimal config (the others kept), and what that gave.
+
+    ``same_signature`` is the interestingness predicate's answer for the step:
+    whether the neighbour still fails with the finding's signature.
+    """
+
+    param: str
+    direction: str
+    value_from: Any
+    value_to: Any
+    config: dict[str, Any]
+    outcome: str
+    signature: str | None
+    same_signature: bool
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == Outcome.PASSED.label
+
+
+@dataclass
+class Finding:
+    """Everything known about one signature of one reproducer.
+
+    ``target`` is where the config was shrunk and the boundary measured;
+    ``targets`` lists every target on which the signature was seen.
+    ``failing_configs`` and ``passing_neighbours`` hold ``{"target", "config"}``
+    entries. ``seed`` is the Hypothesis seed of the last search that saw the
+    finding (``None`` for a derandomized search); ``first_seen`` and
+    ``last_seen`` are UTC timestamps in ISO 8601.
+    """
+
+    repro: str
+    signature: str
+    kind: str
+    outcome: str
+    message: str
+    target: str
+    targets: list[str]
+    minimal_config: dict[str, Any]
+    failing_configs: list[dict[str, Any]]
+    passing_neighbours: list[dict[str, Any]]
+    boundary: list[BoundaryStep]
+    environment: dict[str, Any]
+    seed: int | None
+    first_seen: str
+    last_seen: str
+    schema: int = SCHEMA
+    first_bad: str | None = None
+    first_good: str | None = None
+    bisect: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> Finding:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in record.items() if k in known}
+        values["boundary"] = [BoundaryStep(**step) for step in record.get("boundary", ())]
+        return cls(**values)
+
+
+def merge(previous: Finding | None, current: Finding) -> Finding:
+    """The record after a run: this run's minimal config and boundary, all history kept.
+
+    A re-run starts its shrink from the stored minimal config, so its result
+    is never larger when the failure still reproduces there; the dates, the
+    configs seen failing and the targets accumulate.
+    """
+    if previous is None:
+        return current
+    seen: list[dict[str, Any]] = []
+    for entry in previous.failing_configs + current.failing_configs:
+        if entry not in seen:
+            seen.append(entry)
+    current.first_seen = min(previous.first_seen, current.first_seen)
+    current.first_bad = current.first_bad or previous.first_bad
+    current.first_good = current.first_good or previous.first_good
+    current.bisect = current.bisect or previous.bisect
+    current.failing_configs = seen
+    current.targets = sorted(set(previous.targets) | set(current.targets))
+    return current
+
+
+class FindingsStore(ABC):
+    """Where findings live. The search talks to this interface only."""
+
+    @abstractmethod
+    def get(self, repro: str, signature: str) -> Finding | None:
+        """The stored record of ``signature`` in ``repro``, if any."""
+
+    @abstractmethod
+    def put(self, finding: Finding) -> None:
+        """Write ``finding``, replacing the record of the same reproducer and signature."""
+
+    @abstractmethod
+    def all(self) -> list[Finding]:
+        """Every stored finding, sorted by reproducer, kind and signature."""
+
+    @abstractmethod
+    def example_database(self) -> ExampleDatabase:
+        """The Hypothesis example database kept with the findings."""
+
+    def record(self, finding: Finding) -> Finding:
+        """Merge ``finding`` into what is stored and write the result."""
+        merged = merge(self.get(finding.repro, finding.signature), finding)
+        self.put(merged)
+        return merged
+
+
+class DirectoryFindingsStore(FindingsStore):
+    """One ``<repro>-<digest>.json`` per finding in a folder, written atomically."""
+
+    DATABASE = "hypothesis-db"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, repro: str, signature: str) -> Path:
+        return self.root / f"{safe_name(repro)}-{Signature(signature).digest}.json"
+
+    def get(self, repro: str, signature: str) -> Finding | None:
+        path = self._path(repro, signature)
+        if not path.is_file():
+            return None
+        return Finding.from_json(json.loads(path.read_text()))
+
+    def put(self, finding: Finding) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self._path(finding.repro, finding.signature)
+        partial = path.with_suffix(f".json.{os.getpid()}")
+        partial.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+        os.replace(partial, path)
+
+    def all(self) -> list[Finding]:
+        if not self.root.is_dir():
+            return []
+        found = [Finding.from_json(json.loads(p.read_text())) for p in self.root.glob("*.json")]
+        return sorted(found, key=lambda f: (f.repro, f.kind, f.signature))
+
+    def example_database(self) -> ExampleDatabase:
+        return DirectoryBasedExampleDatabase(str(self.root / self.DATABASE))
+
+
+def locate(ref: str, output: Path) -> Path:
+    """A finding's file: ``ref`` itself, or by id (``<repro>-<digest>``, the file's stem)
+    or a unique part of one, under ``<output>/findings``. Commands that take a finding
+    (report, replay, bisect) all find it this way."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    root = output / "findings"
+    candidates = sorted(root.glob("*.json")) if root.is_dir() else []
+    exact = [p for p in candidates if p.stem == ref or p.name == ref]
+    matches = exact or [p for p in candidates if p.stem.startswith(ref) or ref in p.stem]
+    if not matches:
+        raise UsageError(
+            f"no finding or run result {ref!r} (findings under {root}; a result is RUN_DIR:CASE_ID)"
+        )
+    if len(matches) > 1:
+        names = ", ".join(p.stem for p in matches[:8])
+        raise UsageError(f"{ref!r} matches {len(matches)} findings ({names}); name one")
+    return matches[0]

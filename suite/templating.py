@@ -1,0 +1,105 @@
+"""The one Jinja environment (report, gate, dashboard) and the filters that keep
+untrusted text inert."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from jinja2 import (
+    BaseLoader,
+    ChoiceLoader,
+    Environment,
+    FileSystemLoader,
+    PackageLoader,
+    StrictUndefined,
+    select_autoescape,
+)
+
+from suite.engine.scrub import scrub
+from suite.errors import UsageError
+
+
+def fence(text: str, info: str = "") -> str:
+    """A fenced code block that no backtick run inside ``text`` can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{info}\n{text.rstrip(chr(10))}\n{ticks}"
+
+
+def inline_code(text: str) -> str:
+    """Inline code that holds any backticks ``text`` has."""
+    text = " ".join(str(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def trim_lines(text: str, head: int = 40, tail: int = 40, width: int = 2000) -> str:
+    """The first ``head`` and last ``tail`` lines, the cut counted; each line at most ``width``."""
+    lines = [
+        line if len(line) <= width else line[:width] + f" ... [{len(line) - width} chars cut]"
+        for line in text.rstrip("\n").splitlines()
+    ]
+    if len(lines) <= head + tail:
+        return "\n".join(lines)
+    cut = len(lines) - head - tail
+    return "\n".join([*lines[:head], f"... [{cut} lines cut] ...", *lines[len(lines) - tail :]])
+
+
+def table_cell(value: Any) -> str:
+    return " ".join(str(value).split()).replace("|", "\\|")
+
+
+_KEY_LINE = re.compile(
+    r"\berror\b|\bfatal\b|Error:|Exception:|LLVM ERROR|Assertion|Pipeline failed|"
+    r"Insufficient|not supported|Segmentation|Aborted|Fatal Python error|signature:|REPRODUCED",
+    re.IGNORECASE,
+)
+
+
+def key_lines(text: str, limit: int = 25) -> str:
+    """The lines of ``text`` that say what went wrong (else its tail), at most ``limit``."""
+    lines = [line for line in text.splitlines() if _KEY_LINE.search(line)]
+    if not lines:
+        lines = text.rstrip("\n").splitlines()[-limit:]
+    seen: list[str] = []
+    for line in lines:
+        if line not in seen:
+            seen.append(line)
+    return trim_lines("\n".join(seen), head=limit, tail=0) if len(seen) > limit else "\n".join(seen)
+
+
+# ---------------------------------------------------------------------------------------------
+# Templates.
+# ---------------------------------------------------------------------------------------------
+
+
+def template_environment(override: Path | None = None) -> Environment:
+    """The shipped templates (package data, so a wheel install renders), each replaceable
+    by a file of the same name in ``override``. StrictUndefined: a missing field is an
+    error, not a blank. Autoescape for HTML only; Markdown escapes through the filters."""
+    loaders: list[BaseLoader] = [PackageLoader("suite", "templates")]
+    if override is not None:
+        if not override.is_dir():
+            raise UsageError(f"--templates: not a folder: {override}")
+        loaders.insert(0, FileSystemLoader(str(override)))
+    env = Environment(
+        loader=ChoiceLoader(loaders),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(["html"]),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        fence=fence,
+        code=inline_code,
+        trim_lines=trim_lines,
+        cell=table_cell,
+        pyrepr=repr,
+        scrub=scrub,
+    )
+    return env

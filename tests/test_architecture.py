@@ -1,0 +1,74 @@
+"""The package layout: no import cycles between the packages of ``suite/``."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import suite
+
+SUITE = Path(suite.__file__).resolve().parent
+PACKAGES = {p.name for p in SUITE.iterdir() if (p / "__init__.py").exists()}
+
+
+def _unit(parts: tuple[str, ...]) -> str:
+    """A package of ``suite/`` (``engine``), or a top-level module (``suite.api``)."""
+    if len(parts) >= 2 and parts[1] in PACKAGES:
+        return parts[1]
+    return ".".join(parts[:2])
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = defaultdict(set)
+    for path in SUITE.rglob("*.py"):
+        here = _unit(("suite", *path.relative_to(SUITE).with_suffix("").parts))
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                parts = tuple(name.split("."))
+                if parts[0] == "suite" and len(parts) > 1 and _unit(parts) != here:
+                    graph[here].add(_unit(parts))
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph as a path, or [] (depth-first search with colours)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start)):
+            return cycle
+    return []
+
+
+def test_no_import_cycles_between_packages():
+    graph = import_graph()
+    assert {"engine", "cli", "report"} <= set(graph), sorted(graph)
+    assert find_cycle(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_the_engine_imports_no_command_package():
+    commands = {"cli", "report", "gate", "replay", "releases", "search"}
+    assert import_graph()["engine"] & commands == set()
