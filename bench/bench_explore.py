@@ -40,11 +40,11 @@ from suite.engine.expand import CaseSpec
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import CaseResult
 from suite.engine.runner import Execution, run_case
-from suite.files import cache_root
 from suite.search.explore import Budget, Exploration, explore, failure_signature
 from suite.search.findings import DirectoryFindingsStore
+from suite.toolchain.venvs import folder_for
 
-DEFAULT_PYTHON = cache_root() / "venvs" / "triton-3.5.0" / "bin" / "python"
+DEFAULT_PYTHON = folder_for("3.5.0") / "bin" / "python"
 GOAL_FIRST_FAILURE = 20
 GOAL_MINIMAL = 80
 

@@ -6,13 +6,23 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from suite.files import cache_root
+
 ROOT = Path(__file__).resolve().parent.parent
+
+# Release venvs and the npm tools are built once per machine and shared; everything else the
+# suite caches (the import shim, Triton's kernel caches) goes to a scratch folder per session.
+SHARED_CACHE = cache_root()
+os.environ.setdefault("REPRO_VENV_ROOT", str(SHARED_CACHE / "venvs"))
+SESSION_CACHE = tempfile.mkdtemp(prefix="repro-test-cache-")
+os.environ["XDG_CACHE_HOME"] = SESSION_CACHE
 
 PLANTED = """
 import ctypes
@@ -92,6 +102,16 @@ def repro_cli(
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
     return Completed(proc.returncode, proc.stdout, proc.stderr)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(SESSION_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def shared_cache() -> Path:
+    """The user's cache folder, where tools built once per machine (npm packages) live."""
+    return SHARED_CACHE
 
 
 @pytest.fixture

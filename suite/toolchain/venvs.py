@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -36,7 +37,10 @@ class Release:
 
 
 def venv_root() -> Path:
-    return cache_root() / "venvs"
+    """``$REPRO_VENV_ROOT``, else ``venvs/`` under the cache folder. The tests point the
+    cache folder at a scratch one per session but keep sharing the built venvs through this."""
+    override = os.environ.get("REPRO_VENV_ROOT")
+    return Path(override) if override else cache_root() / "venvs"
 
 
 @contextmanager
@@ -120,3 +124,18 @@ def resolve(spec: str) -> Release:
             raise UsageError(f"no such interpreter: {spec}")
         return Release(spec, spec)
     return for_version(spec)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m suite.toolchain.venvs 3.4.0 3.5.0 ...``: build the venvs ahead (CI caches)."""
+    try:
+        for version in argv:
+            print(f"{version}: {for_version(version).python}", flush=True)
+    except UsageError as exc:
+        print(f"venvs: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
