@@ -2,6 +2,6 @@
 
 import sys
 
-from suite.cli.main.main.main import main
+from suite.cli.main import main
 
 sys.exit(main())
