@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from suite.errors import UsageError
-from suite.gate import gate
+from suite.gate import gate, gpu, inputs
+from suite.gate import report as gate_report
 from tests.conftest import ROOT, gpu_visible
 
 BENCH = ROOT / "bench" / "gate"
@@ -127,13 +128,13 @@ def test_the_rendered_report_has_the_table(static_gate):
 
 
 def _found():
-    return gate.resolve_kernel("tma-gemm")
+    return inputs.resolve_kernel("tma-gemm")
 
 
 def test_the_autotune_file_gives_the_same_six_configs_without_a_gpu():
     found = _found()
-    from_python = gate.load_configs(str(AUTOTUNE), found)
-    from_yaml = gate.load_configs(str(PROPOSED), found)
+    from_python = inputs.load_configs(str(AUTOTUNE), found)
+    from_yaml = inputs.load_configs(str(PROPOSED), found)
     assert from_python == from_yaml
     assert len(from_python) == 6
     assert from_python[0] == {
@@ -168,13 +169,13 @@ def test_the_reader_never_imports_and_follows_names_and_positions(tmp_path):
             """
         )
     )
-    configs = gate.read_autotune_configs(path)
+    configs = inputs.read_autotune_configs(path)
     assert configs == [
         {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 1},
         {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
         {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 32},
     ]
-    completed = gate.load_configs(str(path), _found())
+    completed = inputs.load_configs(str(path), _found())
     assert completed[2]["num_warps"] == 4 and completed[2]["num_stages"] == 3  # Config defaults
 
 
@@ -188,22 +189,22 @@ def test_the_reader_refuses_what_it_cannot_read_without_running_it(tmp_path):
         "    pass\n"
     )
     with pytest.raises(UsageError, match="not a literal list"):
-        gate.read_autotune_configs(path)
+        inputs.read_autotune_configs(path)
     (tmp_path / "plain.py").write_text("x = 1\n")
     with pytest.raises(UsageError, match=r"no triton\.autotune"):
-        gate.read_autotune_configs(tmp_path / "plain.py")
+        inputs.read_autotune_configs(tmp_path / "plain.py")
 
 
 def test_sizes_and_yaml_round_trip(tmp_path):
-    assert gate.parse_sizes("4096, 8192") == [(4096, 4096, 4096), (8192, 8192, 8192)]
-    assert gate.parse_sizes("512x1024x256") == [(512, 1024, 256)]
+    assert inputs.parse_sizes("4096, 8192") == [(4096, 4096, 4096), (8192, 8192, 8192)]
+    assert inputs.parse_sizes("512x1024x256") == [(512, 1024, 256)]
     for bad in ("", "4096x", "0", "big"):
         with pytest.raises(UsageError):
-            gate.parse_sizes(bad)
-    configs = gate.load_configs(str(PROPOSED), _found())
+            inputs.parse_sizes(bad)
+    configs = inputs.load_configs(str(PROPOSED), _found())
     path = tmp_path / "round.yaml"
-    path.write_text(gate.yaml_list(configs))
-    assert gate.load_configs(str(path), _found()) == configs
+    path.write_text(gate_report.yaml_list(configs))
+    assert inputs.load_configs(str(path), _found()) == configs
 
 
 # --------------------------------------------------------------------------- bad input
@@ -270,13 +271,10 @@ def test_gpu_without_a_gpu_is_bad_usage():
 FAKE_CHILD = """
 import json, os, signal, sys
 
+from suite.gate.events import Begin, Check, Done, EventLog, Finalists, Screen, Start, Timed
+
 spec = json.load(open(sys.argv[1]))
-stream = open(spec["events"], "a")
-
-
-def emit(event, **fields):
-    stream.write(json.dumps({"event": event, **fields}) + "\\n")
-    stream.flush()
+emit = EventLog(spec["events"]).emit
 
 
 def tflops(config):  # made up: bigger tiles and deeper pipelines are faster, no ties
@@ -288,42 +286,42 @@ def ms(size, value):
     return 2 * m * n * k / (value * 1e9)
 
 
-emit("start", device="Fake H200", capability=[9, 0], torch="fake", triton="fake",
-     flush={"verified": True, "how": "fake flush"}, seed=spec["seed"])
+emit(Start(device="Fake H200", capability=[9, 0], torch="fake", triton="fake",
+           flush={"verified": True, "how": "fake flush"}, seed=spec["seed"]))
 first = spec["events"].endswith("events-1.jsonl")
 items = {i["key"]: i for i in spec["items"]}
 final = [i for i in spec["items"] if i["kind"] in ("final", "both")]
 scores = {}
 for item in spec["items"]:
     if item["kind"] in ("screen", "both"):
-        emit("begin", key=item["key"], stage="screen")
+        emit(Begin(key=item["key"], stage="screen"))
         for size in spec["sizes"]:
-            emit("screen", key=item["key"], size=size, ms=ms(size, tflops(item["config"])))
+            emit(Screen(key=item["key"], size=size, ms=ms(size, tflops(item["config"]))))
         scores[item["key"]] = tflops(item["config"])
 if scores:
     best = sorted(scores, key=lambda k: -scores[k])[: spec["finalists"]]
     final += [items[k] for k in best if items[k] not in final]
-    emit("finalists", keys=best)
+    emit(Finalists(keys=best))
 timed = []
 for item in final:
-    emit("begin", key=item["key"], stage="check")
+    emit(Begin(key=item["key"], stage="check"))
     if first and item["key"] == os.environ.get("FAKE_CRASH"):
         os.kill(os.getpid(), signal.SIGSEGV)
     if item["key"] == os.environ.get("FAKE_WRONG"):
-        emit("check", key=item["key"], stage="check", ok=False, outcome="wrong-result",
-             message="C[520x1040]: 7 of 540800 elements left NaN (unwritten)")
+        emit(Check(key=item["key"], stage="check", ok=False, outcome="wrong-result",
+                   message="C[520x1040]: 7 of 540800 elements left NaN (unwritten)"))
         continue
-    emit("check", key=item["key"], stage="check", ok=True)
+    emit(Check(key=item["key"], stage="check", ok=True))
     timed.append(item)
 for size in spec["sizes"]:
     for input_set in range(spec["input_sets"]):
         for item in timed:
             if input_set == 0:
-                emit("check", key=item["key"], stage="size", ok=True, size=size)
+                emit(Check(key=item["key"], stage="size", ok=True, size=size))
             value = tflops(item["config"]) * (1 + 0.002 * input_set)
-            emit("time", key=item["key"], size=size, input_set=input_set, ms=ms(size, value))
-        emit("time", key="cublas", size=size, input_set=input_set, ms=ms(size, 700.0))
-emit("done")
+            emit(Timed(key=item["key"], size=size, input_set=input_set, ms=ms(size, value)))
+        emit(Timed(key="cublas", size=size, input_set=input_set, ms=ms(size, 700.0)))
+emit(Done())
 """
 
 
@@ -331,7 +329,7 @@ emit("done")
 def fake_gpu(tmp_path, monkeypatch):
     child = tmp_path / "fake_gate_gpu.py"
     child.write_text(FAKE_CHILD)
-    monkeypatch.setattr(gate, "GPU_CHILD", (str(child),))
+    monkeypatch.setattr(gpu, "GPU_CHILD", (str(child),))
     import suite.engine.environment
 
     monkeypatch.setattr(
@@ -340,8 +338,8 @@ def fake_gpu(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _options(tmp_path: Path, proposed: Path | None, **extra) -> gate.GateOptions:
-    return gate.GateOptions(
+def _options(tmp_path: Path, proposed: Path | None, **extra) -> inputs.GateOptions:
+    return inputs.GateOptions(
         kernel="tma-gemm",
         current=str(CURRENT),
         proposed=str(proposed) if proposed else None,
@@ -454,7 +452,7 @@ def test_suggest_ranks_the_declared_space_and_writes_a_config_set(fake_gpu, tmp_
     repro.write_text(SMALL_REPRO)
     current = tmp_path / "current.yaml"
     current.write_text("- {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, num_warps: 4, num_stages: 1}\n")
-    options = gate.GateOptions(
+    options = inputs.GateOptions(
         kernel=str(repro),
         current=str(current),
         targets=["sm_90"],
@@ -471,8 +469,8 @@ def test_suggest_ranks_the_declared_space_and_writes_a_config_set(fake_gpu, tmp_
     suggest = result.report["suggest"]
     assert suggest["space"] == 4 and suggest["eligible"] == 4 and suggest["screened"] == 4
     assert suggest["labels"] == ["128x64x32-w4-s2-fp16", "64x64x32-w4-s2-fp16"]
-    written = gate.load_configs(
-        str(result.folder / "suggested.yaml"), gate.resolve_kernel(str(repro))
+    written = inputs.load_configs(
+        str(result.folder / "suggested.yaml"), inputs.resolve_kernel(str(repro))
     )
     assert [c["BLOCK_M"] for c in written] == [128, 64]
     assert "### Suggestion" in result.markdown

@@ -92,7 +92,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
-    from suite.gate.gate import GateOptions, parse_sizes, run_gate
+    from suite.gate.gate import run_gate
+    from suite.gate.inputs import GateOptions, parse_sizes
 
     if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
         raise UsageError("--workers, --timeout and --memory-cap must be positive")

@@ -22,7 +22,7 @@ Kernels are compiled ahead by a pool of spawned processes into the shared
 Facts only, as JSON lines in the spec's events file, flushed as they happen
 (a crash still leaves what came before and the item it hit, from its
 ``begin`` event). The parent (:mod:`suite.gate.gate`) judges. Standard library,
-triton and torch only (and :mod:`suite.checks`).
+triton and torch only (and :mod:`suite.checks`, :mod:`suite.gate.events`).
 """
 
 from __future__ import annotations
@@ -41,17 +41,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from suite.gate.events import (
+    Begin,
+    Budget,
+    Check,
+    ContextLost,
+    Done,
+    EventLog,
+    Fatal,
+    Finalists,
+    Note,
+    Screen,
+    Start,
+    Timed,
+)
+
 OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 CUBLAS = "cublas"
-
-
-class Events:
-    def __init__(self, path: str) -> None:
-        self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
-
-    def emit(self, event: str, **fields: Any) -> None:
-        self.stream.write(json.dumps({"event": event, "t": time.time(), **fields}) + "\n")
-        self.stream.flush()
 
 
 def load_module(source: dict[str, str]) -> Any:
@@ -212,7 +218,7 @@ def verify_flush() -> dict[str, Any]:
 class Bench:
     """Inputs, references and launches for one GEMM kernel."""
 
-    def __init__(self, spec: dict[str, Any], events: Events) -> None:
+    def __init__(self, spec: dict[str, Any], events: EventLog) -> None:
         import torch
         import triton
         import triton.testing
@@ -297,7 +303,7 @@ def context_alive() -> bool:
     return True
 
 
-def run(spec: dict[str, Any], events: Events) -> int:
+def run(spec: dict[str, Any], events: EventLog) -> int:
     """The whole protocol; 0 when done, 3 when the CUDA context was lost (restart me)."""
     import torch
     import triton
@@ -325,33 +331,35 @@ def run(spec: dict[str, Any], events: Events) -> int:
     bench.checks.ensure_allocator()
     props = torch.cuda.get_device_properties(0)
     events.emit(
-        "start",
-        device=props.name,
-        capability=[props.major, props.minor],
-        torch=torch.__version__,
-        triton=triton.__version__,
-        flush=verify_flush(),
-        seed=bench.seed,
-        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        Start(
+            device=props.name,
+            capability=[props.major, props.minor],
+            torch=torch.__version__,
+            triton=triton.__version__,
+            flush=verify_flush(),
+            seed=bench.seed,
+            cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        )
     )
 
     def failed(key: str, stage: str, exc: BaseException, size: list[int] | None = None) -> bool:
         """Record a failure; False when the CUDA context is gone (the parent restarts us)."""
         outcome, message = classify_exception(exc)
         events.emit(
-            "check",
-            key=key,
-            stage=stage,
-            ok=False,
-            outcome=outcome,
-            message=message,
-            size=size,
-            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[
-                -4000:
-            ],
+            Check(
+                key=key,
+                stage=stage,
+                ok=False,
+                outcome=outcome,
+                message=message,
+                size=size,
+                traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[
+                    -4000:
+                ],
+            )
         )
         if outcome != "wrong-result" and not context_alive():
-            events.emit("context-lost", key=key)
+            events.emit(ContextLost(key=key))
             return False
         return True
 
@@ -359,7 +367,7 @@ def run(spec: dict[str, Any], events: Events) -> int:
         error = warmer.compile_error(key, timeout=wait)
         if error is not None:
             events.emit(
-                "check", key=key, stage=stage, ok=False, outcome="compiler-error", message=error
+                Check(key=key, stage=stage, ok=False, outcome="compiler-error", message=error)
             )
         return error is not None
 
@@ -370,14 +378,14 @@ def run(spec: dict[str, Any], events: Events) -> int:
     references: dict[int, tuple[Any, Any, Any]] = {}
     for position, item in enumerate(screen):
         if deadline is not None and time.time() > deadline:
-            events.emit("budget", screened=position, left=len(screen) - position)
+            events.emit(Budget(screened=position, left=len(screen) - position))
             break
         key, config = item["key"], item["config"]
         wait = 600.0 if deadline is None else max(1.0, deadline - time.time())
         if compile_failed(key, "compile", wait):
             continue
         dtype, out_dtype = dtypes(config, bench.out_dtypes)
-        events.emit("begin", key=key, stage="screen")
+        events.emit(Begin(key=key, stage="screen"))
         logs = []
         try:
             for index, size in enumerate(sizes):
@@ -389,7 +397,7 @@ def run(spec: dict[str, Any], events: Events) -> int:
                 out = bench.checks.torch_dtype(out_dtype)
                 c = torch.empty((size[0], size[1]), device="cuda", dtype=out)
                 ms = bench.median_ms(bench.launcher(config, a, b, c))
-                events.emit("screen", key=key, size=size, ms=ms)
+                events.emit(Screen(key=key, size=size, ms=ms))
                 m, n, k = size
                 logs.append(math.log(2 * m * n * k / (ms * 1e-3) / 1e12))
         except Exception as exc:
@@ -407,7 +415,7 @@ def run(spec: dict[str, Any], events: Events) -> int:
         for item in finalists:
             warmer.submit(item["key"], item["config"], shapes)
         final += finalists
-        events.emit("finalists", keys=best)
+        events.emit(Finalists(keys=best))
 
     # Full correctness on the check shapes (ragged included), then timing.
     timed: list[dict[str, Any]] = []
@@ -418,14 +426,14 @@ def run(spec: dict[str, Any], events: Events) -> int:
             continue
         if compile_failed(key, "check"):
             continue
-        events.emit("begin", key=key, stage="check")
+        events.emit(Begin(key=key, stage="check"))
         try:
             bench.check_shapes(item["config"])
         except Exception as exc:
             if not failed(key, "check", exc):
                 return 3
             continue
-        events.emit("check", key=key, stage="check", ok=True, shapes=spec["check_shapes"])
+        events.emit(Check(key=key, stage="check", ok=True, shapes=spec["check_shapes"]))
         timed.append(item)
     warmer.close()
 
@@ -433,7 +441,7 @@ def run(spec: dict[str, Any], events: Events) -> int:
     out_dtype = dtypes({"dtype": dtype}, bench.out_dtypes)[1]
     cublas = bool(spec.get("cublas", True)) and out_dtype == dtype and dtype != "fp8e4nv"
     if not cublas:
-        events.emit("note", text=f"no cuBLAS comparison for {dtype} -> {out_dtype}")
+        events.emit(Note(text=f"no cuBLAS comparison for {dtype} -> {out_dtype}"))
     dropped: set[str] = set()
     for size in sizes:
         m, n, k = size
@@ -445,46 +453,47 @@ def run(spec: dict[str, Any], events: Events) -> int:
                 key, config = item["key"], item["config"]
                 if key in dropped:
                     continue
-                events.emit("begin", key=key, stage="time", size=size, input_set=input_set)
+                events.emit(Begin(key=key, stage="time", size=size, input_set=input_set))
                 try:
                     if expected is not None:
                         bench.check_once(config, a, b, expected, f"C[{m}x{n}] (K={k})")
-                        events.emit("check", key=key, stage="size", ok=True, size=size)
+                        events.emit(Check(key=key, stage="size", ok=True, size=size))
                     ms = bench.median_ms(bench.launcher(config, a, b, c))
                 except Exception as exc:
                     dropped.add(key)
                     if not failed(key, "size", exc, size):
                         return 3
                     continue
-                events.emit("time", key=key, size=size, input_set=input_set, ms=ms)
+                events.emit(Timed(key=key, size=size, input_set=input_set, ms=ms))
             if cublas:
-                events.emit("begin", key=CUBLAS, stage="time", size=size, input_set=input_set)
+                events.emit(Begin(key=CUBLAS, stage="time", size=size, input_set=input_set))
                 out = torch.empty((m, n), device="cuda", dtype=a.dtype)
 
                 def matmul(a: Any = a, b: Any = b, out: Any = out) -> None:
                     torch.matmul(a, b, out=out)
 
                 ms = bench.median_ms(matmul)
-                events.emit("time", key=CUBLAS, size=size, input_set=input_set, ms=ms)
+                events.emit(Timed(key=CUBLAS, size=size, input_set=input_set, ms=ms))
             del a, b, c, expected
             torch.cuda.empty_cache()
-    events.emit("done")
+    events.emit(Done())
     return 0
 
 
 def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[1]).read_text())
-    events = Events(spec["events"])
+    events = EventLog(spec["events"])
     try:
         return run(spec, events)
     except BaseException as exc:
         events.emit(
-            "fatal",
-            type=type(exc).__name__,
-            message=str(exc)[:2000],
-            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[
-                -4000:
-            ],
+            Fatal(
+                type=type(exc).__name__,
+                message=str(exc)[:2000],
+                traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[
+                    -4000:
+                ],
+            )
         )
         return 1
 

@@ -1,0 +1,167 @@
+"""The verdict: failures, wrong results, and speed against the measured noise."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from suite.gate.gpu import CUBLAS, GpuRun, Measured, tflops
+from suite.gate.inputs import Configs, size_label
+from suite.gate.static import StaticCheck
+
+
+@dataclass
+class SpeedRow:
+    key: str
+    role: str
+    label: str
+    medians_ms: list[float]
+    tflops: float
+    tflops_min: float
+    tflops_max: float
+    spread: float  # (max - min) / median of the per-input-set medians
+    percent_of_cublas: float | None = None
+    correct: str = ""
+    best: bool = False
+
+
+def speed_row(key: str, role: str, label: str, size: Sequence[int], ms: list[float]) -> SpeedRow:
+    median = statistics.median(ms)
+    return SpeedRow(
+        key=key,
+        role=role,
+        label=label,
+        medians_ms=[round(m, 4) for m in ms],
+        tflops=tflops(size, median),
+        tflops_min=tflops(size, max(ms)),
+        tflops_max=tflops(size, min(ms)),
+        spread=(max(ms) - min(ms)) / median if median else 0.0,
+    )
+
+
+@dataclass
+class Decision:
+    verdict: str
+    reasons: list[str]
+    config_verdicts: dict[str, dict[str, Any]]
+    speed: dict[str, dict[str, list[SpeedRow]]]
+    comparisons: dict[str, dict[str, dict[str, Any]]]
+
+
+def decide(
+    configs: Configs,
+    static: dict[tuple[str, str], StaticCheck],
+    gpu: dict[str, GpuRun],
+    targets: Sequence[str],
+    sizes: Sequence[tuple[int, int, int]],
+    noise_floor: float,
+) -> Decision:
+    """Per config accept/reject with reasons, the speed tables, and the overall verdict."""
+    verdicts: dict[str, dict[str, Any]] = {}
+    for item in configs.items:
+        reasons, warnings = [], []
+        for target in targets:
+            check = static.get((item.key, target))
+            if check is None:
+                continue
+            if check.status == "reject":
+                reasons.append(f"{target}: {check.reason}")
+            elif check.status in ("warn", "unchecked"):
+                warnings.append(f"{target}: {check.reason}")
+        for target, run in gpu.items():
+            measured = run.measured.get(item.key)
+            if measured is not None and measured.failure:
+                failure = measured.failure
+                at = f" at {size_label(failure['size'])}" if failure.get("size") else ""
+                reasons.append(f"{target} (GPU{at}): {failure['outcome']}: {failure['message']}")
+        verdicts[item.key] = {
+            "verdict": "reject" if reasons else "accept",
+            "reasons": reasons,
+            "warnings": warnings,
+        }
+
+    overall: list[str] = []
+    proposed = configs.with_role("proposed")
+    bad = [c for c in proposed if verdicts[c.key]["verdict"] == "reject"]
+    if bad:
+        overall.append(
+            f"{len(bad)} of {len(proposed)} proposed configs fail to compile, fit, launch "
+            f"or compute correctly on a named target: {', '.join(c.label for c in bad)}"
+        )
+    for target, run in gpu.items():
+        if run.error:
+            overall.append(f"{target}: the GPU measurement did not finish: {run.error}")
+        unmeasured = [
+            c.label
+            for c in proposed
+            if verdicts[c.key]["verdict"] == "accept"
+            and static[(c.key, target)].status in ("ok", "warn")
+            and not all(
+                (run.measured.get(c.key) or Measured(c.key)).times.get(size_label(s)) for s in sizes
+            )
+        ]
+        if unmeasured:
+            overall.append(f"{target}: proposed configs not measured: {', '.join(unmeasured)}")
+
+    speed: dict[str, dict[str, list[SpeedRow]]] = {}
+    comparisons: dict[str, dict[str, dict[str, Any]]] = {}
+    for target, run in gpu.items():
+        speed[target] = {}
+        comparisons[target] = {}
+        for size in sizes:
+            label = size_label(size)
+            rows = []
+            cublas = run.measured.get(CUBLAS)
+            base = None
+            if cublas and cublas.times.get(label):
+                times = cublas.times[label]
+                base = speed_row(CUBLAS, "baseline", "cuBLAS (torch.matmul)", size, times)
+                base.percent_of_cublas = 100.0
+                rows.append(base)
+            for item in configs.items:
+                measured = run.measured.get(item.key)
+                if measured is None or not measured.times.get(label):
+                    continue
+                row = speed_row(item.key, item.role, item.label, size, measured.times[label])
+                if base is not None:
+                    row.percent_of_cublas = 100.0 * row.tflops / base.tflops
+                row.correct = "yes" if label in measured.size_checked else ""
+                if measured.checked and row.correct:
+                    row.correct = "yes (+ragged)"
+                rows.append(row)
+            speed[target][label] = rows
+            comparison = _compare(rows, noise_floor)
+            comparisons[target][label] = comparison
+            if comparison.get("slower"):
+                overall.append(f"{target} at {label}: {comparison['text']}")
+    return Decision("fail" if overall else "pass", overall, verdicts, speed, comparisons)
+
+
+def _compare(rows: list[SpeedRow], noise_floor: float) -> dict[str, Any]:
+    """Best proposed against best current, beyond the larger of the two spreads (and the floor)."""
+    current = [r for r in rows if "current" in r.role.split("+")]
+    proposed = [r for r in rows if "proposed" in r.role.split("+")]
+    if not current or not proposed:
+        missing = "current" if not current else "proposed"
+        return {"slower": False, "text": f"no {missing} config measured: no speed comparison"}
+    best_current = max(current, key=lambda r: r.tflops)
+    best_proposed = max(proposed, key=lambda r: r.tflops)
+    best_current.best = best_proposed.best = True
+    change = best_proposed.tflops / best_current.tflops - 1.0
+    noise = max(best_current.spread, best_proposed.spread, noise_floor)
+    slower = change < -noise
+    text = (
+        f"best proposed {best_proposed.label} {best_proposed.tflops:.0f} TFLOPS vs best current "
+        f"{best_current.label} {best_current.tflops:.0f} TFLOPS: {change:+.1%} "
+        f"(noise {noise:.1%}); " + ("slower beyond the noise" if slower else "not slower")
+    )
+    return {
+        "slower": slower,
+        "change": change,
+        "noise": noise,
+        "best_current": best_current.key,
+        "best_proposed": best_proposed.key,
+        "text": text,
+    }

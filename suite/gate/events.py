@@ -1,0 +1,165 @@
+"""The events the gate's GPU child writes, one JSON line each, and the parent reads.
+
+One module for both sides: the child (:mod:`suite.gate.gpu_child`), the parent's handler
+(:class:`suite.gate.gpu.GpuEvents`, one method per event) and the tests' fake child import
+these types, so a field renamed on one side cannot silently go missing on the other.
+Standard library only: the child runs in a venv that may hold nothing but triton and torch.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class GateEvent:
+    """Base of every event; ``name`` is what the JSON line's ``event`` field says."""
+
+    name: ClassVar[str] = ""
+
+    def to_json(self) -> str:
+        return json.dumps({"event": self.name, "t": time.time(), **asdict(self)}, default=str)
+
+
+@dataclass(frozen=True)
+class Start(GateEvent):
+    """The child is up: the device it measures on and how it measures."""
+
+    name: ClassVar[str] = "start"
+    device: str = ""
+    capability: list[int] = field(default_factory=list)
+    torch: str = ""
+    triton: str = ""
+    flush: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    cuda_visible_devices: str | None = None
+
+
+@dataclass(frozen=True)
+class Begin(GateEvent):
+    """The child starts on one config (the item a crash is blamed on)."""
+
+    name: ClassVar[str] = "begin"
+    key: str = ""
+    stage: str = ""
+    size: list[int] | None = None
+    input_set: int | None = None
+
+
+@dataclass(frozen=True)
+class Check(GateEvent):
+    """A correctness check (or a compile/launch) passed or failed."""
+
+    name: ClassVar[str] = "check"
+    key: str = ""
+    stage: str = ""
+    ok: bool = False
+    outcome: str | None = None
+    message: str | None = None
+    size: list[int] | None = None
+    shapes: list[list[int]] | None = None
+    traceback: str | None = None
+
+
+@dataclass(frozen=True)
+class Screen(GateEvent):
+    """One screening median (``--suggest``)."""
+
+    name: ClassVar[str] = "screen"
+    key: str = ""
+    size: list[int] = field(default_factory=list)
+    ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Timed(GateEvent):
+    """One ``do_bench`` median on one input set."""
+
+    name: ClassVar[str] = "time"
+    key: str = ""
+    size: list[int] = field(default_factory=list)
+    input_set: int = 0
+    ms: float = 0.0
+
+
+@dataclass(frozen=True)
+class Budget(GateEvent):
+    """Screening stopped at the deadline."""
+
+    name: ClassVar[str] = "budget"
+    screened: int = 0
+    left: int = 0
+
+
+@dataclass(frozen=True)
+class Finalists(GateEvent):
+    name: ClassVar[str] = "finalists"
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Note(GateEvent):
+    name: ClassVar[str] = "note"
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class ContextLost(GateEvent):
+    """The CUDA context is gone after a failure; the parent restarts the child."""
+
+    name: ClassVar[str] = "context-lost"
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class Fatal(GateEvent):
+    name: ClassVar[str] = "fatal"
+    type: str = ""
+    message: str = ""
+    traceback: str = ""
+
+
+@dataclass(frozen=True)
+class Done(GateEvent):
+    name: ClassVar[str] = "done"
+
+
+EVENT_TYPES: dict[str, type[GateEvent]] = {
+    kind.name: kind
+    for kind in (
+        Start,
+        Begin,
+        Check,
+        Screen,
+        Timed,
+        Budget,
+        Finalists,
+        Note,
+        ContextLost,
+        Fatal,
+        Done,
+    )
+}
+
+
+def parse(record: dict[str, Any]) -> GateEvent | None:
+    """The typed event of one decoded JSON line; None for a kind this side does not know."""
+    kind = EVENT_TYPES.get(str(record.get("event")))
+    if kind is None:
+        return None
+    known = {f.name for f in fields(kind)}
+    return kind(**{k: v for k, v in record.items() if k in known})
+
+
+class EventLog:
+    """The child's side: append one line per event, flushed at once (a crash keeps them)."""
+
+    def __init__(self, path: str) -> None:
+        self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
+
+    def emit(self, event: GateEvent) -> None:
+        self.stream.write(event.to_json() + "\n")
+        self.stream.flush()

@@ -1,0 +1,268 @@
+"""The GPU side: one isolated child per target, restarted after a lost CUDA context."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.engine.classify import read_events
+from suite.engine.discover import Found
+from suite.engine.isolate import Bounds, run_isolated
+from suite.engine.shim import child_env
+from suite.gate import events
+from suite.gate.inputs import GateConfig, JitKernel, size_label
+
+# Correctness shapes: tile-aligned, ragged (checks.GEMM_SHAPES), and ragged in M, N and K
+# at once (every dimension 8 mod 16: no BLOCK divides it; strides stay 16-byte multiples).
+CHECK_SHAPES = ((512, 512, 512), (520, 1040, 1008), (1000, 776, 264))
+MAX_CHILDREN = 3
+# How the GPU child is started (after the interpreter); tests swap in a fake.
+GPU_CHILD: tuple[str, ...] = ("-m", "suite.gate.gpu_child")
+CUBLAS = "cublas"
+
+
+@dataclass
+class Measured:
+    """What the GPU child reported for one config (or cuBLAS)."""
+
+    key: str
+    failure: dict[str, Any] | None = None
+    checked: bool = False
+    size_checked: list[str] = field(default_factory=list)
+    screen: dict[str, float] = field(default_factory=dict)
+    times: dict[str, list[float]] = field(default_factory=dict)
+
+    def score(self, sizes: Sequence[Sequence[int]]) -> float | None:
+        """Mean log TFLOPS of the screening medians over all sizes (None if any is missing)."""
+        logs = []
+        for size in sizes:
+            ms = self.screen.get(size_label(size))
+            if ms is None:
+                return None
+            logs.append(math.log(tflops(size, ms)))
+        return sum(logs) / len(logs)
+
+
+@dataclass
+class GpuRun:
+    target: str
+    device: dict[str, Any] = field(default_factory=dict)
+    measured: dict[str, Measured] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    children: int = 0
+    budget: dict[str, Any] | None = None
+    finalists: list[str] = field(default_factory=list)
+    error: str | None = None
+    seconds: float = 0.0
+
+    def of(self, key: str) -> Measured:
+        return self.measured.setdefault(key, Measured(key))
+
+
+def tflops(size: Sequence[int], ms: float) -> float:
+    m, n, k = size
+    return 2.0 * m * n * k / (ms * 1e-3) / 1e12
+
+
+class GpuEvents:
+    """Folds one child's events into a :class:`GpuRun`, one ``on_<event>`` method per event
+    (xdist's ``worker_<event>``): adding an event means adding a method."""
+
+    def __init__(self, run: GpuRun) -> None:
+        self.run = run
+        self.done = False
+        #: The config the child began and never finished: a crash is blamed on it.
+        self.open_key: str | None = None
+        self.open_stage: str | None = None
+
+    def feed(self, path: Path) -> GpuEvents:
+        for record in read_events(path):
+            event = events.parse(record)
+            if event is not None:
+                getattr(self, "on_" + event.name.replace("-", "_"))(event)
+        return self
+
+    def on_start(self, event: events.Start) -> None:
+        self.run.device = asdict(event)
+
+    def on_begin(self, event: events.Begin) -> None:
+        self.open_key, self.open_stage = event.key, event.stage
+
+    def on_check(self, event: events.Check) -> None:
+        measured = self.run.of(event.key)
+        if not event.ok:
+            measured.failure = {
+                "stage": event.stage,
+                "outcome": event.outcome,
+                "message": event.message,
+                "size": event.size,
+                "traceback": event.traceback,
+            }
+        elif event.stage == "check":
+            measured.checked = True
+        elif event.size:
+            measured.size_checked.append(size_label(event.size))
+        self.open_key = None
+
+    def on_screen(self, event: events.Screen) -> None:
+        self.run.of(event.key).screen[size_label(event.size)] = float(event.ms)
+        self.open_key = None
+
+    def on_time(self, event: events.Timed) -> None:
+        self.run.of(event.key).times.setdefault(size_label(event.size), []).append(event.ms)
+        self.open_key = None
+
+    def on_budget(self, event: events.Budget) -> None:
+        self.run.budget = {"screened": event.screened, "left": event.left}
+
+    def on_finalists(self, event: events.Finalists) -> None:
+        self.run.finalists = list(event.keys)
+
+    def on_note(self, event: events.Note) -> None:
+        self.run.notes.append(event.text)
+
+    def on_context_lost(self, event: events.ContextLost) -> None:
+        self.open_key = None
+
+    def on_fatal(self, event: events.Fatal) -> None:
+        self.run.error = f"{event.type}: {event.message}"
+
+    def on_done(self, event: events.Done) -> None:
+        self.done = True
+
+
+@dataclass
+class GpuPlan:
+    """What the GPU side of one gate measures, and how."""
+
+    sizes: list[tuple[int, int, int]]
+    input_sets: int = 3
+    final: list[GateConfig] = field(default_factory=list)
+    screen: list[GateConfig] = field(default_factory=list)
+    finalists: int = 0
+    deadline: float | None = None
+    timeout_s: float = 600.0
+    compile_jobs: int = 1
+    seed: int = 0
+    warmup_ms: int = 25
+    rep_ms: int = 100
+
+
+def gpu_measure(
+    found: Found,
+    kernel: JitKernel,
+    target: str,
+    plan: GpuPlan,
+    folder: Path,
+    python: str = sys.executable,
+    log: Callable[[str], None] = lambda line: None,
+) -> GpuRun:
+    """Run ``suite.gate.gpu_child`` for one target, restarting it after a lost CUDA context."""
+    folder.mkdir(parents=True, exist_ok=True)
+    run = GpuRun(target)
+    started = time.monotonic()
+    finals = {c.key for c in plan.final}
+    screens = {c.key for c in plan.screen}
+    configs = {c.key: c for c in [*plan.final, *plan.screen]}
+    excluded: set[str] = set()
+    while run.children < MAX_CHILDREN:
+        run.children += 1
+        for measured in run.measured.values():  # a restarted child times everything again
+            measured.times.clear()
+            measured.size_checked.clear()
+        prior = {
+            key: {"screen": m.score(plan.sizes), "checked": m.checked}
+            for key, m in run.measured.items()
+            if m.failure is None
+        }
+        items = [
+            {
+                "key": key,
+                "config": configs[key].config,
+                "kind": "both"
+                if key in finals and key in screens
+                else "final"
+                if key in finals
+                else "screen",
+            }
+            for key in configs
+            if key not in excluded
+        ]
+        events_path = folder / f"events-{run.children}.jsonl"
+        spec = {
+            "source": found.source,
+            "kernel": kernel.name,
+            "out_dtypes": kernel.out_dtypes,
+            "events": str(events_path),
+            "sizes": [list(s) for s in plan.sizes],
+            "check_shapes": [list(s) for s in CHECK_SHAPES],
+            "input_sets": plan.input_sets,
+            "items": items,
+            "prior": prior,
+            "finalists": plan.finalists,
+            "deadline": plan.deadline,
+            "compile_jobs": plan.compile_jobs,
+            "seed": plan.seed,
+            "warmup_ms": plan.warmup_ms,
+            "rep_ms": plan.rep_ms,
+        }
+        spec_path = folder / f"spec-{run.children}.json"
+        spec_path.write_text(json.dumps(spec, indent=1, default=str))
+        env = child_env({"TRITON_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"})
+        memory = int(_total_memory() * 0.75) or None
+        log(f"gpu {target}: child {run.children}, {len(items)} configs")
+        exit = run_isolated(
+            [python, *GPU_CHILD, str(spec_path)],
+            env=env,
+            cwd=str(folder),
+            bounds=Bounds(timeout_s=plan.timeout_s, memory_bytes=memory),
+        )
+        for name, captured in (("stdout", exit.stdout), ("stderr", exit.stderr)):
+            if captured.text:
+                (folder / f"{name}-{run.children}.txt").write_text(captured.text)
+        seen = GpuEvents(run).feed(events_path)
+        open_key, stage = seen.open_key, seen.open_stage
+        if seen.done:
+            break
+        how = (
+            "timed out"
+            if exit.timed_out
+            else f"died ({exit.signal_name})"
+            if exit.signal_name
+            else f"exited {exit.returncode}"
+        )
+        if open_key is not None and open_key != CUBLAS:
+            run.of(open_key).failure = {
+                "stage": stage,
+                "outcome": "timeout" if exit.timed_out else "crash",
+                "message": f"the GPU child {how} while at this config ({stage})",
+            }
+        lost = [k for k, m in run.measured.items() if m.failure is not None]
+        excluded.update(lost)
+        if exit.timed_out or run.error or (open_key is None and exit.returncode != 3):
+            tail = exit.stderr.text.strip().splitlines()[-1:] or [""]
+            run.error = run.error or f"the GPU child {how}: {tail[0]}"
+            break
+        if plan.deadline is not None and time.time() > plan.deadline + plan.timeout_s:
+            run.error = "out of time after a lost CUDA context"
+            break
+        run.notes.append(f"child {run.children} {how} at {open_key or 'a lost context'}; restarted")
+    else:
+        run.error = run.error or f"gave up after {MAX_CHILDREN} GPU children"
+    run.seconds = round(time.monotonic() - started, 1)
+    return run
+
+
+def _total_memory() -> int:
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().total)
+    except Exception:
+        return 0

@@ -1,0 +1,139 @@
+"""Static checks, no GPU: every config x target compiled as an isolated case."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suite.engine.discover import Found
+from suite.engine.expand import case_id, expand
+from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.record import RunStore
+from suite.engine.runner import Execution, execute
+from suite.gate.inputs import GateConfig
+from suite.toolchain.limits import limits_for
+
+# Triton's autotuner (runtime/autotuner.py, Autotuner._bench) catches these and times
+# the config as infinitely slow: the config vanishes without a word.
+SILENTLY_DROPPED = (Outcome.PTXAS_ERROR, Outcome.RESOURCE_LIMIT)
+PTXAS_LINE = re.compile(r"ptxas[\w-]*\s+(?:fatal|error)\s*:\s*(.+)")
+
+
+@dataclass
+class StaticCheck:
+    """One config on one target, without a GPU."""
+
+    target: str
+    outcome: str
+    status: str  # ok | warn | reject | unchecked
+    reason: str = ""
+    summary: str = ""
+    signature: str | None = None
+    shared_bytes: int | None = None
+    registers: int | None = None
+    local_bytes: int | None = None
+    dropped: bool = False
+    triage: dict[str, Any] | None = None
+    case_id: str = ""
+
+
+def _triage(result: CaseResult) -> tuple[dict[str, Any] | None, str]:
+    """``suite.engine.triage.triage(result)`` when that module exists; never breaks the gate."""
+    try:
+        from suite.engine.triage import triage  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None, ""
+    try:
+        found = triage(result)
+    except Exception as exc:
+        return None, f"(triage failed: {type(exc).__name__}: {exc})"
+    if found is None:
+        return None, ""
+    fields = {k: getattr(found, k, None) for k in ("label", "rule", "explanation", "source")}
+    return fields, ""
+
+
+def _ptxas_line(result: CaseResult) -> str | None:
+    """The ptxas diagnostic (``(C7602) Insufficient registers ...``), read from the kept events."""
+    events = result.artifacts.get("events.jsonl")
+    texts = [result.message]
+    if events and Path(events).is_file():
+        texts.append(Path(events).read_text(errors="replace"))
+    for text in texts:
+        for line in text.replace("\\n", "\n").splitlines():
+            match = PTXAS_LINE.search(line)
+            if match and "aborted" not in match.group(1):
+                return match.group(1).strip().rstrip('",')
+    return None
+
+
+def judge_static(result: CaseResult) -> StaticCheck:
+    """ok / warn (spills, register cap) / reject (with the reason) / unchecked (skipped)."""
+    metrics = result.metrics
+    check = StaticCheck(
+        target=result.target,
+        outcome=result.outcome.label,
+        status="ok",
+        signature=result.signature.text if result.signature else None,
+        shared_bytes=metrics.get("shared_bytes"),
+        registers=metrics.get("registers"),
+        local_bytes=metrics.get("local_bytes"),
+        case_id=result.case_id,
+    )
+    if result.outcome is Outcome.PASSED:
+        notes = []
+        if check.local_bytes:
+            notes.append(f"spills {check.local_bytes} bytes/thread to local memory")
+        limit = limits_for(result.target).registers_per_thread
+        if check.registers is not None and check.registers >= limit:
+            notes.append(f"{check.registers} registers/thread, at the {limit} cap")
+        check.status = "warn" if notes else "ok"
+        check.reason = check.summary = "; ".join(notes)
+        return check
+    if result.outcome is Outcome.SKIPPED:
+        check.status = "unchecked"
+        check.reason = check.summary = f"not checked: {result.message}"
+        return check
+    check.status = "reject"
+    check.dropped = result.outcome in SILENTLY_DROPPED
+    if result.outcome is Outcome.PTXAS_ERROR:
+        line = _ptxas_line(result)
+        check.summary = f"ptxas {line.split('. ')[0]}" if line else result.message
+    else:
+        check.summary = result.message or result.outcome.label
+    check.triage, note = _triage(result)
+    if check.triage and check.triage.get("explanation"):
+        explanation = str(check.triage["explanation"])
+        config = ", ".join(f"{k}={v}" for k, v in result.config.items())
+        explanation = explanation.removesuffix(f" ({config})")
+        label = check.triage.get("label")
+        check.reason = explanation + (f" [{label}]" if label else "")
+    else:
+        check.reason = check.summary + (f" [{check.signature}]" if check.signature else "")
+    if note:
+        check.reason += f" {note}"
+    return check
+
+
+def static_checks(
+    found: Found,
+    configs: Sequence[GateConfig],
+    targets: Sequence[str],
+    folder: Path,
+    execution: Execution,
+    on_result: Callable[[CaseResult], None] = lambda r: None,
+) -> dict[tuple[str, str], StaticCheck]:
+    """Every config x target as an isolated compile-only case; ``(key, target) -> check``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    specs = expand([found], targets, configs=[c.config for c in configs])
+    keys = {case_id(found.repro, t, c.config): c.key for c in configs for t in targets}
+
+    def seen(result: CaseResult) -> CaseResult:
+        on_result(result)
+        return result
+
+    results = execute(specs, RunStore(folder), execution, seen)
+    return {(keys[r.case_id], r.target): judge_static(r) for r in results}
