@@ -1,9 +1,19 @@
 """Compile a ``@triton.jit`` kernel for a named target, with no GPU.
 
-Reproducers call :func:`compile_kernel`; it hides the differences between
-Triton releases (``constexprs=`` with name-keyed signatures from 3.3 on,
-``constants=`` keyed by position before) and turns the compiled kernel into
-the engine's :class:`~suite.api.Compiled`. Runs in the child only.
+Reproducers call :func:`compile_kernel`; it states the kernel's specialization
+the way ``kernel[grid](...)`` would and hides how each Triton release takes it,
+then turns the compiled kernel into the engine's :class:`~suite.api.Compiled`.
+Runs in the child only.
+
+Which form a release takes is probed from its API, not its version number:
+
+- ``ASTSource`` has a ``constexprs=`` parameter (3.3 on): a name-keyed signature
+  naming every argument (``"constexpr"`` for compile-time ones), ``constexprs``
+  by name, ``attrs`` keyed by argument path ``(index,)``;
+- ``triton.backends.compiler.AttrsDescriptor`` exists (3.2): name-keyed
+  signature and constants, attributes in an ``AttrsDescriptor`` by index;
+- otherwise (3.0, 3.1): signature and constants keyed by argument index, and
+  ``triton.compiler.compiler.AttrsDescriptor(divisible_by_16, equal_to_1)``.
 """
 
 from __future__ import annotations
@@ -14,27 +24,82 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from suite.api import Case, Compiled
+from suite.api import Case, Compiled, Unsupported
 
 _RESOURCE_LINE = re.compile(r"REG:(\d+)\s+STACK:(\d+)\s+SHARED:(\d+)\s+LOCAL:(\d+)")
+_INTEGER_TYPE = re.compile(r"^[iu](8|16|32|64)$")
+DIVISIBILITY = "tt.divisibility"
+Attrs = Mapping[str, Sequence[tuple[str, int]]]
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """What the JIT would know about the arguments: ``tt.divisibility`` and ``== 1``.
+
+    ``attrs`` maps an argument name to its ``(attribute, value)`` pairs;
+    ``equal_to_1`` names integer arguments the JIT folds to the constant 1.
+    """
+
+    attrs: Mapping[str, tuple[tuple[str, int], ...]]
+    equal_to_1: frozenset[str]
+
+
+def specialization(
+    signature: Mapping[str, str],
+    divisible: Collection[str] | None = None,
+    equal_to_1: Collection[str] = (),
+    attrs: Attrs | None = None,
+) -> Specialization:
+    """The JIT's view of ``signature``: by default every pointer and integer argument
+    is divisible by 16 (a 16-byte-aligned tensor, a size that is a multiple of 16).
+
+    ``divisible`` names exactly the arguments that are (``()``: none); ``attrs``
+    gives an argument's attributes outright and wins over both.
+    """
+    unknown = [n for n in [*(divisible or ()), *equal_to_1, *(attrs or {})] if n not in signature]
+    if unknown:
+        raise TypeError(f"specialization names argument(s) not in the signature: {unknown}")
+    if divisible is None:
+        divisible = [n for n, ty in signature.items() if _aligned_by_default(ty)]
+    by_name: dict[str, tuple[tuple[str, int], ...]] = {
+        n: ((DIVISIBILITY, 16),) for n in divisible if n not in equal_to_1
+    }
+    for name, pairs in (attrs or {}).items():
+        by_name[name] = tuple((str(key), int(value)) for key, value in pairs)
+    return Specialization({n: a for n, a in by_name.items() if a}, frozenset(equal_to_1))
+
+
+def _aligned_by_default(type_name: str) -> bool:
+    return type_name.startswith("*") or bool(_INTEGER_TYPE.match(type_name))
 
 
 def compile_kernel(
-    fn: Any, case: Case, signature: Mapping[str, str], constexprs: Mapping[str, Any]
+    fn: Any,
+    case: Case,
+    signature: Mapping[str, str],
+    constexprs: Mapping[str, Any],
+    *,
+    divisible: Collection[str] | None = None,
+    equal_to_1: Collection[str] = (),
+    attrs: Attrs | None = None,
 ) -> Compiled:
     """Run Triton's whole pipeline (ttir to cubin) for ``case.target``.
 
     ``signature`` maps every non-constexpr argument name to a Triton type
     string (``"*fp16"``, ``"i32"``); ``constexprs`` gives the compile-time
-    values by name.
+    values by name. ``divisible``, ``equal_to_1`` and ``attrs`` state the
+    specialization (see :func:`specialization`); the default is what
+    ``kernel[grid](...)`` gives aligned tensors and sizes divisible by 16.
     """
     import triton
     from triton.backends.compiler import GPUTarget
 
-    source = _ast_source(fn, dict(signature), dict(constexprs))
+    spec = specialization(signature, divisible, equal_to_1, attrs)
+    source = _ast_source(fn, dict(signature), dict(constexprs), spec)
     target = GPUTarget("cuda", case.target.arch, 32)
     kernel = triton.compile(source, target=target, options=case.options)
     metadata = kernel.metadata
@@ -50,17 +115,57 @@ def compile_kernel(
     )
 
 
-def _ast_source(fn: Any, signature: dict[str, str], constexprs: dict[str, Any]) -> Any:
+def source_form() -> str:
+    """Which way the installed Triton takes a kernel's signature (the table in
+    docs/writing-reproducers.md): ``constexprs``, ``attrs-descriptor`` or ``positional``."""
     from triton.compiler import ASTSource
 
-    accepted = inspect.signature(ASTSource.__init__).parameters
-    if "constexprs" in accepted:
-        full = {name: signature.get(name, "constexpr") for name in fn.arg_names}
-        return ASTSource(fn, full, constexprs=constexprs)
-    # Releases before 3.3 key the signature and the constants by argument position.
-    positional = {i: signature[n] for i, n in enumerate(fn.arg_names) if n in signature}
-    constants = {i: constexprs[n] for i, n in enumerate(fn.arg_names) if n in constexprs}
-    return ASTSource(fn, positional, constants=constants)
+    if "constexprs" in inspect.signature(ASTSource.__init__).parameters:
+        return "constexprs"
+    import triton.backends.compiler as backend
+
+    return "attrs-descriptor" if hasattr(backend, "AttrsDescriptor") else "positional"
+
+
+def _ast_source(
+    fn: Any, signature: dict[str, str], constexprs: dict[str, Any], spec: Specialization
+) -> Any:
+    from triton.compiler import ASTSource
+
+    names = list(fn.arg_names)
+    index = {name: i for i, name in enumerate(names)}
+    ones = {name: 1 for name in spec.equal_to_1}
+    form = source_form()
+    if form == "constexprs":
+        # The JIT turns an integer argument equal to 1 into a constexpr.
+        full = {n: "constexpr" if n in ones else signature.get(n, "constexpr") for n in names}
+        by_path = {(index[n],): [list(pair) for pair in pairs] for n, pairs in spec.attrs.items()}
+        return ASTSource(fn, full, constexprs={**constexprs, **ones}, attrs=by_path)
+    divisible = sorted(index[n] for n in _only_divisibility(spec))
+    equal = sorted(index[n] for n in spec.equal_to_1)
+    if form == "attrs-descriptor":
+        from triton.backends.compiler import AttrsDescriptor
+
+        descriptor = AttrsDescriptor.from_hints(
+            {**{i: 16 for i in divisible}, **{i: 1 for i in equal}}
+        )
+        return ASTSource(fn, signature, {**constexprs, **ones}, descriptor)
+    from triton.compiler.compiler import AttrsDescriptor as PositionalAttrs
+
+    positional = {i: signature[n] for i, n in enumerate(names) if n in signature}
+    constants = {index[n]: v for n, v in {**constexprs, **ones}.items()}
+    return ASTSource(fn, positional, constants, PositionalAttrs(tuple(divisible), tuple(equal)))
+
+
+def _only_divisibility(spec: Specialization) -> list[str]:
+    """Releases before 3.3 can state ``tt.divisibility = 16`` and nothing else."""
+    for name, pairs in spec.attrs.items():
+        if any(pair != (DIVISIBILITY, 16) for pair in pairs):
+            raise Unsupported(
+                f"argument {name!r} attributes {list(pairs)}: this Triton release takes only "
+                f"{DIVISIBILITY} = 16 (attrs by path need ASTSource(constexprs=...), 3.3 on)"
+            )
+    return list(spec.attrs)
 
 
 def cubin_resources(cubin: bytes) -> dict[str, int]:
@@ -106,7 +211,10 @@ def warm_up(arch: int) -> None:
         previous = os.environ.get("TRITON_CACHE_DIR")
         os.environ["TRITON_CACHE_DIR"] = cache
         try:
-            source = _ast_source(_warm_kernel(), {"x_ptr": "*fp32"}, {"BLOCK": 128})
+            signature = {"x_ptr": "*fp32"}
+            source = _ast_source(
+                _warm_kernel(), signature, {"BLOCK": 128}, specialization(signature)
+            )
             triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": 4})
         finally:
             if previous is None:
