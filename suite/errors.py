@@ -9,3 +9,7 @@ class UsageError(Exception):
     The message is one line that names the problem; the CLI prints it and
     exits 2, never with a traceback.
     """
+
+
+EXIT_INTERNAL = 70
+"""The exit status of an unexpected internal error (sysexits' EX_SOFTWARE), never 1."""

@@ -9,7 +9,13 @@ process in its own session (so the whole process group can be killed), with:
 - stdout and stderr kept only up to a head and a tail, counted beyond that;
 - no core files;
 - a hunt, after it ends, for descendants that left the group (``setsid`` and
-  double forks) by a token planted in their environment.
+  double forks): by a token planted in their environment and, for cases forked
+  from a warm template (where a plain fork shows no new environment in ``/proc``),
+  by the process tree, since such a case is a child subreaper
+  (``suite.engine.template``) that adopts every orphan below it.
+
+Every case being watched is registered here, so that an interrupted run
+(``stop_all``) kills each one and its whole tree at once.
 """
 
 from __future__ import annotations
@@ -68,6 +74,7 @@ class Exit:
     stdout: Captured
     stderr: Captured
     stragglers_killed: int = 0
+    interrupted: bool = False  # killed because the run was stopped: not the case's result
 
     @property
     def signal_name(self) -> str | None:
@@ -179,8 +186,49 @@ def run_isolated(
     return supervise(_Popened(proc), token, bounds or Bounds(), started)
 
 
+class _Watched:
+    """The cases being supervised now, so that a stopped run can kill them all."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.pids: set[int] = set()
+        self.stopping = threading.Event()
+
+    def add(self, pid: int) -> None:
+        with self.lock:
+            self.pids.add(pid)
+
+    def discard(self, pid: int) -> None:
+        with self.lock:
+            self.pids.discard(pid)
+
+
+WATCHED = _Watched()
+
+
+def stop_all() -> None:
+    """Stop the run: kill every case being watched (and its tree) now; new ones die at start."""
+    WATCHED.stopping.set()
+    with WATCHED.lock:
+        pids = list(WATCHED.pids)
+    for pid in pids:
+        kill_tree(pid)
+
+
+def stopping() -> bool:
+    return WATCHED.stopping.is_set()
+
+
 def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit:
     """Watch a started case until it ends or breaks a bound; then clean up after it."""
+    WATCHED.add(case.pid)
+    try:
+        return _supervise(case, token, bounds, started)
+    finally:
+        WATCHED.discard(case.pid)
+
+
+def _supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit:
     _no_core_files(case.pid)
     drains = (_Drain(bounds.output_bytes), _Drain(bounds.output_bytes))
     pumps = [
@@ -191,19 +239,18 @@ def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit
         pump.start()
     timed_out = memory_exceeded = False
     peak = 0
-    returncode = case.wait_for(POLL_SECONDS)
+    returncode = case.wait_for(0 if stopping() else POLL_SECONDS)
     while returncode is None:
         if not (timed_out or memory_exceeded):
             timed_out = time.monotonic() - started > bounds.timeout_s
             rss = _tree_rss(case.pid)
             peak = max(peak, rss)
             memory_exceeded = bounds.memory_bytes is not None and rss > bounds.memory_bytes
-        if timed_out or memory_exceeded:
-            _kill_group(case.pid)
+        if timed_out or memory_exceeded or stopping():
+            kill_tree(case.pid)
         returncode = case.wait_for(POLL_SECONDS)
     duration = time.monotonic() - started
-    _kill_group(case.pid)
-    stragglers = _kill_by_token(token)
+    stragglers = kill_tree(case.pid) + _kill_by_token(token)
     case.release()
     for pump in pumps:
         pump.join(timeout=5)
@@ -216,6 +263,7 @@ def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit
         stdout=drains[0].captured(),
         stderr=drains[1].captured(),
         stragglers_killed=stragglers,
+        interrupted=stopping(),
     )
 
 
@@ -244,6 +292,25 @@ def _tree_rss(pid: int) -> int:
 def _kill_group(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_tree(pid: int) -> int:
+    """SIGKILL ``pid``'s process group and every descendant of ``pid`` (whatever their
+    session); the number of descendants killed outside the group."""
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    _kill_group(pid)
+    killed = 0
+    for proc in descendants:
+        try:
+            if os.getpgid(proc.pid) != pid:
+                killed += 1
+            proc.kill()
+        except (psutil.Error, OSError):
+            continue
+    return killed
 
 
 def _kill_by_token(token: str) -> int:

@@ -8,24 +8,30 @@ pass lands beside the case's captured output.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import shutil
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from suite.engine.classify import classify, read_events
 from suite.engine.expand import CaseSpec
-from suite.engine.isolate import Bounds, Exit, run_isolated
+from suite.engine.isolate import Bounds, Captured, Exit, run_isolated, stop_all
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
+from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.engine.shim import child_env
-from suite.engine.warm import Template, run_warm
+from suite.engine.warm import Template, WarmUnavailable, run_warm
 from suite.toolchain.limits import limits_for
+
+# A template that keeps dying (a reproducer that kills it) is given up after this many starts.
+_TEMPLATE_STARTS = 3
 
 
 @dataclass(frozen=True)
@@ -54,27 +60,62 @@ class Workers:
         self._preload = sorted(paths) + (["torch"] if any(s.gpu for s in specs) else [])
         self._archs = sorted({limits_for(s.target).arch for s in specs})
         self._template: Template | None = None
+        self._starts = 0
+        self.cold_reason = ""  # why cases run fresh although warm was asked for
         self._lock = threading.Lock()
         self._gpus: queue.Queue[str] = queue.Queue()
         for gpu in execution.gpus or ("0",):
             self._gpus.put(gpu)
 
-    def _warm(self) -> Template:
+    def _warm(self) -> Template | None:
+        """The running template, started (again) if need be; None once it cannot start."""
         with self._lock:
-            if self._template is None or not self._template.alive:
+            if self._template is not None and self._template.alive:
+                return self._template
+            if self._template is not None:
+                self._template.close()
+                self._template = None
+            if self._starts >= _TEMPLATE_STARTS:
+                return None
+            self._starts += 1
+            try:
                 self._template = Template(
-                    self.execution.python, child_env(), self._preload, self._archs
+                    self.execution.python,
+                    child_env(),
+                    self._preload,
+                    self._archs,
+                    self.execution.bounds.timeout_s,
                 )
+            except WarmUnavailable as exc:
+                self.cold_reason = str(exc)
+                self._starts = _TEMPLATE_STARTS
             return self._template
 
-    def run(self, spec_file: Path, env: dict[str, str], cwd: Path, gpu: bool) -> Exit:
+    def fresh_because(self, target: str) -> str:
+        """Why a case of ``target`` runs as a fresh interpreter ("" when it is forked warm)."""
+        if not self.execution.warm:
+            return ""
+        template = self._warm()
+        if template is None:
+            return self.cold_reason or "the warm template could not start"
+        if target and limits_for(target).arch in template.failed_warm_up:
+            return f"the warm template's warm-up compile for {target} failed"
+        return ""
+
+    def run(
+        self, spec_file: Path, env: dict[str, str], cwd: Path, gpu: bool, target: str = ""
+    ) -> Exit:
         bounds = self.execution.bounds
         gpu_id = self._gpus.get() if gpu else None
         try:
             if gpu_id is not None and self.execution.gpus:
                 env = {**env, "CUDA_VISIBLE_DEVICES": gpu_id}
-            if self.execution.warm:
-                return run_warm(self._warm(), str(spec_file), env, str(cwd), bounds)
+            template = self._warm() if self.execution.warm else None
+            if template is not None and not self.fresh_because(target):
+                try:
+                    return run_warm(template, str(spec_file), env, str(cwd), bounds)
+                except WarmUnavailable:
+                    pass  # it died before forking this case: the case runs fresh
             argv = [self.execution.python, "-m", "suite.engine.child", str(spec_file)]
             return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds)
         finally:
@@ -93,16 +134,44 @@ class Workers:
         self.close()
 
 
+def _fresh_folder(folder: Path) -> None:
+    """``folder`` empty and real: whatever a previous attempt (or a case) left there removed."""
+    if folder.is_symlink() or folder.is_file():
+        folder.unlink()
+    elif folder.exists():
+        shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+
+
+def _scrubbed(exit: Exit) -> Exit:
+    """``exit`` with secrets taken out of its captured output, before anything reads it."""
+    streams = [
+        Captured(scrub_secrets(c.text), c.total_bytes, c.dropped_bytes)
+        for c in (exit.stdout, exit.stderr)
+    ]
+    return replace(exit, stdout=streams[0], stderr=streams[1])
+
+
+def _events(report: Path) -> list[dict[str, Any]]:
+    """The child's events as the classifier expects them: a case may write anything there."""
+    try:
+        events = read_events(report)
+    except OSError:
+        return []
+    return [
+        scrub_tree(e) for e in events if isinstance(e, dict) and isinstance(e.get("event"), str)
+    ]
+
+
 def run_case(
     spec: CaseSpec, case_dir: Path, execution: Execution, workers: Workers | None = None
-) -> CaseResult:
+) -> CaseResult | None:
     """Run one case in isolation and classify it. Never raises for what the case does.
 
-    Without ``workers`` the case runs as a fresh interpreter.
+    Without ``workers`` the case runs as a fresh interpreter. None: the run was stopped
+    while the case ran, so it has no result (``--resume`` runs it again).
     """
-    if case_dir.exists():
-        shutil.rmtree(case_dir)
-    case_dir.mkdir(parents=True)
+    _fresh_folder(case_dir)
     report = case_dir / "events.jsonl"
     spec_file = case_dir / "spec.json"
     spec_file.write_text(
@@ -129,11 +198,25 @@ def run_case(
     )
     if workers is None:
         with Workers(replace(execution, warm=False)) as fresh:
-            exit = fresh.run(spec_file, env, case_dir, spec.gpu)
+            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target)
+        fresh_because = ""
     else:
-        exit = workers.run(spec_file, env, case_dir, spec.gpu)
-    events = read_events(report)
-    verdict = classify(events, exit, limits_for(spec.target))
+        fresh_because = workers.fresh_because(spec.target)
+        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target)
+    if exit.interrupted:
+        return None
+    # Secrets out first: the signature is normalized from this text, and kept with the case.
+    exit = _scrubbed(exit)
+    events = _events(report)
+    try:
+        verdict = classify(events, exit, limits_for(spec.target))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        # The case wrote events of its own making: judge it by how it ended alone.
+        verdict = classify([], exit, limits_for(spec.target))
+        verdict.detail["events"] = "unreadable: the case wrote events the engine cannot read"
+    folder_lost = not case_dir.is_dir() or case_dir.is_symlink()
+    if folder_lost:
+        _fresh_folder(case_dir)  # the case removed or replaced its own folder
     shutil.rmtree(case_dir / "cache", ignore_errors=True)
     result = CaseResult(
         case_id=spec.case_id,
@@ -150,6 +233,10 @@ def run_case(
     )
     if exit.stragglers_killed:
         result.detail["stragglers_killed"] = exit.stragglers_killed
+    if fresh_because:
+        result.detail["isolation"] = f"fresh: {fresh_because}"
+    if folder_lost:
+        result.detail["case_folder"] = "removed or replaced by the case; its events are lost"
     if spec.gpu:
         start = next((e for e in events if e["event"] == "start"), {})
         result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
@@ -170,7 +257,8 @@ def _keep_outputs(case_dir: Path, stdout: str, stderr: str) -> dict[str, str]:
         if text:
             (case_dir / f"{name}.txt").write_text(text)
     for path in sorted(case_dir.iterdir()):
-        if path.is_file():
+        # A link the case planted (to a key, to another run) is not its output.
+        if path.is_file() and not path.is_symlink():
             artifacts[path.name] = str(path)
     return artifacts
 
@@ -184,17 +272,38 @@ def execute(
     """Run every case, appending each result to the store as soon as it ends.
 
     ``on_result`` sees each result first (the baseline's verdict goes in there).
+    Interrupted (a signal raises in this thread), it stops at once: queued cases never
+    start, running ones are killed with their trees and left unrecorded, finished ones
+    are recorded, and the interruption goes on up.
     """
     results: list[CaseResult] = []
     workers = Workers(execution, specs)
+    recorded: set[Future[CaseResult | None]] = set()
 
-    def one(spec: CaseSpec) -> CaseResult:
+    def one(spec: CaseSpec) -> CaseResult | None:
         return run_case(spec, store.case_dir(spec.case_id), execution, workers)
 
-    with workers, ThreadPoolExecutor(max_workers=max(1, execution.workers)) as pool:
-        futures = [pool.submit(one, spec) for spec in specs]
-        for future in as_completed(futures):
-            result = on_result(future.result())
-            store.append(result)
+    def record(future: Future[CaseResult | None]) -> None:
+        recorded.add(future)
+        result = future.result()
+        if result is not None:
+            store.append(on_result(result))
             results.append(result)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, execution.workers))
+    futures = [pool.submit(one, spec) for spec in specs]
+    try:
+        for future in as_completed(futures):
+            record(future)
+    except BaseException:
+        stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future in futures:
+            if future.done() and not future.cancelled() and future not in recorded:
+                with contextlib.suppress(Exception):
+                    record(future)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        workers.close()
     return results

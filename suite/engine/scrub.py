@@ -1,4 +1,10 @@
-"""Secrets out of everything the suite writes: scrubbed values, the home folder as ``~``."""
+"""Secrets out of everything the suite writes: scrubbed values, the home folder as ``~``.
+
+Scrubbing comes first, before any normalization: a signature is built from scrubbed
+text, so a credential cannot reach a file in a mangled form that no pattern knows.
+``scrub_secrets`` is applied at write time to every record a run keeps (results, summary,
+JUnit, captured output); ``scrub`` also writes the home folder as ``~``, for reports.
+"""
 
 from __future__ import annotations
 
@@ -36,11 +42,26 @@ _CREDENTIAL_PATTERNS = (
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{48,}(?![0-9A-Za-z])",
     r"(?<![A-Za-z0-9+_=-])(?=[A-Za-z0-9+_-]*[a-z])(?=[A-Za-z0-9+_-]*[A-Z])"
     r"(?=[A-Za-z0-9+_-]*[0-9])[A-Za-z0-9+_-]{40,}={0,2}(?![A-Za-z0-9+_=-])",
+    # An AWS secret access key: exactly 40 characters of base64, '/' included.
+    r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+    r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
 )
 CREDENTIAL_VALUE = re.compile("|".join(f"(?:{p})" for p in _CREDENTIAL_PATTERNS))
 _SECRET_ASSIGNMENT = re.compile(
     r"\b([A-Z0-9_]*(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]*)(\s*=\s*)(\S+)"
 )
+# Lowercase and mixed-case names too, with '=' or ':' (YAML, headers, URLs' query strings);
+# a bare "token" is left alone: "unexpected token: ')'" is a parser's, not a secret.
+_NAMED_SECRET = re.compile(
+    r"(?i)\b((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key"
+    r"|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token"
+    r"|refresh[_-]?token|(?:[a-z0-9]+[_.-])token))(\s*(?:=|:(?!:))\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"'<>]+)"
+)
+_AUTH_HEADER = re.compile(
+    r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?:(bearer|basic|token|digest)\s+)?(\S+)"
+)
+_BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@")
 REDACTED = "[redacted]"
 #: Variables worth showing in a report: what changes what Triton, MLIR, LLVM or CUDA do.
 RELEVANT_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "CUDA_", "NVIDIA_", "PTXAS", "NVCC")
@@ -51,11 +72,35 @@ def home_to_tilde(text: str) -> str:
     return text.replace(home, "~") if home not in ("", "/") else text
 
 
+def scrub_secrets(text: str) -> str:
+    """``text`` without credential-looking values (paths left as they are)."""
+    text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    text = _AUTH_HEADER.sub(
+        lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + REDACTED, text
+    )
+    text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = _NAMED_SECRET.sub(
+        lambda m: m.group(0) if m.group(3) == REDACTED else m.group(1) + m.group(2) + REDACTED,
+        text,
+    )
+    return CREDENTIAL_VALUE.sub(REDACTED, text)
+
+
 def scrub(text: str) -> str:
     """``text`` without credential-looking values and with the home folder as ``~``."""
-    text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
-    text = CREDENTIAL_VALUE.sub(REDACTED, text)
-    return home_to_tilde(text)
+    return home_to_tilde(scrub_secrets(text))
+
+
+def scrub_tree(value: Any) -> Any:
+    """Every string in a JSON-like value (mappings, lists) through :func:`scrub_secrets`."""
+    if isinstance(value, str):
+        return scrub_secrets(value)
+    if isinstance(value, Mapping):
+        return {k: scrub_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_tree(v) for v in value]
+    return value
 
 
 def looks_secret(name: str, value: str) -> bool:

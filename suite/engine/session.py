@@ -18,6 +18,9 @@ from suite.engine.expand import CaseSpec, expand, load_config_file, shard
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
 from suite.engine.runner import Execution, execute
+from suite.engine.sources import capture as capture_source
+from suite.engine.sources import keep_copy
+from suite.engine.triage import annotate
 from suite.errors import UsageError
 
 
@@ -78,8 +81,7 @@ def run(
     """Run (or finish, with ``resume``: a run name, or "" for the newest) a selection,
     and judge every case against the baseline."""
     store = RunStore.open(output, resume or None) if resume is not None else None
-    if store is not None:
-        selection = Selection.from_json(store.selection)
+    selection = Selection.from_json(store.selection) if store is not None else absolute(selection)
     if selection.python:
         execution = replace(execution, python=selection.python)
     environment = capture(execution.python)
@@ -94,17 +96,59 @@ def run(
     triton_version = environment["triton"]
     on_start(len(specs), len(specs) - len(todo))
 
+    sources = carry_sources(specs, store.folder)
+    families = {spec.repro.id: spec.repro.family for spec in specs}
+
     def judged(result: CaseResult) -> CaseResult:
         baseline.judge(result, triton_version)
+        annotate(result, family=families.get(result.repro, ""))
+        result.source = sources.get(result.repro, {})
         on_result(result)
         return result
 
-    execute(todo, store, execution, judged)
-    results = [baseline.judge(r, triton_version) for r in store.results()]
-    status = exit_status(results)
-    store.write_summary(
-        results,
-        {"exit_status": status, "triton": triton_version, "baseline": baseline.source},
-    )
-    store.write_junit(results)
+    finished = False
+    try:
+        execute(todo, store, execution, judged)
+        finished = True
+    finally:
+        # Also for a run stopped by a signal or broken: what finished is summarized.
+        results = [baseline.judge(r, triton_version) for r in store.results()]
+        status = exit_status(results)
+        extra: dict[str, Any] = {
+            "exit_status": status,
+            "triton": triton_version,
+            "baseline": baseline.source,
+        }
+        if not finished:
+            extra.update(partial=True, planned=len(specs), exit_status=None)
+        store.write_summary(results, extra)
+        store.write_junit(results)
+        store.release()
     return RunOutcome(store, results, environment, status)
+
+
+def carry_sources(specs: list[CaseSpec], folder: Path) -> dict[str, dict[str, str]]:
+    """A copy of each reproducer's source in the run folder, by reproducer id, so that
+    report, bisect and replay load the code that ran (``suite.engine.sources``)."""
+    carried: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        if spec.repro.id not in carried:
+            source = capture_source(spec.found.source)
+            carried[spec.repro.id] = keep_copy(source, folder).to_json() if source else {}
+    return carried
+
+
+def absolute(selection: Selection) -> Selection:
+    """``selection`` with its file paths made absolute, so ``--resume`` works from anywhere."""
+
+    def resolved(name: str) -> str:
+        # abspath, not resolve: a venv's python is a link that must stay the venv's.
+        return os.path.abspath(name) if name.endswith(".py") or Path(name).is_file() else name
+
+    python = selection.python
+    return replace(
+        selection,
+        repros=[resolved(name) for name in selection.repros],
+        config_file=os.path.abspath(selection.config_file) if selection.config_file else None,
+        python=os.path.abspath(python) if os.sep in python else python,
+    )

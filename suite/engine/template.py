@@ -1,11 +1,20 @@
 """The warm template: imports once, then forks one isolated child per case.
 
 Started by ``suite.engine.warm`` as ``python -m suite.engine.template`` under the interpreter
-whose Triton runs the cases; it speaks JSON lines on stdin and stdout. It is
-single-threaded (forking a threaded process can copy a held lock into the
-child) and never touches CUDA: a process forked after CUDA is initialized
-cannot use the GPU. It reaps its children and reports each exit status,
+whose Triton runs the cases; it reads JSON lines on stdin and answers on a dedicated pipe
+(``PROTOCOL_FD_VARIABLE``), never on stdout: a warm-up compile, a reproducer file or a ptxas
+it starts may print anything there. It is single-threaded (forking a threaded process can
+copy a held lock into the child) and never touches CUDA: a process forked after CUDA is
+initialized cannot use the GPU. It reaps its children and reports each exit status,
 since only a parent can wait for a process.
+
+Nothing a case starts outlives it: the template and every case are child subreapers, so a
+descendant that escapes with ``setsid`` or a double fork (and never execs, so no token in
+its environment says where it came from) is adopted by its case while the case lives and
+by the template once the case is gone; the template kills what it adopts before it reports
+the case's exit, and kills its whole tree when its stdin closes (the run ended or died).
+A warm-up compile that fails is reported in the ready message: cases of that target then
+run as fresh interpreters.
 
 Standard library and triton only, like ``suite.engine.child``.
 """
@@ -13,6 +22,7 @@ Standard library and triton only, like ``suite.engine.child``.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import importlib
 import json
@@ -25,9 +35,66 @@ from typing import Any
 
 PRELOAD_VARIABLE = "REPRO_PRELOAD"
 WARM_UP_VARIABLE = "REPRO_WARM_UP"
+PROTOCOL_FD_VARIABLE = "REPRO_PROTOCOL_FD"
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+# A fork bomb adopted round after round still ends: this many kill rounds, then give up.
+_KILL_ROUNDS = 200
 
 
-def _preload() -> None:
+def _prctl(option: int, value: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _children(parent: int) -> list[int]:
+    """The pids whose parent is ``parent`` (a scan of /proc: standard library only)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(entry))
+    return found
+
+
+def _kill_adopted(cases: set[int], exited: dict[int, int]) -> int:
+    """Kill this process's children that are not cases: orphans it adopted as a subreaper.
+    Cases that end meanwhile are reaped into ``exited``."""
+    killed = 0
+    for _ in range(_KILL_ROUNDS):
+        adopted = [pid for pid in _children(os.getpid()) if pid not in cases]
+        if not adopted:
+            break
+        for pid in adopted:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+        _reap(cases, exited)
+    return killed
+
+
+def _reap(cases: set[int], exited: dict[int, int]) -> None:
+    """Reap every child that has ended; the exit codes of cases go into ``exited``."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid in cases:
+            cases.discard(pid)
+            exited[pid] = os.waitstatus_to_exitcode(status)
+
+
+def _preload() -> list[int]:
+    """Import what every case needs and warm up each target; the targets whose warm-up failed."""
     import suite.engine.child
 
     with contextlib.suppress(ImportError):
@@ -41,16 +108,24 @@ def _preload() -> None:
                 suite.engine.child.load_reproducers({"path": entry})
             else:
                 importlib.import_module(entry)
+    failed = []
     for arch in filter(None, os.environ.get(WARM_UP_VARIABLE, "").split(",")):
-        with contextlib.suppress(Exception):
+        try:
             import suite.tritonc
 
             suite.tritonc.warm_up(int(arch))
+        except BaseException:
+            traceback.print_exc()
+            failed.append(int(arch))
+    return failed
 
 
-def _case(request: dict[str, Any]) -> int:
+def _case(request: dict[str, Any], protocol: int) -> int:
     """In the forked child: become an isolated case and run it."""
     os.setsid()
+    os.close(protocol)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.environ.clear()
@@ -66,13 +141,15 @@ def _case(request: dict[str, Any]) -> int:
 
 
 def serve() -> None:
-    _preload()
+    protocol = int(os.environ.pop(PROTOCOL_FD_VARIABLE))
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    failed = _preload()
     # Keep the children's garbage collector off the inherited heap: touching it
     # would copy every page on write.
     gc.collect()
     gc.freeze()
-    out = sys.stdout
-    out.write(json.dumps({"ready": os.getpid()}) + "\n")
+    out = os.fdopen(protocol, "w", closefd=False)
+    out.write(json.dumps({"ready": os.getpid(), "failed_warm_up": failed}) + "\n")
     out.flush()
     children: set[int] = set()
     stdin = sys.stdin.fileno()
@@ -99,7 +176,7 @@ def serve() -> None:
                 if pid == 0:
                     code = 1
                     try:
-                        code = _case(request)
+                        code = _case(request, protocol)
                     except BaseException:
                         traceback.print_exc()
                     finally:
@@ -110,13 +187,19 @@ def serve() -> None:
                 children.add(pid)
                 out.write(json.dumps({"id": request["id"], "pid": pid}) + "\n")
                 out.flush()
-        for pid in list(children):
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                children.discard(pid)
-                code = os.waitstatus_to_exitcode(status)
-                out.write(json.dumps({"exited": pid, "code": code}) + "\n")
-                out.flush()
+        exited: dict[int, int] = {}
+        _reap(children, exited)
+        if exited:
+            # The orphans of a case that ended are ours now: none outlives its case's report.
+            _kill_adopted(children, exited)
+        for pid, code in exited.items():
+            out.write(json.dumps({"exited": pid, "code": code}) + "\n")
+            out.flush()
+    # The run is over (or its process died): nothing started here may stay.
+    for pid in list(children):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    _kill_adopted(set(), {})
 
 
 if __name__ == "__main__":

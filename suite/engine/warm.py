@@ -8,6 +8,11 @@ gets its own process session, environment (its own Triton cache and
 reproducer path), working folder and output streams (FIFOs read here), so
 ``suite.engine.isolate.supervise`` treats it exactly like a fresh process: same
 timeout, memory cap, output bounds and straggler hunt.
+
+A template that cannot start (a reproducer file that exits at import, an interpreter
+without Triton) raises :class:`WarmUnavailable`, and one whose warm-up compile failed for
+a target names that target in ``failed_warm_up``: the runner then starts those cases as
+fresh interpreters. Neither ends a run.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -24,8 +30,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from suite.engine.isolate import TOKEN_VARIABLE, Bounds, Exit, new_token, supervise
-from suite.engine.template import PRELOAD_VARIABLE, WARM_UP_VARIABLE
+from suite.engine.isolate import TOKEN_VARIABLE, Bounds, Exit, kill_tree, new_token, supervise
+from suite.engine.template import PRELOAD_VARIABLE, PROTOCOL_FD_VARIABLE, WARM_UP_VARIABLE
+
+
+class WarmUnavailable(RuntimeError):
+    """The template did not start or died: cases run as fresh interpreters instead."""
 
 
 class _ForkedCase:
@@ -66,30 +76,48 @@ class Template:
         env: Mapping[str, str],
         preload: Sequence[str] = (),
         warm_up: Sequence[int] = (),
+        start_timeout_s: float = 600.0,
     ) -> None:
         template_env = dict(env)
         template_env[PRELOAD_VARIABLE] = os.pathsep.join(preload)
         template_env[WARM_UP_VARIABLE] = ",".join(str(arch) for arch in warm_up)
         self._folder = Path(tempfile.mkdtemp(prefix="repro-fifo-"))
-        # The template's own stderr (warm-up warnings) is kept out of the terminal.
+        # The template's own output (warm-up warnings, a ptxas complaint) goes to a log;
+        # its answers come on a pipe of their own, which nothing else writes to.
         self._log = self._folder / "template.log"
-        with open(self._log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [python, "-m", "suite.engine.template"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=template_env,
-                start_new_session=True,
-            )
-        assert self.proc.stdout is not None and self.proc.stdin is not None
+        answers, answers_write = os.pipe()
+        template_env[PROTOCOL_FD_VARIABLE] = str(answers_write)
+        try:
+            with open(self._log, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [python, "-m", "suite.engine.template"],
+                    stdin=subprocess.PIPE,
+                    stdout=log,
+                    stderr=log,
+                    env=template_env,
+                    start_new_session=True,
+                    pass_fds=(answers_write,),
+                )
+        except OSError as exc:
+            os.close(answers)
+            self._remove_folder()
+            raise WarmUnavailable(
+                f"the warm template under {python} did not start: {exc}"
+            ) from None
+        finally:
+            os.close(answers_write)
+        assert self.proc.stdin is not None
         self._stdin = self.proc.stdin
-        self._stdout = self.proc.stdout
-        ready = self._stdout.readline()
-        if not ready.startswith(b'{"ready"'):
+        self._stdout = os.fdopen(answers, "rb")
+        ready = self._stdout.readline() if self._answer_within(start_timeout_s) else b""
+        try:
+            self.failed_warm_up = frozenset(json.loads(ready)["failed_warm_up"])
+        except (ValueError, KeyError, TypeError):
             last = (self._log.read_text(errors="replace").strip().splitlines() or ["no output"])[-1]
             self.close()
-            raise RuntimeError(f"the warm template under {python} did not start: {last}")
+            raise WarmUnavailable(
+                f"the warm template under {python} did not start: {last}"
+            ) from None
         self._lock = threading.Lock()
         self._changed = threading.Condition()
         self._pids: dict[int, int] = {}
@@ -98,7 +126,17 @@ class Template:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
+    def _answer_within(self, seconds: float) -> bool:
+        readable, _, _ = select.select([self._stdout], [], [], seconds)
+        return bool(readable)
+
     def _read(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._read_answers()
+        with self._changed:
+            self._changed.notify_all()
+
+    def _read_answers(self) -> None:
         for line in self._stdout:
             message = json.loads(line)
             with self._changed:
@@ -143,7 +181,11 @@ class Template:
         with self._changed:
             while request_id not in self._pids:
                 if not self.alive:
-                    raise RuntimeError("the warm template died")
+                    for fd in keep:
+                        os.close(fd)
+                    for stream in streams:
+                        stream.close()
+                    raise WarmUnavailable("the warm template died")
                 self._changed.wait(0.5)
             pid = self._pids.pop(request_id)
         return _ForkedCase(self, pid, fifos, keep, streams)
@@ -161,16 +203,22 @@ class Template:
             return self._codes.pop(pid)
 
     def close(self) -> None:
+        """Stop the template and everything it started (cases live in sessions of their own)."""
         with contextlib.suppress(OSError, ValueError):
             self.proc.stdin.close()  # type: ignore[union-attr]
+        kill_tree(self.proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
-        folder = getattr(self, "_folder", None)
-        if folder is not None:
-            for leftover in folder.glob("*"):
+        with contextlib.suppress(OSError, AttributeError):
+            self._stdout.close()
+        self._remove_folder()
+
+    def _remove_folder(self) -> None:
+        with contextlib.suppress(OSError):
+            for leftover in self._folder.glob("*"):
                 leftover.unlink()
-            folder.rmdir()
+            self._folder.rmdir()
 
 
 def run_warm(

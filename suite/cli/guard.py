@@ -1,0 +1,137 @@
+"""What every ``repro`` command shares at its edge: input checks, signals, exit codes.
+
+Exit status of every command:
+
+- 0, 1, 3: the command's answer (for ``repro run``: nothing changed, a regression, a
+  known bug fixed upstream);
+- 2: bad usage or input, one line on stderr naming the problem, nothing half-written;
+- 70 (``EXIT_INTERNAL``, sysexits' EX_SOFTWARE): the tool itself broke; one line on
+  stderr names the file that holds the traceback. Never 1: a broken tool is not a
+  regression;
+- 130 / 143: stopped by SIGINT / SIGTERM; running cases were killed, finished ones
+  recorded, and ``repro run --resume`` finishes the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from types import FrameType
+
+from suite.errors import EXIT_INTERNAL, UsageError
+from suite.files import cache_root
+
+# Options that must be a positive, finite number wherever a command has them.
+POSITIVE = frozenset(
+    {
+        "timeout",
+        "memory_cap",
+        "time_budget",
+        "budget_s",
+        "budget_tries",
+        "workers",
+        "max_examples",
+        "suggest_count",
+        "input_sets",
+    }
+)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived: the command stops at once and exits 128 + the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.exit_status = 128 + signum
+
+
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Reject, in one line, what no command can use: a number that is not finite or not
+    positive, an interpreter that does not exist, an output root that cannot be written."""
+    for name, value in vars(args).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if not math.isfinite(value):
+            raise UsageError(f"{_option(name)} {value}: not a finite number")
+        if name in POSITIVE and value <= 0:
+            raise UsageError(f"{_option(name)} {value}: must be positive")
+    pythons = [getattr(args, "python", None), *(getattr(args, "pythons", None) or ())]
+    for python in filter(None, pythons):
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise UsageError(f"--python {python}: no such interpreter")
+    output = getattr(args, "output", None)
+    if isinstance(output, str):
+        check_output_root(Path(output))
+
+
+def check_output_root(root: Path) -> None:
+    """``root`` is (or can become) a folder this process may write in."""
+    if root.exists():
+        if not root.is_dir():
+            raise UsageError(f"--output {root}: not a folder")
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise UsageError(f"--output {root}: not writable")
+        return
+    parent = root.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--output {root}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {root}: cannot create it under {parent} (not writable)")
+
+
+@contextlib.contextmanager
+def signals_stop() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`Stopped` in the main thread (once; a second one
+    while stopping is ignored, so the partial results still get written)."""
+    stopping = False
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        raise Stopped(signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def one_line(message: object) -> str:
+    return " ".join(str(message).split()) or "(no message)"
+
+
+def internal_error(exc: BaseException) -> int:
+    """Keep the traceback in a file, say where in one line, exit ``EXIT_INTERNAL``."""
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    name = f"internal-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    saved = "(could not be saved)"
+    for folder in (cache_root() / "crashes", Path(os.environ.get("TMPDIR", "/tmp"))):
+        with contextlib.suppress(OSError):
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(f"repro {' '.join(sys.argv[1:])}\n{text}")
+            saved = str(folder / name)
+            break
+    first = one_line(f"{type(exc).__name__}: {exc}")[:300]
+    print(
+        f"repro: internal error (a bug in repro, not in the input): {first}; traceback: {saved}",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
