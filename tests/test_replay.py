@@ -29,16 +29,12 @@ from suite.replay.child import (
     pass_flag,
     split_reproducer,
 )
+from suite.replay.diagnostic import Diagnostic, parse_diagnostic
 from suite.replay.ir_reduce import IRText
-from suite.replay.replay import (
-    Diagnostic,
-    Subject,
-    choose_reproducer,
-    lit_test,
-    parse_diagnostic,
-    probe,
-    replay,
-)
+from suite.replay.passes import probe
+from suite.replay.replay import replay
+from suite.replay.script import lit_test
+from suite.replay.subject import Subject, choose_reproducer
 from tests.conftest import ROOT, Completed, repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}

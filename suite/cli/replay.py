@@ -14,11 +14,11 @@ chosen release, or a pass that release has no binding for (one line on stderr).
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 
 from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 
@@ -65,26 +65,30 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     replay.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per pass child (default: 300)"
     )
+    add_output_options(replay, formats=False)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from suite.replay.replay import default_folder, replay, resolve
+    from suite.cli import render
+    from suite.replay.replay import default_folder, replay
+    from suite.replay.subject import resolve
 
     if args.budget_tries < 1:
         raise UsageError("--budget-tries must be at least 1")
     if args.budget_s <= 0 or args.timeout <= 0:
         raise UsageError("--budget-s and --timeout must be positive")
     output = Path(args.output)
-
-    def say(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    with tempfile.TemporaryDirectory(prefix="repro-replay-case-") as scratch:
+    out = render.output_for(args)
+    with (
+        tempfile.TemporaryDirectory(prefix="repro-replay-case-") as scratch,
+        out.steps("replay") as steps,
+    ):
+        steps.begin(f"resolving {args.subject}")
         subject = resolve(
             args.subject, output, python=args.python, triton=args.triton, work=Path(scratch)
         )
         for note in subject.notes:
-            say(note)
+            out.note(note)
         done = replay(
             subject,
             default_folder(output, subject.report_id),
@@ -92,8 +96,18 @@ def cmd_replay(args: argparse.Namespace) -> int:
             budget_tries=args.budget_tries,
             budget_s=args.budget_s,
             timeout_s=args.timeout,
-            say=say,
+            say=steps.advance,
         )
-    for line in done.lines:
-        print(line)
+    out.show(
+        render.View(
+            data={
+                "id": subject.report_id,
+                "folder": str(done.folder),
+                "exit_status": done.exit_status,
+                "record": str(done.folder / "replay.json"),
+                **done.record,
+            },
+            lines=done.lines,
+        )
+    )
     return done.exit_status

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.files import write_atomic
 from suite.replay.child import Mapped, PipelineError, _split_top
-from suite.replay.replay import Diagnostic, _write, ir_types, run_pass
+from suite.replay.diagnostic import Diagnostic
+from suite.replay.passes import ir_types, run_pass
 
 # ---------------------------------------------------------------------------------------------
 # IR reduction.
@@ -383,7 +385,7 @@ class Reducer:
         before = count_lines(self.best)
         self.best = text
         self.accepted += 1
-        _write(self.best_path, text)
+        write_atomic(self.best_path, text)
         self.steps.append({"what": what, "lines": count_lines(text), "try": self.tries})
         self.say(f"  reduce: {what}: {before} -> {count_lines(text)} lines (try {self.tries})")
         self._refresh_types()
@@ -400,7 +402,7 @@ class Reducer:
         started = time.monotonic()
         self._deadline = started + self.budget_s
         self.best = text
-        _write(self.best_path, text)
+        write_atomic(self.best_path, text)
         path = self.work / "types.mlir"
         path.write_text(text)
         first = ir_types(self.python, path)

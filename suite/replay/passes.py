@@ -1,0 +1,137 @@
+"""Running passes: each pass, probe or IR query in its own isolated child."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suite.engine.isolate import Bounds, Exit, run_isolated
+from suite.engine.shim import child_env
+from suite.replay.child import (
+    EXIT_NO_BINDING,
+    EXIT_OK,
+    EXIT_PASS_FAILED,
+    EXIT_UNPARSABLE,
+    Mapped,
+)
+from suite.replay.diagnostic import PROBE_RESTARTS, Diagnostic, ReplayError, parse_diagnostic
+
+
+def _env() -> dict[str, str]:
+    """The child's environment: the shim on PYTHONPATH, and no reproducer path, so that
+    MLIR's crash recovery prints to stderr and says when it caught a signal."""
+    env = child_env({"PYTHONUNBUFFERED": "1"})
+    env.pop("TRITON_REPRODUCER_PATH", None)
+    return env
+
+
+def _child(python: str, args: list[str], timeout_s: float) -> Exit:
+    argv = [python, "-m", "suite.replay.child", *args]
+    return run_isolated(argv, env=_env(), bounds=Bounds(timeout_s=timeout_s, memory_bytes=8 << 30))
+
+
+@dataclass
+class PassRun:
+    """How one pass went in its child."""
+
+    status: str  # ok, failed, unparsable, no-binding, timeout, error
+    diagnostic: Diagnostic
+    seconds: float
+    stderr: str
+    pipeline: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+
+def run_pass(
+    python: str, ir: Path, mapped: Mapped, out: Path | None, work: Path, timeout_s: float
+) -> PassRun:
+    """Run one pass on ``ir`` in an isolated child; write the IR after it to ``out``."""
+    plan = work / f"pass-{os.getpid()}-{threading.get_ident()}.json"
+    plan.write_text(json.dumps({**mapped.to_json(), "pass": mapped.spec.text}))
+    args = ["run", str(ir), str(plan)] + ([str(out)] if out is not None else [])
+    exit = _child(python, args, timeout_s)
+    stderr = exit.stderr.text
+    pipeline = None
+    for line in exit.stdout.text.splitlines():
+        with contextlib.suppress(json.JSONDecodeError, AttributeError):
+            pipeline = json.loads(line).get("pipeline", pipeline)
+    diagnostic = parse_diagnostic(stderr, exit.signal_name)
+    if exit.timed_out:
+        status = "timeout"
+    elif exit.returncode == EXIT_OK:
+        status = "ok"
+    elif exit.returncode == EXIT_PASS_FAILED or (
+        exit.signal_name and "replay_child: running" in stderr
+    ):
+        status = "failed"
+    elif exit.returncode == EXIT_UNPARSABLE:
+        status = "unparsable"
+    elif exit.returncode == EXIT_NO_BINDING:
+        status = "no-binding"
+    else:
+        status = "error"
+    if status == "failed" and diagnostic.pass_name is None and exit.signal_name:
+        diagnostic.pass_name = mapped.spec.name
+    return PassRun(status, diagnostic, round(exit.duration_s, 3), stderr, pipeline)
+
+
+def first_error_line(stderr: str) -> str:
+    for line in stderr.splitlines():
+        if "error:" in line and "replay_child:" not in line:
+            return line.strip()
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[dict[str, Any]]]:
+    """The installed release's version and its binding table, probed in children.
+
+    A binding that takes the probe down is left out and the probe runs again.
+    """
+    skip: list[str] = []
+    table: dict[str, dict[str, Any]] = {}
+    version = "unknown"
+    for _ in range(PROBE_RESTARTS):
+        out = work / f"probe-{len(skip)}.jsonl"
+        out.unlink(missing_ok=True)
+        exit = _child(python, ["probe", str(out), *skip], timeout_s)
+        current = None
+        done = False
+        for line in out.read_text().splitlines() if out.exists() else []:
+            record = json.loads(line)
+            if "triton" in record:
+                version = record["triton"]
+            elif "probing" in record:
+                current = record["probing"]
+            elif "path" in record:
+                table[record["path"]] = record
+                current = None
+            elif record.get("done"):
+                done = True
+        if done:
+            return version, list(table.values())
+        if current is None:
+            reason = first_error_line(exit.stderr.text)
+            raise ReplayError(f"cannot introspect Triton's bindings under {python}: {reason}")
+        table[current] = {"path": current, "pass": None, "params": None, "error": "aborted"}
+        skip.append(current)
+    raise ReplayError(f"the binding probe under {python} kept aborting ({', '.join(skip)})")
+
+
+def ir_types(python: str, ir: Path, timeout_s: float = 120.0) -> dict[str, Any] | None:
+    """Result types per line and the operation count of ``ir``; None when it does not parse."""
+    exit = _child(python, ["types", str(ir)], timeout_s)
+    if exit.returncode != EXIT_OK:
+        return None
+    try:
+        return dict(json.loads(exit.stdout.text.strip().splitlines()[-1]))
+    except (json.JSONDecodeError, IndexError):
+        return None
