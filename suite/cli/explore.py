@@ -10,17 +10,17 @@ run`` with its baseline is the gate). Bad input raises :class:`UsageError`.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
-    from suite.search.findings import Finding
+    from suite.search.findings import DirectoryFindingsStore, Finding
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
@@ -61,6 +61,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     explore.add_argument(
         "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case"
     )
+    add_output_options(explore, formats=False)
 
     findings = commands.add_parser("findings", help="list the findings of earlier explores")
     findings.add_argument("repros", nargs="*", help="only these reproducer ids")
@@ -68,7 +69,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     findings.add_argument(
         "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
     )
-    findings.add_argument("--json", action="store_true", help="print the records as JSON")
+    add_output_options(findings)
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -110,33 +111,38 @@ def cmd_explore(args: argparse.Namespace) -> int:
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
     )
     output = Path(args.output)
-    with render.progress() as bar:
-        task = bar.add_task("", total=None)
+    store = DirectoryFindingsStore(output / "findings")
+    out = render.output_for(args)
+    # Shrinking and the boundary add evaluations nobody can count ahead: no total, no ETA.
+    with out.steps(f"explore {repro.id}") as steps:
 
         def ran(evaluation: Evaluation) -> None:
             result = evaluation.result
-            label = f"{evaluation.phase}: {result.case_id} {result.outcome.label}"
-            bar.update(task, advance=1, description=render.escape(label))
+            steps.advance(f"{evaluation.phase}: {result.case_id} {result.outcome.label}")
 
         exploration = explore(
-            found[0],
-            targets,
-            DirectoryFindingsStore(output / "findings"),
-            execution,
-            output,
-            budget,
-            args.seed,
-            args.profile,
-            ran,
+            found[0], targets, store, execution, output, budget, args.seed, args.profile, ran
         )
-    for finding in exploration.findings:
-        _print_finding(finding)
     seed = exploration.seed if exploration.seed is not None else f"derandomized ({args.profile})"
-    render.console.print(
+    view = render.View(
+        data={
+            "repro": repro.id,
+            "targets": targets,
+            "seed": exploration.seed,
+            "profile": args.profile,
+            "evaluations": len(exploration.evaluations),
+            "findings_dir": str(store.root),
+            "findings": [_finding_record(store, f) for f in exploration.findings],
+        }
+    )
+    for finding in exploration.findings:
+        view.listings.append(_boundary_listing(store, finding))
+    view.lines.append(
         f"{len(exploration.findings)} finding(s) in {len(exploration.evaluations)} evaluations"
         f" of {repro.id} on {', '.join(targets)} | seed {seed}"
     )
-    render.console.print(f"findings: {output / 'findings'}")
+    view.lines.append(f"findings: {store.root}")
+    out.show(view)
     return 0
 
 
@@ -144,65 +150,77 @@ def _config_text(config: dict[str, Any]) -> str:
     return ", ".join(f"{name}={value}" for name, value in config.items())
 
 
-def _print_finding(finding: Finding) -> None:
-    from rich.table import Table
+def _finding_record(store: DirectoryFindingsStore, finding: Finding) -> dict[str, Any]:
+    """A finding in ``--json`` output: its id and file (what report, replay and bisect take)
+    with the record itself."""
+    path = store.path_of(finding)
+    return {"id": path.stem, "file": str(path), **finding.to_json()}
 
-    from suite.cli import render
 
-    style = "bold red" if finding.kind == "bug" else "yellow"
-    render.console.print(
-        f"[{style}]{finding.kind}[/] {render.escape(finding.signature)}"
-        f"  ({finding.repro} on {', '.join(finding.targets)})"
+def _boundary_listing(store: DirectoryFindingsStore, finding: Finding) -> Listing:
+    """One finding: its id, signature and minimal config as the title, its boundary below."""
+    title = (
+        f"{finding.kind} {store.path_of(finding).stem}: {finding.signature} "
+        f"({finding.repro} on {', '.join(finding.targets)}); minimal config "
+        f"({finding.target}): {_config_text(finding.minimal_config)}"
     )
-    render.console.print(
-        f"  minimal config ({finding.target}): {_config_text(finding.minimal_config)}"
+    listing = Listing(
+        (Column("param", "id"), Column("step"), Column("outcome"), Column("signature", "text")),
+        title=title,
     )
-    table = Table(header_style="bold", title_justify="left")
-    for column in ("param", "step", "outcome", "signature"):
-        table.add_column(column, overflow="fold")
     for step in finding.boundary:
         verdict = "same failure" if step.same_signature else step.signature or ""
         style = "green" if step.passed else "red" if step.same_signature else "yellow"
-        table.add_row(
-            step.param,
-            f"{step.value_from} -> {step.value_to}",
-            f"[{style}]{step.outcome}[/]",
-            render.escape(verdict),
+        listing.add(
+            step.param, f"{step.value_from} -> {step.value_to}", step.outcome, verdict, style=style
         )
-    render.console.print(table)
+    return listing
 
 
 def cmd_findings(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from suite.cli import render
     from suite.search.findings import DirectoryFindingsStore
 
-    root = Path(args.output) / "findings"
+    store = DirectoryFindingsStore(Path(args.output) / "findings")
     findings = [
         f
-        for f in DirectoryFindingsStore(root).all()
+        for f in store.all()
         if (not args.repros or f.repro in args.repros) and (not args.kind or f.kind == args.kind)
     ]
-    if args.json:
-        print(json.dumps([f.to_json() for f in findings], indent=2, default=str))
-        return 0
-    if not findings:
-        render.console.print(f"no findings under {root}")
-        return 0
-    table = Table(header_style="bold")
-    for column in ("repro", "kind", "signature", "minimal config", "targets", "seen", "last seen"):
-        table.add_column(column, overflow="fold")
+    listing = Listing(
+        (
+            Column("id", "id"),
+            Column("kind"),
+            Column("signature", "text"),
+            Column("minimal config", "text"),
+            Column("targets"),
+            Column("seen"),
+            Column("last seen"),
+        )
+    )
     for f in findings:
-        table.add_row(
-            render.escape(f.repro),
+        listing.add(
+            store.path_of(f).stem,
             f.kind,
-            render.escape(f.signature),
+            f.signature,
             _config_text(f.minimal_config),
             " ".join(f.targets),
             f"{len(f.failing_configs)} configs",
             f.last_seen[:10],
         )
-    render.console.print(table)
-    render.console.print(f"{len(findings)} finding(s) under {root}")
+    summary = (
+        f"{len(findings)} finding(s) under {store.root}"
+        if findings
+        else (f"no findings under {store.root}")
+    )
+    render.output_for(args).show(
+        render.View(
+            data={
+                "findings_dir": str(store.root),
+                "findings": [_finding_record(store, f) for f in findings],
+            },
+            listings=[listing] if findings else [],
+            lines=[summary],
+        )
+    )
     return 0

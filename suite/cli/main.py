@@ -15,12 +15,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from suite.cli import doctor as doctor_cli
 from suite.cli import explore as explore_cli
 from suite.cli import gate as gate_cli
 from suite.cli import releases as releases_cli
 from suite.cli import replay as replay_cli
 from suite.cli import report as report_cli
 from suite.cli.options import add_case_options, case_options
+from suite.cli.render import add_output_options
 from suite.engine.baseline import EXIT_USAGE
 from suite.engine.outcome import CaseResult
 from suite.errors import UsageError
@@ -57,15 +59,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="run only shard K of N (deterministic split for CI runners)",
     )
     run.add_argument("--keep-passing", action="store_true", help="keep output of passing cases")
+    add_output_options(run)
 
     listing = commands.add_parser("list", help="show the catalogue of reproducers")
     listing.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
+    add_output_options(listing)
     explore_cli.add_parsers(commands)
     releases_cli.add_parsers(commands)
     releases_cli.add_dashboard_parser(commands)
     gate_cli.add_parsers(commands)
     report_cli.add_parsers(commands)
     replay_cli.add_parsers(commands)
+    doctor_cli.add_parsers(commands)
     return parser
 
 
@@ -76,52 +81,90 @@ def cmd_run(args: argparse.Namespace) -> int:
     selection, execution, baseline = case_options(
         args, python=args.python or "", shard=args.shard, keep_passing=args.keep_passing
     )
-    with render.progress() as bar:
-        task = bar.add_task("", total=None)
-
-        def started(total: int, done: int) -> None:
-            bar.update(task, total=total, completed=done)
+    out = render.output_for(args)
+    with out.steps("cases") as steps:
 
         def finished(result: CaseResult) -> None:
-            label = render.escape(f"{result.case_id} {result.outcome.label}")
-            bar.update(task, advance=1, description=label)
+            steps.advance(f"{result.case_id} {result.outcome.label} {result.verdict}")
 
         outcome = engine.run(
-            selection, Path(args.output), execution, baseline, args.resume, started, finished
+            selection,
+            Path(args.output),
+            execution,
+            baseline,
+            args.resume,
+            lambda total, done: steps.set_total(total, done),
+            finished,
         )
-    render.console.print(render.results_table(outcome.results))
     env = outcome.environment
-    render.console.print(
-        f"triton {env['triton']} | python {env['python']} | gpu {env.get('gpu') or 'none'}"
+    folder = outcome.store.folder
+    out.show(
+        render.View(
+            data={
+                "run": str(folder),
+                "results": str(folder / "results.jsonl"),
+                "junit": str(folder / "junit.xml"),
+                "exit_status": outcome.exit_status,
+                "environment": {
+                    "triton": env["triton"],
+                    "python": env["python"],
+                    "gpu": env.get("gpu"),
+                },
+                "summary": render.summary_counts(outcome.results),
+                "cases": [render.case_record(r, folder) for r in outcome.results],
+            },
+            listings=[render.case_listing(outcome.results)],
+            lines=[
+                f"triton {env['triton']} | python {env['python']} | gpu {env.get('gpu') or 'none'}",
+                render.summary_line(outcome.results, outcome.exit_status),
+                f"results: {folder}",
+            ],
+        )
     )
-    render.console.print(render.summary_line(outcome.results, outcome.exit_status))
-    render.console.print(f"results: {outcome.store.folder}")
     return outcome.exit_status
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
     from suite.cli import render
     from suite.engine import discover
 
-    table = Table(header_style="bold")
-    for column in ("id", "family", "targets", "config sets", "needs", "title"):
-        table.add_column(column, overflow="fold")
+    listing = render.Listing(
+        (
+            render.Column("id", "id"),
+            render.Column("family"),
+            render.Column("targets", "text"),
+            render.Column("config sets", "text"),
+            render.Column("needs", "text"),
+            render.Column("title", "text"),
+        )
+    )
+    records = []
     for found in discover.select(args.repros):
         repro = found.repro
         needs = ["gpu to launch" if repro.launch_fn else "compile only", *repro.requires]
         if repro.gpu == "required":
             needs[0] = "gpu"
-        table.add_row(
-            render.escape(repro.id),
+        listing.add(
+            repro.id,
             repro.family,
             " ".join(repro.targets),
             " ".join(repro.configs),
             ", ".join(needs),
             repro.title,
         )
-    render.console.print(table)
+        records.append(
+            {
+                "id": repro.id,
+                "family": repro.family,
+                "title": repro.title,
+                "targets": list(repro.targets),
+                "config_sets": list(repro.configs),
+                "needs": needs,
+                "file": found.source.get("path"),
+                "module": found.source.get("module"),
+            }
+        )
+    render.output_for(args).show(render.View(data={"reproducers": records}, listings=[listing]))
     return 0
 
 
@@ -139,6 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "gate": gate_cli.cmd_gate,
             "report": report_cli.cmd_report,
             "replay": replay_cli.cmd_replay,
+            "doctor": doctor_cli.cmd_doctor,
         }
         return commands[args.command](args)
     except UsageError as exc:

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from suite.cli.options import add_case_options, case_options, split
+from suite.cli.render import Output, add_output_options
 from suite.engine.isolate import Bounds
 from suite.errors import UsageError
+
+if TYPE_CHECKING:
+    from suite.toolchain.venvs import Release
 
 
 def add_parsers(commands: Any) -> None:
@@ -31,6 +35,7 @@ def add_parsers(commands: Any) -> None:
         help="an existing interpreter to include (repeatable)",
     )
     matrix.add_argument("--wheel", action="append", default=[], help="a Triton wheel (repeatable)")
+    add_output_options(matrix)
 
     bisect = commands.add_parser("bisect", help="find the release that introduced or fixed a bug")
     bisect.add_argument("finding", help="a finding file, or its name under <output>/findings")
@@ -44,33 +49,63 @@ def add_parsers(commands: Any) -> None:
     )
     bisect.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
     bisect.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
+    add_output_options(bisect)
+
+
+def releases_of(out: Output) -> Callable[[str], Release]:
+    """``venvs.resolve`` with progress: building a release's venv takes minutes."""
+    from suite.toolchain import venvs
+
+    def resolve(spec: str) -> Release:
+        cached = "/" in spec or (venvs.folder_for(spec) / ".repro-complete").exists()
+        with out.steps(f"venv {spec}", 1) as steps:
+            steps.begin("cached" if cached else "building (pip install, minutes)")
+            release = venvs.resolve(spec)
+            steps.advance(f"triton {release.label}: {release.python}")
+        return release
+
+    return resolve
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.releases import matrix
-    from suite.toolchain import venvs
 
     selection, execution, baseline = case_options(args)
     specs = split(args.triton) + list(args.pythons) + list(args.wheel)
     if not specs:
         raise UsageError("name releases with --triton (e.g. 3.5.0,latest), --python or --wheel")
-    releases = [venvs.resolve(spec) for spec in specs]
-    result = matrix.run(
-        selection,
-        releases,
-        Path(args.output),
-        execution,
-        baseline,
-        lambda release: render.console.print(f"running under {release.label}"),
+    out = render.output_for(args)
+    resolve = releases_of(out)
+    releases = [resolve(spec) for spec in specs]
+    with out.steps("matrix", len(releases)) as steps:
+        running: list[str] = []
+
+        def on_release(release: Release) -> None:
+            if running:
+                steps.advance(f"triton {running[-1]}: done")
+            running.append(release.label)
+            steps.begin(f"triton {release.label}: running the cases")
+
+        result = matrix.run(selection, releases, Path(args.output), execution, baseline, on_release)
+        steps.advance(f"triton {running[-1]}: done")
+    listing = render.Listing(
+        (render.Column("case", "id"), *(render.Column(r, "text") for r in result.releases))
     )
-    table = Table(header_style="bold")
-    for column in ("reproducer", "case", *result.releases):
-        table.add_column(column, overflow="fold")
-    for repro, case, cells in result.rows():
-        table.add_row(repro, render.escape(case), *(cells.get(r, "") for r in result.releases))
-    render.console.print(table)
-    render.console.print(f"matrix: {result.folder}")
+    for _repro, case, cells in result.rows():
+        listing.add(case, *(cells.get(r, "") for r in result.releases))
+    out.show(
+        render.View(
+            data={
+                "matrix": str(result.folder),
+                "json": str(result.folder / "matrix.json"),
+                "markdown": str(result.folder / "matrix.md"),
+                **result.to_json(),
+            },
+            listings=[listing],
+            lines=[f"matrix: {result.folder}"],
+        )
+    )
     return 0
 
 
@@ -88,13 +123,22 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         raise UsageError(f"malformed finding {path}: {exc}") from None
     versions = split(args.versions) or venvs.released_versions()
     candidates = bisect.between(versions, args.good, args.bad)
-    outcome = bisect.run(
-        finding,
-        venvs.resolve,
-        candidates,
-        Execution(bounds=Bounds(timeout_s=args.timeout)),
-        lambda label, state: render.console.print(f"  triton {label}: {state}"),
-    )
+    out = render.output_for(args)
+    resolve = releases_of(out)
+    # A bisection visits about log2(n) + 1 releases: the estimate the ETA is drawn from.
+    with out.steps("bisect", math.ceil(math.log2(max(len(candidates), 2))) + 1) as steps:
+
+        def release_of(label: str) -> Release:
+            steps.begin(f"triton {label}")
+            return resolve(label)
+
+        outcome = bisect.run(
+            finding,
+            release_of,
+            candidates,
+            Execution(bounds=Bounds(timeout_s=args.timeout)),
+            lambda label, state: steps.advance(f"triton {label}: {state}"),
+        )
     finding.first_good = outcome.first_good or finding.first_good
     finding.first_bad = outcome.first_bad or finding.first_bad
     finding.bisect = outcome.to_json()
@@ -103,9 +147,25 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         verdict = f"first good: {outcome.good or 'none in range'} (last bad: {outcome.bad})"
     else:
         verdict = f"first bad: {outcome.bad} (last good: {outcome.good or 'none in range'})"
-    render.console.print(f"{finding.signature} on {finding.target}: {verdict}")
+    listing = render.Listing((render.Column("release", "id"), render.Column("state", "text")))
+    for label, state in outcome.tried.items():
+        listing.add(label, state)
+    lines = [f"{path.stem}: {finding.signature} on {finding.target}: {verdict}"]
     if outcome.note:
-        render.console.print(outcome.note)
+        lines.append(outcome.note)
+    out.show(
+        render.View(
+            data={
+                "finding": path.stem,
+                "file": str(path),
+                "signature": finding.signature,
+                "target": finding.target,
+                **outcome.to_json(),
+            },
+            listings=[listing],
+            lines=lines,
+        )
+    )
     return 0
 
 
@@ -116,6 +176,7 @@ def add_dashboard_parser(commands: Any) -> None:
     )
     dashboard.add_argument("--x", help="heatmap column parameter (default: the second last)")
     dashboard.add_argument("--y", help="heatmap row parameter (default: the last)")
+    add_output_options(dashboard, formats=False)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:
@@ -126,5 +187,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise UsageError(f"no output root at {root}: run `repro run` first")
     page = dashboard.render(root, args.x, args.y)
-    render.console.print(f"dashboard: {page}")
+    render.output_for(args).show(
+        render.View(data={"page": str(page)}, lines=[f"dashboard: {page}"])
+    )
     return 0

@@ -1,67 +1,401 @@
-"""What a person sees in the terminal: a progress bar while cases run, a table after.
+"""What people and scripts read: one output interface, three formats, progress on stderr.
+
+Every command builds a :class:`View` (its listings, its closing lines, and the JSON document
+that says the same) and hands it to the :class:`Output` its options chose:
+
+- ``table``: rich tables for a terminal. Ids and short labels never wrap; long text folds in
+  its own column; a table that cannot fit the width is shown row by row instead, never with
+  an id cut.
+- ``plain``: one line per row, cells separated by a tab, nothing wrapped or cut: what a CI log
+  keeps and ``grep``/``cut -f`` read. The default when stdout is not a terminal.
+- ``json``: the view's document on stdout, nothing else (``docs/schemas.md``).
+
+Notes and progress go to stderr, so stdout holds only the result. In a terminal, a long
+step shows a progress bar with an ETA; in a log, one line per step with the elapsed time.
+``--quiet`` drops notes and progress, ``--verbose`` adds detail lines and the start of each step.
 
 Rendering only; nothing here decides an outcome or a verdict.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
+import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.padding import Padding
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
-from suite.engine.outcome import CaseResult
+if TYPE_CHECKING:
+    from suite.engine.outcome import CaseResult
 
-VERDICT_STYLE = {"ok": "green", "known": "yellow", "regression": "bold red", "fixed": "bold cyan"}
+__all__ = [
+    "FORMATS",
+    "Column",
+    "Listing",
+    "Output",
+    "Steps",
+    "View",
+    "add_output_options",
+    "escape",
+    "output_for",
+]
 
-console = Console(stderr=False, highlight=False)
+FORMATS = ("table", "plain", "json")
+VERDICT_STYLE = {
+    "ok": "green",
+    "known": "yellow",
+    "regression": "bold red",
+    "fixed": "bold cyan",
+    "harness-error": "bold magenta",
+}
+EMPTY_CELL = "-"
+NARROWEST_TEXT = 24
+"""Below this many columns for a folding column, a table is shown row by row."""
+
+Kind = Literal["id", "label", "text"]
 
 
-def progress() -> Progress:
-    return Progress(
-        TextColumn("[bold]cases"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("{task.description}"),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,
+@dataclass(frozen=True)
+class Column:
+    """A column of a listing. ``id`` (case ids, paths) and ``label`` (outcomes, verdicts,
+    numbers) cells are never wrapped; ``text`` cells fold within their own column."""
+
+    name: str
+    kind: Kind = "label"
+
+
+@dataclass
+class Listing:
+    """One table of a command's output: plain text cells, a style per row for the terminal."""
+
+    columns: tuple[Column, ...]
+    rows: list[tuple[str, ...]] = field(default_factory=list)
+    styles: list[str] = field(default_factory=list)
+    title: str = ""
+
+    def add(self, *cells: Any, style: str = "") -> None:
+        if len(cells) != len(self.columns):
+            raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
+        self.rows.append(tuple("" if c is None else str(c) for c in cells))
+        self.styles.append(style)
+
+
+@dataclass
+class View:
+    """What a command shows: listings, then closing lines (summary, paths); ``data`` is the
+    JSON document of the same (``docs/schemas.md``)."""
+
+    data: Any
+    listings: list[Listing] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+
+class Steps:
+    """Progress of one long operation: a bar with an ETA in a terminal, one line per step
+    with the elapsed time in a log, nothing with ``--quiet``."""
+
+    def __init__(self, what: str, total: int | None, mode: str, verbose: bool) -> None:
+        self.what = what
+        self.total = total
+        self.done = 0
+        self.mode = mode
+        self.verbose = verbose
+        self.started = time.monotonic()
+        self._bar: Progress | None = None
+        self._task: Any = None
+
+    def __enter__(self) -> Steps:
+        if self.mode == "bar":
+            self._bar = Progress(
+                TextColumn("[bold]{task.fields[what]}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+                console=_stderr,
+                transient=True,
+            )
+            self._bar.__enter__()
+            self._task = self._bar.add_task("", total=self.total, what=escape(self.what))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+
+    def set_total(self, total: int, done: int = 0) -> None:
+        """The number of steps, once known (and how many were done before, on a resume)."""
+        self.total, self.done = total, done
+        if self._bar is not None:
+            self._bar.update(self._task, total=total, completed=done)
+
+    def begin(self, description: str) -> None:
+        """A step starts: the bar says so; a log says so only with ``--verbose``."""
+        if self._bar is not None:
+            self._bar.update(self._task, description=escape(description))
+        elif self.mode == "log" and self.verbose:
+            self._line(f"{description} ...", self.done)
+
+    def advance(self, description: str) -> None:
+        """A step finished: what it came to."""
+        self.done += 1
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, description=escape(description))
+        elif self.mode == "log":
+            self._line(description, self.done)
+
+    def _line(self, text: str, count: int) -> None:
+        elapsed = time.monotonic() - self.started
+        of = f"{count}/{self.total}" if self.total else str(count)
+        print(f"[{elapsed:8.1f}s] {self.what} {of}: {text}", file=sys.stderr, flush=True)
+
+
+_stderr = Console(stderr=True, highlight=False)
+
+
+class Output:
+    """The formatter every command writes through; :func:`output_for` picks the subclass."""
+
+    format: str = ""
+
+    def __init__(self, verbosity: int = 0) -> None:
+        self.verbosity = verbosity
+        self.console = Console(highlight=False)
+
+    @property
+    def quiet(self) -> bool:
+        return self.verbosity < 0
+
+    @property
+    def verbose(self) -> bool:
+        return self.verbosity > 0
+
+    def show(self, view: View) -> None:
+        raise NotImplementedError
+
+    def note(self, line: str) -> None:
+        """A line about what is happening (stderr), dropped by ``--quiet``."""
+        if not self.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    def detail(self, line: str) -> None:
+        """A line only ``--verbose`` wants (stderr)."""
+        if self.verbose:
+            print(line, file=sys.stderr, flush=True)
+
+    def steps(self, what: str, total: int | None = None) -> Steps:
+        """Progress of a long operation, as a context manager."""
+        mode = "off" if self.quiet else "bar" if _stderr.is_terminal else "log"
+        return Steps(what, total, mode, self.verbose)
+
+
+class TableOutput(Output):
+    format = "table"
+
+    def show(self, view: View) -> None:
+        for listing in view.listings:
+            if listing.title:
+                self.console.print(Text(listing.title, style="bold"))
+            if self._fits(listing):
+                self.console.print(self._table(listing))
+            else:
+                self._stacked(listing)
+        for line in view.lines:
+            self.console.print(Text(line), overflow="ignore", crop=False)
+
+    def _fixed_width(self, listing: Listing) -> int:
+        widths = [
+            max([len(column.name)] + [len(row[i]) for row in listing.rows])
+            for i, column in enumerate(listing.columns)
+            if column.kind != "text"
+        ]
+        return sum(widths) + 3 * len(listing.columns) + 1
+
+    def _fits(self, listing: Listing) -> bool:
+        folding = sum(1 for c in listing.columns if c.kind == "text")
+        return self.console.width - self._fixed_width(listing) >= NARROWEST_TEXT * folding
+
+    def _table(self, listing: Listing) -> Table:
+        table = Table(header_style="bold", box=box.SIMPLE_HEAD)
+        for column in listing.columns:
+            if column.kind == "text":
+                table.add_column(column.name, overflow="fold", ratio=1)
+            else:
+                table.add_column(column.name, no_wrap=True, overflow="ignore")
+        for row, style in zip(listing.rows, listing.styles, strict=True):
+            table.add_row(*(Text(cell) for cell in row), style=style or None)
+        return table
+
+    def _stacked(self, listing: Listing) -> None:
+        """Too narrow for a table: each row's id on its own line, its other cells below."""
+        rest = listing.columns[1:]
+        for row, style in zip(listing.rows, listing.styles, strict=True):
+            self.console.print(Text(row[0], style=style or "bold"), overflow="ignore", crop=False)
+            cells = [f"{c.name}: {v}" for c, v in zip(rest, row[1:], strict=True) if v]
+            if cells:
+                self.console.print(Padding(Text("  ".join(cells)), (0, 0, 0, 2), expand=False))
+
+
+class PlainOutput(Output):
+    format = "plain"
+
+    def show(self, view: View) -> None:
+        for listing in view.listings:
+            if listing.title:
+                print(f"# {listing.title}")
+            print("# " + "\t".join(c.name for c in listing.columns))
+            for row in listing.rows:
+                print("\t".join(_plain_cell(cell) for cell in row))
+        for line in view.lines:
+            print(line)
+        sys.stdout.flush()
+
+
+class JsonOutput(Output):
+    format = "json"
+
+    def show(self, view: View) -> None:
+        print(json.dumps(view.data, indent=2, default=str))
+        sys.stdout.flush()
+
+
+def _plain_cell(cell: str) -> str:
+    return " ".join(cell.split()) or EMPTY_CELL
+
+
+def add_output_options(parser: argparse.ArgumentParser, formats: bool = True) -> None:
+    """``--json``, ``--quiet``, ``--verbose``; ``--format`` too for the commands with listings."""
+    group = parser.add_argument_group("output")
+    if formats:
+        group.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="table (a terminal's default), plain (one line per row, tab-separated; the "
+            "default when stdout is not a terminal) or json",
+        )
+    group.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the result as JSON (docs/schemas.md)",
+    )
+    group.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress and no notes on stderr"
+    )
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="more detail on stderr (each step's start)"
     )
 
 
-def results_table(results: Sequence[CaseResult]) -> Table:
-    table = Table(show_lines=False, header_style="bold")
-    for column in ("case", "outcome", "verdict", "signature / reason", "smem", "regs", "s"):
-        table.add_column(column, overflow="fold")
+def output_for(args: argparse.Namespace) -> Output:
+    """The output the parsed options ask for (``table`` in a terminal, else ``plain``)."""
+    chosen = getattr(args, "format", None)
+    if chosen not in FORMATS:
+        chosen = "table" if sys.stdout.isatty() else "plain"
+    verbosity = -1 if getattr(args, "quiet", False) else 1 if getattr(args, "verbose", False) else 0
+    kinds: dict[str, type[Output]] = {
+        "table": TableOutput,
+        "plain": PlainOutput,
+        "json": JsonOutput,
+    }
+    return kinds[chosen](verbosity)
+
+
+CASE_COLUMNS = (
+    Column("case", "id"),
+    Column("outcome"),
+    Column("verdict"),
+    Column("triage"),
+    Column("signature / reason", "text"),
+    Column("smem"),
+    Column("regs"),
+    Column("s"),
+)
+
+
+def triage_label(result: CaseResult) -> str:
+    """``compiler-bug``, ``user-error:<rule>``, ... for a failure (or a toolchain gap)."""
+    from suite.engine.triage import triage
+
+    if result.triage:  # recorded when the case ran
+        return result.triage
+    found = triage(result)
+    return found.label if found else ""
+
+
+def case_listing(results: Sequence[CaseResult]) -> Listing:
+    """One row per case: full id, outcome, verdict, triage, signature (or the reason)."""
+    listing = Listing(CASE_COLUMNS)
     for r in sorted(results, key=lambda r: (r.repro, r.target, r.case_id)):
-        style = VERDICT_STYLE.get(r.verdict, "")
         reason = str(r.signature) if r.signature else r.message
         if r.expectation:
             reason += f"  ({r.expectation})"
-        table.add_row(
-            escape(r.case_id) + (" (gpu)" if r.gpu else ""),
+        listing.add(
+            r.case_id + (" (gpu)" if r.gpu else ""),
             r.outcome.label,
-            f"[{style}]{r.verdict}[/]" if style else r.verdict,
-            escape(reason),
-            _fmt(r.metrics.get("shared_bytes")),
-            _fmt(r.metrics.get("registers")),
+            r.verdict,
+            triage_label(r),
+            reason,
+            r.metrics.get("shared_bytes"),
+            r.metrics.get("registers"),
             f"{r.duration_s:.1f}",
+            style=VERDICT_STYLE.get(r.verdict, ""),
         )
-    return table
+    return listing
 
 
-def _fmt(value: Any) -> str:
-    return "" if value is None else str(value)
+def case_record(result: CaseResult, run_folder: Path | None) -> dict[str, Any]:
+    """A case in ``--json`` output: what the row shows, and the handle that ``repro report``
+    and ``repro replay`` take (``RUN_DIR:CASE_ID``)."""
+    return {
+        "case_id": result.case_id,
+        "repro": result.repro,
+        "target": result.target,
+        "config": result.config,
+        "outcome": result.outcome.label,
+        "verdict": result.verdict,
+        "signature": result.signature.text if result.signature else None,
+        "triage": triage_label(result) or None,
+        "message": result.message,
+        "expectation": result.expectation,
+        "gpu": result.gpu,
+        "duration_s": result.duration_s,
+        "subject": f"{run_folder}:{result.case_id}" if run_folder else None,
+    }
+
+
+def summary_counts(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
+    return {
+        "verdicts": dict(sorted(Counter(r.verdict for r in results).items())),
+        "outcomes": dict(sorted(Counter(r.outcome.label for r in results).items())),
+    }
 
 
 def summary_line(results: Sequence[CaseResult], exit_status: int) -> str:
-    verdicts = Counter(r.verdict for r in results)
-    outcomes = Counter(r.outcome.label for r in results)
-    parts = [f"{n} {v}" for v, n in sorted(verdicts.items())]
-    kinds = ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items()))
+    counts = summary_counts(results)
+    parts = [f"{n} {v}" for v, n in counts["verdicts"].items()]
+    kinds = ", ".join(f"{n} {o}" for o, n in counts["outcomes"].items())
     return f"{len(results)} cases: {', '.join(parts)} ({kinds}); exit {exit_status}"

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 
@@ -61,9 +62,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not re-run a finding's minimal config to capture its output",
     )
+    add_output_options(report, formats=False)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from suite.cli import render
     from suite.engine.baseline import Baseline
     from suite.engine.record import safe_name
     from suite.report.report import default_folder, describe, github_text
@@ -79,7 +82,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.python and not Path(args.python).exists():
         raise UsageError(f"--python: no such interpreter: {args.python}")
     baseline = Baseline.load(Path(args.baseline) if args.baseline else None)
-    with tempfile.TemporaryDirectory(prefix="repro-report-") as scratch:
+    out = render.output_for(args)
+    with (
+        tempfile.TemporaryDirectory(prefix="repro-report-") as scratch,
+        out.steps("report", 2) as steps,
+    ):
+        steps.begin(f"resolving {args.subject}")
         subject = resolve(
             args.subject,
             output,
@@ -88,11 +96,18 @@ def cmd_report(args: argparse.Namespace) -> int:
             work=Path(scratch),
             rerun_finding=not args.no_rerun,
         )
+        steps.advance(f"subject {subject.report_id}")
         subject.report_id = args.id or subject.report_id
         folder = default_folder(output, subject.report_id)
+        steps.begin(
+            "writing and verifying repro.py in a clean venv (built on first use: minutes)"
+            if args.verify
+            else "writing"
+        )
         written = write(
             subject, folder, templates=templates, baseline=baseline, verify_release=args.verify
         )
+        steps.advance(f"{written.kind} in {written.folder}")
     if args.format == "github":
         if not written.body_file:
             for line in describe(written):
@@ -100,8 +115,25 @@ def cmd_report(args: argparse.Namespace) -> int:
             return 1
         print(github_text(written), end="")
         return 0
-    for line in describe(written):
-        print(line)
-    if args.verify and written.verification is not None and not written.verification.ok:
-        return 1
-    return 0
+    exit_status = (
+        1 if args.verify and written.verification is not None and not written.verification.ok else 0
+    )
+    out.show(
+        render.View(
+            data={
+                "id": subject.report_id,
+                "folder": str(written.folder),
+                "kind": written.kind,
+                "status": written.status,
+                "triage": written.triage.label,
+                "title": written.title,
+                "body_file": str(written.folder / written.body_file) if written.body_file else None,
+                "files": written.files,
+                "verification": written.verification.to_json() if written.verification else None,
+                "upstream": written.upstream or None,
+                "exit_status": exit_status,
+            },
+            lines=list(describe(written)),
+        )
+    )
+    return exit_status

@@ -217,13 +217,13 @@ def gpu_measure(
         env = child_env({"TRITON_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"})
         memory = int(_total_memory() * 0.75) or None
         log(f"gpu {target}: child {run.children}, {len(items)} configs")
-        exit = run_isolated(
+        ended = run_isolated(
             [python, *GPU_CHILD, str(spec_path)],
             env=env,
             cwd=str(folder),
             bounds=Bounds(timeout_s=plan.timeout_s, memory_bytes=memory),
         )
-        for name, captured in (("stdout", exit.stdout), ("stderr", exit.stderr)):
+        for name, captured in (("stdout", ended.stdout), ("stderr", ended.stderr)):
             if captured.text:
                 (folder / f"{name}-{run.children}.txt").write_text(captured.text)
         seen = GpuEvents(run).feed(events_path)
@@ -232,21 +232,21 @@ def gpu_measure(
             break
         how = (
             "timed out"
-            if exit.timed_out
-            else f"died ({exit.signal_name})"
-            if exit.signal_name
-            else f"exited {exit.returncode}"
+            if ended.timed_out
+            else f"died ({ended.signal_name})"
+            if ended.signal_name
+            else f"exited {ended.returncode}"
         )
         if open_key is not None and open_key != CUBLAS:
             run.of(open_key).failure = {
                 "stage": stage,
-                "outcome": "timeout" if exit.timed_out else "crash",
+                "outcome": "timeout" if ended.timed_out else "crash",
                 "message": f"the GPU child {how} while at this config ({stage})",
             }
         lost = [k for k, m in run.measured.items() if m.failure is not None]
         excluded.update(lost)
-        if exit.timed_out or run.error or (open_key is None and exit.returncode != 3):
-            tail = exit.stderr.text.strip().splitlines()[-1:] or [""]
+        if ended.timed_out or run.error or (open_key is None and ended.returncode != 3):
+            tail = ended.stderr.text.strip().splitlines()[-1:] or [""]
             run.error = run.error or f"the GPU child {how}: {tail[0]}"
             break
         if plan.deadline is not None and time.time() > plan.deadline + plan.timeout_s:

@@ -34,7 +34,7 @@ def yaml_list(configs: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _kb(value: int | None) -> str:
+def kilobytes(value: int | None) -> str:
     return "" if value is None else f"{value / 1024:.0f} KiB"
 
 
@@ -73,7 +73,7 @@ def build_report(
                     "role": item.role,
                     "config": item.label,
                     "verdict": verdict,
-                    "shared": _kb(check.shared_bytes),
+                    "shared": kilobytes(check.shared_bytes),
                     "registers": "" if check.registers is None else str(check.registers),
                     "spills": "" if check.local_bytes is None else f"{check.local_bytes} B",
                     "reason": _cell(check.reason),

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from suite.engine.child import EVENTS, EventLog
 from suite.engine.discover import Found
 from suite.engine.expand import case_id, expand
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import RunStore
 from suite.engine.runner import Execution, execute
+from suite.engine.signature import PTXAS_ERROR_LINE
+from suite.engine.triage import triage
 from suite.gate.inputs import GateConfig
 from suite.toolchain.limits import limits_for
 
 # Triton's autotuner (runtime/autotuner.py, Autotuner._bench) catches these and times
 # the config as infinitely slow: the config vanishes without a word.
 SILENTLY_DROPPED = (Outcome.PTXAS_ERROR, Outcome.RESOURCE_LIMIT)
-PTXAS_LINE = re.compile(r"ptxas[\w-]*\s+(?:fatal|error)\s*:\s*(.+)")
 
 
 @dataclass
@@ -40,33 +41,23 @@ class StaticCheck:
     case_id: str = ""
 
 
-def _triage(result: CaseResult) -> tuple[dict[str, Any] | None, str]:
-    """``suite.engine.triage.triage(result)`` when that module exists; never breaks the gate."""
-    try:
-        from suite.engine.triage import triage  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return None, ""
-    try:
-        found = triage(result)
-    except Exception as exc:
-        return None, f"(triage failed: {type(exc).__name__}: {exc})"
+def triage_fields(result: CaseResult) -> dict[str, Any]:
+    """The triage of a failed static check, as the report shows it."""
+    found = triage(result)
     if found is None:
-        return None, ""
-    fields = {k: getattr(found, k, None) for k in ("label", "rule", "explanation", "source")}
-    return fields, ""
+        return {}
+    return {k: getattr(found, k, None) for k in ("label", "rule", "explanation", "source")}
 
 
 def _ptxas_line(result: CaseResult) -> str | None:
     """The ptxas diagnostic (``(C7602) Insufficient registers ...``), read from the kept events."""
-    events = result.artifacts.get("events.jsonl")
-    texts = [result.message]
-    if events and Path(events).is_file():
-        texts.append(Path(events).read_text(errors="replace"))
+    log = EventLog.read(result.artifacts.get(EVENTS))
+    texts = [result.message, *(e.get("message", "") for e in log.events if e["event"] == "error")]
     for text in texts:
-        for line in text.replace("\\n", "\n").splitlines():
-            match = PTXAS_LINE.search(line)
-            if match and "aborted" not in match.group(1):
-                return match.group(1).strip().rstrip('",')
+        for line in text.splitlines():
+            match = PTXAS_ERROR_LINE.search(line)
+            if match and match.group(1).strip() and "aborted" not in match.group(1):
+                return match.group(1).strip()
     return None
 
 
@@ -104,7 +95,7 @@ def judge_static(result: CaseResult) -> StaticCheck:
         check.summary = f"ptxas {line.split('. ')[0]}" if line else result.message
     else:
         check.summary = result.message or result.outcome.label
-    check.triage, note = _triage(result)
+    check.triage = triage_fields(result)
     if check.triage and check.triage.get("explanation"):
         explanation = str(check.triage["explanation"])
         config = ", ".join(f"{k}={v}" for k, v in result.config.items())
@@ -113,8 +104,6 @@ def judge_static(result: CaseResult) -> StaticCheck:
         check.reason = explanation + (f" [{label}]" if label else "")
     else:
         check.reason = check.summary + (f" [{check.signature}]" if check.signature else "")
-    if note:
-        check.reason += f" {note}"
     return check
 
 

@@ -651,9 +651,6 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
     return EXIT_OK
 
 
-LOC_LINE = re.compile(r":(\d+):\d+\)?$")
-
-
 def cmd_types(ir_path: str) -> int:
     lt = _libtriton()
     ctx = _context(lt)

@@ -57,30 +57,30 @@ def run_pass(
     plan = work / f"pass-{os.getpid()}-{threading.get_ident()}.json"
     plan.write_text(json.dumps({**mapped.to_json(), "pass": mapped.spec.text}))
     args = ["run", str(ir), str(plan)] + ([str(out)] if out is not None else [])
-    exit = _child(python, args, timeout_s)
-    stderr = exit.stderr.text
+    ended = _child(python, args, timeout_s)
+    stderr = ended.stderr.text
     pipeline = None
-    for line in exit.stdout.text.splitlines():
+    for line in ended.stdout.text.splitlines():
         with contextlib.suppress(json.JSONDecodeError, AttributeError):
             pipeline = json.loads(line).get("pipeline", pipeline)
-    diagnostic = parse_diagnostic(stderr, exit.signal_name)
-    if exit.timed_out:
+    diagnostic = parse_diagnostic(stderr, ended.signal_name)
+    if ended.timed_out:
         status = "timeout"
-    elif exit.returncode == EXIT_OK:
+    elif ended.returncode == EXIT_OK:
         status = "ok"
-    elif exit.returncode == EXIT_PASS_FAILED or (
-        exit.signal_name and "replay_child: running" in stderr
+    elif ended.returncode == EXIT_PASS_FAILED or (
+        ended.signal_name and "replay_child: running" in stderr
     ):
         status = "failed"
-    elif exit.returncode == EXIT_UNPARSABLE:
+    elif ended.returncode == EXIT_UNPARSABLE:
         status = "unparsable"
-    elif exit.returncode == EXIT_NO_BINDING:
+    elif ended.returncode == EXIT_NO_BINDING:
         status = "no-binding"
     else:
         status = "error"
-    if status == "failed" and diagnostic.pass_name is None and exit.signal_name:
+    if status == "failed" and diagnostic.pass_name is None and ended.signal_name:
         diagnostic.pass_name = mapped.spec.name
-    return PassRun(status, diagnostic, round(exit.duration_s, 3), stderr, pipeline)
+    return PassRun(status, diagnostic, round(ended.duration_s, 3), stderr, pipeline)
 
 
 def first_error_line(stderr: str) -> str:
@@ -102,7 +102,7 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
     for _ in range(PROBE_RESTARTS):
         out = work / f"probe-{len(skip)}.jsonl"
         out.unlink(missing_ok=True)
-        exit = _child(python, ["probe", str(out), *skip], timeout_s)
+        ended = _child(python, ["probe", str(out), *skip], timeout_s)
         current = None
         done = False
         for line in out.read_text().splitlines() if out.exists() else []:
@@ -119,7 +119,7 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
         if done:
             return version, list(table.values())
         if current is None:
-            reason = first_error_line(exit.stderr.text)
+            reason = first_error_line(ended.stderr.text)
             raise ReplayError(f"cannot introspect Triton's bindings under {python}: {reason}")
         table[current] = {"path": current, "pass": None, "params": None, "error": "aborted"}
         skip.append(current)
@@ -128,10 +128,10 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
 
 def ir_types(python: str, ir: Path, timeout_s: float = 120.0) -> dict[str, Any] | None:
     """Result types per line and the operation count of ``ir``; None when it does not parse."""
-    exit = _child(python, ["types", str(ir)], timeout_s)
-    if exit.returncode != EXIT_OK:
+    ended = _child(python, ["types", str(ir)], timeout_s)
+    if ended.returncode != EXIT_OK:
         return None
     try:
-        return dict(json.loads(exit.stdout.text.strip().splitlines()[-1]))
+        return dict(json.loads(ended.stdout.text.strip().splitlines()[-1]))
     except (json.JSONDecodeError, IndexError):
         return None

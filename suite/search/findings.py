@@ -174,6 +174,10 @@ class DirectoryFindingsStore(FindingsStore):
     def _path(self, repro: str, signature: str) -> Path:
         return self.root / f"{safe_name(repro)}-{Signature(signature).digest}.json"
 
+    def path_of(self, finding: Finding) -> Path:
+        """The file of ``finding``; its stem is the finding's id (what ``locate`` takes)."""
+        return self._path(finding.repro, finding.signature)
+
     def get(self, repro: str, signature: str) -> Finding | None:
         path = self._path(repro, signature)
         if not path.is_file():
