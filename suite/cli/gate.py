@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from suite.cli.options import add_execution_options
+from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 DEFAULT_SIZES = "4096,8192"
@@ -89,9 +90,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--seed", type=int, help="seed of the random inputs (default: the clock)")
     add_execution_options(gate, timeout=300.0)
     gate.add_argument("--python", help="interpreter whose Triton runs the cases")
+    add_output_options(gate)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
+    from suite.cli import render
     from suite.gate.gate import run_gate
     from suite.gate.inputs import GateOptions, parse_sizes
 
@@ -120,12 +123,56 @@ def cmd_gate(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
 
-    def log(line: str) -> None:
-        print(f"gate: {line}", file=sys.stderr, flush=True)
-
-    result = run_gate(options, log)
-    print(result.markdown)
-    print(f"report: {result.folder / 'gate.md'} (and gate.json)")
+    out = render.output_for(args)
+    with out.steps("gate") as steps:
+        result = run_gate(options, steps.advance)
+    checks = [
+        {
+            "case_id": check["case_id"],
+            "target": target,
+            "role": row["role"],
+            "config": row["label"],
+            "status": check["status"],
+            "signature": check["signature"],
+            "triage": (check.get("triage") or {}).get("label"),
+            "reason": check["reason"],
+        }
+        for row in result.report["configs"]
+        for target, check in row["static"].items()
+    ]
+    listing = render.Listing(
+        (
+            render.Column("case", "id"),
+            render.Column("role"),
+            render.Column("status"),
+            render.Column("triage"),
+            render.Column("signature / reason", "text"),
+        )
+    )
+    for check in checks:
+        listing.add(
+            check["case_id"],
+            check["role"],
+            check["status"],
+            check["triage"],
+            check["signature"] or check["reason"],
+            style="red" if check["status"] == "reject" else "",
+        )
+    verdict = f"gate: {result.report['verdict']} (exit {result.exit_status})"
+    view = render.View(
+        data={
+            "verdict": result.report["verdict"],
+            "exit_status": result.exit_status,
+            "folder": str(result.folder),
+            "markdown": str(result.folder / "gate.md"),
+            "json": str(result.folder / "gate.json"),
+            "checks": checks,
+            "report": result.report,
+        },
+        listings=[listing],
+        lines=[result.markdown, verdict, f"report: {result.folder / 'gate.md'} (and gate.json)"],
+    )
+    out.show(view)
     return result.exit_status
 
 
