@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from suite.cli import completion
 from suite.cli import doctor as doctor_cli
 from suite.cli import explore as explore_cli
 from suite.cli import gate as gate_cli
@@ -170,7 +171,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        completion.autocomplete(parser)
+        args = parser.parse_args(argv)
         commands = {
             "run": cmd_run,
             "list": cmd_list,
