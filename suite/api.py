@@ -218,7 +218,10 @@ class Reproducer:
         if extra:
             found.append(f"unknown parameter(s) {', '.join(extra)}")
         for p in self.params:
-            if p.name in config and config[p.name] not in p.values:
+            # 64.0 == 64 and True == 1 in Python, but neither is a block size: types must match.
+            if p.name in config and not any(
+                type(v) is type(config[p.name]) and v == config[p.name] for v in p.values
+            ):
                 found.append(f"{p.name}={config[p.name]!r} not in {list(p.values)}")
         if not found:
             found += [f"breaks '{c.description}'" for c in self.constraints if not c.holds(config)]

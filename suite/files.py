@@ -20,7 +20,10 @@ def load_structured(path: Path, what: str) -> Any:
     """Parse a TOML, JSON or YAML file (by suffix); any problem is a one-line UsageError."""
     if not path.is_file():
         raise UsageError(f"no such {what}: {path}")
-    text = path.read_text()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"unreadable {what} {path}: {exc}") from None
     try:
         if path.suffix == ".toml":
             return tomllib.loads(text)

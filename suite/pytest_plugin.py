@@ -14,6 +14,7 @@ the test, and a pass is XPASS(strict), CI's "fixed upstream" signal.
 from __future__ import annotations
 
 import atexit
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,8 @@ class ReproSession:
             self.environment = capture(self.execution.python)
             self.specs = plan(self.selection, self.environment)
         except UsageError as exc:
-            raise pytest.UsageError(str(exc)) from None
+            # Bad input is exit 2 and one line, under pytest as under `repro`.
+            pytest.exit(f"repro: error: {exc}", returncode=2)
         self.triton = self.environment["triton"]
         self.output = Path(tempfile.mkdtemp(prefix="repro-pytest-"))
         self._workers: Workers | None = None
@@ -111,6 +113,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _SESSION = pytest.StashKey[ReproSession]()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The session's scratch folder goes with it (failures are shown in the report)."""
+    repro = config.stash.get(_SESSION, None)
+    if repro is not None:
+        if repro._workers is not None:
+            repro._workers.close()
+        shutil.rmtree(repro.output, ignore_errors=True)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -163,8 +174,10 @@ class ReproItem(pytest.Item):
         if result.verdict == "known":
             raise KnownFailure(f"{result.signature}: {result.message}")
         if result.outcome.is_failure:
+            stderr = Path(result.artifacts.get("stderr.txt", "/nonexistent"))
+            tail = stderr.read_text(errors="replace")[-4000:] if stderr.is_file() else ""
             raise CaseFailed(
-                f"{result.outcome.label}: {result.signature}\n{result.message}\noutput: {case_dir}"
+                f"{result.outcome.label}: {result.signature}\n{result.message}\n{tail}"
             )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

@@ -1,5 +1,11 @@
 """The one Jinja environment (report, gate, dashboard) and the filters that keep
-untrusted text inert."""
+untrusted text inert.
+
+Every value a Markdown template (``*.md.j2``) prints goes through one escaping filter,
+:func:`markdown_text`, unless a filter already made it safe (``fence``, ``code``): a
+backtick in a signature cannot close a code span, ``<details open><img>`` in a message
+is shown, not rendered. HTML templates are autoescaped; ``repro.py.j2`` renders Python
+and quotes its values with ``pyrepr``."""
 
 from __future__ import annotations
 
@@ -14,27 +20,48 @@ from jinja2 import (
     FileSystemLoader,
     PackageLoader,
     StrictUndefined,
+    pass_context,
     select_autoescape,
 )
+from jinja2.runtime import Context
+from markupsafe import Markup
 
 from suite.engine.scrub import scrub
 from suite.errors import UsageError
 
 
-def fence(text: str, info: str = "") -> str:
+def fence(text: str, info: str = "") -> Markup:
     """A fenced code block that no backtick run inside ``text`` can close."""
+    text = str(text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{info}\n{text.rstrip(chr(10))}\n{ticks}"
+    return Markup(f"{ticks}{info}\n{text.rstrip(chr(10))}\n{ticks}")
 
 
-def inline_code(text: str) -> str:
+def inline_code(text: str) -> Markup:
     """Inline code that holds any backticks ``text`` has."""
     text = " ".join(str(text).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return Markup(f"{ticks}{pad}{text}{pad}{ticks}")
+
+
+_MARKDOWN_ACTIVE = {"\\": "\\\\", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def markdown_text(text: Any) -> Markup:
+    """``text`` inert in Markdown: one line, no code span, no HTML tag, no entity."""
+    line = " ".join(str(text).splitlines())
+    return Markup("".join(_MARKDOWN_ACTIVE.get(ch, ch) for ch in line))
+
+
+@pass_context
+def _finalize(context: Context, value: Any) -> Any:
+    """What every ``{{ ... }}`` prints: Markdown templates escape what no filter made safe."""
+    if isinstance(value, Markup) or not str(context.name or "").endswith(".md.j2"):
+        return value
+    return markdown_text(value)
 
 
 def trim_lines(text: str, head: int = 40, tail: int = 40, width: int = 2000) -> str:
@@ -93,8 +120,10 @@ def template_environment(override: Path | None = None) -> Environment:
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
     env.filters.update(
+        md=markdown_text,
         fence=fence,
         code=inline_code,
         trim_lines=trim_lines,

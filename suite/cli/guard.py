@@ -76,6 +76,23 @@ def check_arguments(args: argparse.Namespace) -> None:
         check_output_root(Path(output))
 
 
+def choose_execution(args: argparse.Namespace) -> None:
+    """The command's --timeout, --memory-cap and --isolation become the bounds of every
+    execution of reproducer code it makes (``suite.engine.runner.DEFAULTS``)."""
+    from suite.engine.isolate import Bounds
+    from suite.engine.runner import DEFAULTS, choose_defaults
+
+    timeout = getattr(args, "timeout", None)
+    memory_cap = getattr(args, "memory_cap", None)
+    bounds = Bounds(
+        timeout_s=DEFAULTS.bounds.timeout_s if timeout is None else float(timeout),
+        memory_bytes=(
+            DEFAULTS.bounds.memory_bytes if memory_cap is None else int(memory_cap * (1 << 30))
+        ),
+    )
+    choose_defaults(bounds, getattr(args, "isolation", "warm") != "fresh")
+
+
 def check_output_root(root: Path) -> None:
     """``root`` is (or can become) a folder this process may write in."""
     if root.exists():

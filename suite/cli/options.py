@@ -43,6 +43,30 @@ def add_execution_options(parser: argparse.ArgumentParser, timeout: float = 600.
     )
 
 
+def add_isolation_options(parser: argparse.ArgumentParser, timeout: float = 600.0) -> None:
+    """The bounds and isolation of every execution of reproducer code a command makes
+    (``--timeout``, ``--memory-cap``, ``--isolation``), those the parser lacks."""
+    have = parser._option_string_actions
+    if "--timeout" not in have:
+        parser.add_argument(
+            "--timeout", type=float, default=timeout, help=f"seconds per case (default {timeout:g})"
+        )
+    if "--memory-cap" not in have:
+        parser.add_argument(
+            "--memory-cap",
+            type=float,
+            default=8.0,
+            help="GiB of resident memory per case (default 8)",
+        )
+    if "--isolation" not in have:
+        parser.add_argument(
+            "--isolation",
+            choices=("warm", "fresh"),
+            default="warm",
+            help="fork cases from a warm template (default) or start fresh interpreters",
+        )
+
+
 def add_case_options(parser: argparse.ArgumentParser) -> None:
     """What to run and how."""
     parser.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
@@ -57,12 +81,7 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
     )
     add_execution_options(parser)
     parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
-    parser.add_argument(
-        "--isolation",
-        choices=("warm", "fresh"),
-        default="warm",
-        help="fork cases from a warm template (default) or start fresh ones",
-    )
+    add_isolation_options(parser)
 
 
 def case_options(
@@ -71,6 +90,9 @@ def case_options(
     """The selection, the execution and the baseline the options describe."""
     if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
         raise UsageError("--workers, --timeout and --memory-cap must be positive")
+    for option, values in (("--target", args.target), ("--configs", args.configs)):
+        if values is not None and not split(values):
+            raise UsageError(f"{option} {' '.join(map(repr, values))}: names nothing")
     selection = Selection(
         repros=args.repros,
         targets=split(args.target),

@@ -31,8 +31,9 @@ from suite.toolchain.limits import UnknownTarget, limits_for
 
 ENTRY_POINT_GROUP = "triton_repro_suite.reproducers"
 BUILTIN_DIR = Path(__file__).resolve().parents[2] / "repros"
-# Importing a reproducer file imports Triton: seconds. A file still importing after this is hung.
-IMPORT_BOUNDS = Bounds(timeout_s=120.0, memory_bytes=4 << 30)
+# Importing a reproducer file imports Triton: seconds. A file still importing after this
+# (or after the command's --timeout, if shorter) is hung.
+IMPORT_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -76,8 +77,13 @@ def _check_declaration(repro: Reproducer, shown: str) -> None:
                 ) from None
 
 
-def check_in_child(source: dict[str, str], shown: str, bounds: Bounds = IMPORT_BOUNDS) -> None:
-    """Import ``source`` in an isolated child first; any way that fails is a UsageError."""
+def check_in_child(source: dict[str, str], shown: str) -> None:
+    """Import ``source`` in an isolated child first (the command's memory cap, its timeout
+    up to ``IMPORT_TIMEOUT_S``); any way that fails is a UsageError."""
+    from suite.engine.runner import DEFAULTS
+
+    chosen = DEFAULTS.bounds
+    bounds = Bounds(min(IMPORT_TIMEOUT_S, chosen.timeout_s), chosen.memory_bytes)
     with tempfile.TemporaryDirectory(prefix="repro-discover-") as scratch:
         answer = Path(scratch) / "answer.json"
         exit = run_isolated(
@@ -117,6 +123,11 @@ def _check_child(argv: list[str]) -> int:
         return 0
     answer.write_text(json.dumps({"imported": True, "ids": [r.id for r in repros]}))
     return 0
+
+
+def from_source(source: dict[str, str], shown: str) -> list[Found]:
+    """The reproducers a child ``source`` defines (``shown`` names it in errors)."""
+    return _load(source, shown)
 
 
 def builtins() -> list[Found]:

@@ -224,6 +224,11 @@ def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit
     WATCHED.add(case.pid)
     try:
         return _supervise(case, token, bounds, started)
+    except BaseException:
+        # Stopped (a signal in this thread) or broken: the case must not outlive its watcher.
+        kill_tree(case.pid)
+        _kill_by_token(token)
+        raise
     finally:
         WATCHED.discard(case.pid)
 

@@ -34,15 +34,33 @@ from suite.toolchain.limits import limits_for
 _TEMPLATE_STARTS = 3
 
 
+@dataclass
+class Defaults:
+    """The bounds and isolation the command line chose (``--timeout``, ``--memory-cap``,
+    ``--isolation``): every execution of reproducer code that does not say otherwise, in
+    every command (report, replay, bisect, gate, explore, capture), runs within them."""
+
+    bounds: Bounds = field(default_factory=Bounds)
+    warm: bool = True
+
+
+DEFAULTS = Defaults()
+
+
+def choose_defaults(bounds: Bounds, warm: bool) -> None:
+    """Set :data:`DEFAULTS`; done once, by the command line, before anything runs."""
+    DEFAULTS.bounds, DEFAULTS.warm = bounds, warm
+
+
 @dataclass(frozen=True)
 class Execution:
     """How cases are run: which interpreter, within which bounds, how many at once."""
 
     python: str = sys.executable
-    bounds: Bounds = field(default_factory=Bounds)
+    bounds: Bounds = field(default_factory=lambda: DEFAULTS.bounds)
     workers: int = 1
     keep_passing: bool = False
-    warm: bool = True
+    warm: bool = field(default_factory=lambda: DEFAULTS.warm)
     gpus: tuple[str, ...] = ()
 
 
@@ -163,13 +181,17 @@ def _events(report: Path) -> list[dict[str, Any]]:
     ]
 
 
+class CaseInterrupted(Exception):
+    """The run was stopped while the case ran: it has no result (``--resume`` runs it again)."""
+
+
 def run_case(
     spec: CaseSpec, case_dir: Path, execution: Execution, workers: Workers | None = None
-) -> CaseResult | None:
-    """Run one case in isolation and classify it. Never raises for what the case does.
+) -> CaseResult:
+    """Run one case in isolation and classify it. Never raises for what the case does;
+    raises :class:`CaseInterrupted` when the run is stopped meanwhile.
 
-    Without ``workers`` the case runs as a fresh interpreter. None: the run was stopped
-    while the case ran, so it has no result (``--resume`` runs it again).
+    Without ``workers`` the case runs as a fresh interpreter.
     """
     _fresh_folder(case_dir)
     report = case_dir / "events.jsonl"
@@ -204,7 +226,7 @@ def run_case(
         fresh_because = workers.fresh_because(spec.target)
         exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target)
     if exit.interrupted:
-        return None
+        raise CaseInterrupted(spec.case_id)
     # Secrets out first: the signature is normalized from this text, and kept with the case.
     exit = _scrubbed(exit)
     events = _events(report)
@@ -278,17 +300,19 @@ def execute(
     """
     results: list[CaseResult] = []
     workers = Workers(execution, specs)
-    recorded: set[Future[CaseResult | None]] = set()
+    recorded: set[Future[CaseResult]] = set()
 
-    def one(spec: CaseSpec) -> CaseResult | None:
+    def one(spec: CaseSpec) -> CaseResult:
         return run_case(spec, store.case_dir(spec.case_id), execution, workers)
 
-    def record(future: Future[CaseResult | None]) -> None:
+    def record(future: Future[CaseResult]) -> None:
         recorded.add(future)
-        result = future.result()
-        if result is not None:
-            store.append(on_result(result))
-            results.append(result)
+        try:
+            result = future.result()
+        except CaseInterrupted:
+            return
+        store.append(on_result(result))
+        results.append(result)
 
     pool = ThreadPoolExecutor(max_workers=max(1, execution.workers))
     futures = [pool.submit(one, spec) for spec in specs]

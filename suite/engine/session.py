@@ -66,6 +66,9 @@ def plan(selection: Selection, environment: dict[str, Any]) -> list[CaseSpec]:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if selection.gpu != "off" else None
     specs = expand(found, selection.targets, selection.sets, configs, launch_arch)
+    if not specs:
+        wanted = ", ".join(selection.targets) or "their own targets"
+        raise UsageError(f"nothing to run: no case of the selection has target(s) {wanted}")
     return shard(specs, selection.shard)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from suite.engine import session as engine
 from suite.engine.baseline import Baseline
 from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.record import safe_name
+from suite.engine.record import safe_name, unique_folder
 from suite.engine.runner import Execution
 from suite.toolchain.venvs import Release
 
@@ -71,7 +71,8 @@ def run(
     baseline: Baseline,
     on_release: Callable[[Release], None] = lambda release: None,
 ) -> Matrix:
-    folder = output.resolve() / "matrix" / time.strftime("%Y%m%d-%H%M%S")
+    # Two matrices started in the same second get two folders.
+    folder = unique_folder(output.resolve() / "matrix", time.strftime("%Y%m%d-%H%M%S"))
     runs: dict[str, engine.RunOutcome] = {}
     for release in releases:
         on_release(release)

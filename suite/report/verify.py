@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from suite.engine.isolate import run_isolated
+from suite.engine.runner import DEFAULTS
 from suite.engine.scrub import home_to_tilde
 from suite.errors import UsageError
 from suite.report.standalone import foreign_imports
 from suite.toolchain.venvs import for_version
-
-#: Building nothing: the venv exists; this bounds one run of repro.py in it.
-VERIFY_TIMEOUT_S = 900
 
 
 @dataclass
@@ -60,26 +59,26 @@ def clean_env() -> dict[str, str]:
 _SIGNATURE_LINE = re.compile(r"^signature: (.+)$", re.MULTILINE)
 
 
-def run_script(python: str, script: Path, timeout_s: float = VERIFY_TIMEOUT_S) -> Verification:
-    """``python repro.py`` in the script's folder with a clean environment."""
+def run_script(python: str, script: Path) -> Verification:
+    """``python repro.py`` in the script's (fresh) report folder with a clean environment,
+    isolated like any case: the command's --timeout and --memory-cap, its own session."""
+    bounds = DEFAULTS.bounds
     command = f"python {script.name}"
-    try:
-        proc = subprocess.run(
-            [python, script.name],
-            cwd=script.parent.resolve(),
-            env=clean_env(),
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-        )
-    except subprocess.TimeoutExpired:
-        return Verification(False, "", f"Not verified: {command} ran past {timeout_s:g} s")
-    output = (proc.stderr + proc.stdout).replace(str(script.parent.resolve()) + os.sep, "")
-    found = _SIGNATURE_LINE.search(proc.stdout)
+    ended = run_isolated(
+        [python, script.name], env=clean_env(), cwd=str(script.parent.resolve()), bounds=bounds
+    )
+    if ended.timed_out:
+        return Verification(False, "", f"Not verified: {command} ran past {bounds.timeout_s:g} s")
+    if ended.memory_exceeded:
+        return Verification(False, "", f"Not verified: {command} went over the memory cap")
+    stdout, stderr = ended.stdout.text, ended.stderr.text
+    output = (stderr + stdout).replace(str(script.parent.resolve()) + os.sep, "")
+    found = _SIGNATURE_LINE.search(stdout)
     signature = found.group(1).strip() if found else None
     if signature == "none":
         signature = None
-    return Verification(False, "", "", proc.returncode, signature, python, output.rstrip(), command)
+    code = ended.returncode
+    return Verification(False, "", "", code, signature, python, output.rstrip(), command)
 
 
 def verify(script: Path, version: str, expected: str) -> Verification:
