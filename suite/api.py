@@ -154,9 +154,13 @@ LaunchFn = Callable[[Case], None]
 class Reproducer:
     """A self-describing reproducer.
 
-    ``requires`` lists dotted attribute paths (``"triton.language.make_tensor_descriptor"``)
-    or executables (``"exe:nvcc"``) that must exist; when one is missing the case
-    is skipped with that reason, as lit's REQUIRES does.
+    ``requires`` lists what the toolchain must offer, as lit's REQUIRES does; when
+    one is missing the case is skipped with that reason. Each entry is one of:
+    a dotted attribute path (``"triton.language.make_tensor_descriptor"``); a
+    keyword argument of a callable (``"triton.language.range(warp_specialize)"``);
+    a release range of a distribution (``"triton>=3.5"``, ``"triton>=3.4,<3.6"``);
+    a target the bundled ptxas knows (``"ptxas:sm_103a"``); an executable
+    (``"exe:nvcc"``).
     ``label`` formats a config into the readable part of a case id.
     ``gpu`` is ``"optional"`` (compile anywhere, launch on a GPU when asked),
     ``"never"`` or ``"required"``.
@@ -237,12 +241,33 @@ class Reproducer:
         return [r for r in self.requires if not _has(r)]
 
 
+_KEYWORD = re.compile(r"^([\w.]+)\((\w+)\)$")
+_RELEASE = re.compile(r"^([A-Za-z][\w.-]*)\s*([<>=!].*)$")
+_BOUND = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
+
+
 def _has(requirement: str) -> bool:
     if requirement.startswith("exe:"):
         import shutil
 
         return shutil.which(requirement[4:]) is not None
-    parts = requirement.split(".")
+    if requirement.startswith("ptxas:"):
+        return requirement[6:] in ptxas_targets()
+    keyword = _KEYWORD.match(requirement)
+    if keyword:
+        return _accepts_keyword(keyword.group(1), keyword.group(2))
+    release = _RELEASE.match(requirement)
+    if release:
+        return _release_in(release.group(1), release.group(2))
+    return _lookup(requirement) is not _MISSING
+
+
+_MISSING = object()
+
+
+def _lookup(path: str) -> Any:
+    """The object at a dotted path (module, then attributes), or ``_MISSING``."""
+    parts = path.split(".")
     for cut in range(len(parts), 0, -1):
         module_name = ".".join(parts[:cut])
         try:
@@ -251,7 +276,82 @@ def _has(requirement: str) -> bool:
             continue
         for attr in parts[cut:]:
             if not hasattr(obj, attr):
-                return False
+                return _MISSING
             obj = getattr(obj, attr)
-        return True
-    return False
+        return obj
+    return _MISSING
+
+
+def _accepts_keyword(path: str, name: str) -> bool:
+    """Whether the callable at ``path`` (a class: its constructor) takes ``name``."""
+    import inspect
+
+    obj = _lookup(path)
+    if obj is _MISSING:
+        return False
+    try:
+        parameters = inspect.signature(obj).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in parameters
+
+
+def _release_in(distribution: str, bounds: str) -> bool:
+    """Whether the installed ``distribution`` satisfies comma-separated ``bounds``.
+
+    Release numbers compare as integer tuples (3.5 == 3.5.0); pre-release and
+    local tags are ignored. A malformed bound is the reproducer's mistake.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = _release_tuple(version(distribution))
+    except PackageNotFoundError:
+        return False
+    for bound in bounds.split(","):
+        match = _BOUND.match(bound)
+        if not match:
+            raise ValueError(f"bad release bound {bound.strip()!r} in requirement {distribution}")
+        wanted = _release_tuple(match.group(2))
+        width = max(len(installed), len(wanted))
+        have = installed + (0,) * (width - len(installed))
+        want = wanted + (0,) * (width - len(wanted))
+        if not _COMPARE[match.group(1)](have, want):
+            return False
+    return True
+
+
+def _release_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"^\d+(?:\.\d+)*", text)[0].split("."))
+
+
+_COMPARE: dict[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
+    ">=": lambda a, b: a >= b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    ">": lambda a, b: a > b,
+    "<": lambda a, b: a < b,
+}
+
+
+def ptxas_targets() -> frozenset[str]:
+    """The ``--gpu-name`` values the ptxas Triton compiles with accepts (``sm_103a``, ...).
+
+    That is ``TRITON_PTXAS_PATH`` when set, else the ptxas bundled with triton;
+    empty when there is none.
+    """
+    import os
+    import subprocess
+
+    tool = os.environ.get("TRITON_PTXAS_PATH") or ""
+    if not tool:
+        triton = _lookup("triton")
+        if triton is _MISSING:
+            return frozenset()
+        tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    try:
+        shown = subprocess.run([tool, "--help"], capture_output=True, text=True, check=False)
+    except OSError:
+        return frozenset()
+    return frozenset(re.findall(r"\b(?:sm|compute)_\d+[af]?\b", shown.stdout))

@@ -131,9 +131,12 @@ def from_source(source: dict[str, str], shown: str) -> list[Found]:
 
 
 def builtins() -> list[Found]:
+    """Every reproducer file under ``repros/``, subfolders included (``repros/upstream/``);
+    a file or folder whose name starts with ``_`` or ``.`` is not a reproducer."""
     found: list[Found] = []
-    for path in sorted(BUILTIN_DIR.glob("*.py")):
-        if not path.name.startswith("_"):
+    for path in sorted(BUILTIN_DIR.rglob("*.py")):
+        parts = path.relative_to(BUILTIN_DIR).parts
+        if not any(part.startswith(("_", ".")) for part in parts):
             found += _load({"path": str(path)}, str(path))
     return found
 
