@@ -166,6 +166,14 @@ def _boundary_listing(store: DirectoryFindingsStore, finding: Finding) -> Listin
     )
     listing = Listing(
         (Column("param", "id"), Column("step"), Column("outcome"), Column("signature", "text")),
+    met = finding.evaluations
+    if met:
+        title += (
+            f"; first failure at evaluation {met.get('first_failure')}, minimal config at "
+            f"evaluation {met.get('minimal')}"
+        )
+    if finding.message_note():
+        title += f"; {finding.message_note()}"
         title=title,
     )
     for step in finding.boundary:

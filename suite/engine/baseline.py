@@ -8,9 +8,11 @@ have (an ``fnmatch`` pattern). Each case gets one verdict:
 - ``known``: failed exactly as an expectation says;
 - ``regression``: failed with no expectation, or with another signature than
   the expectation of its case (a different failure on a known-bug case);
-- ``fixed``: an expectation covers the case and it passed (upstream fixed it).
+- ``fixed``: an expectation covers the case and it passed (upstream fixed it);
+- ``harness-error``: the suite or the reproducer's glue failed before Triton compiled.
 
-The run's exit status follows: 1 on any regression, else 3 on any fix, else 0.
+The run's exit status follows: 1 on any regression, else 4 on any harness error, else 3
+on any fix, else 0.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from suite.files import load_structured
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.toml"
 
 EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_FIXED = 0, 1, 2, 3
+# The suite or a reproducer's glue failed before Triton compiled (a harness error): the
+# case was not judged. Never 1, which says the compiler regressed.
+EXIT_HARNESS = 4
 
 _COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 _OPERATORS = {
@@ -77,8 +82,13 @@ class Expectation:
         return all(_matches(result.config.get(k), v) for k, v in self.where.items())
 
     def matches(self, result: CaseResult) -> bool:
-        return result.signature is not None and fnmatch.fnmatchcase(
-            result.signature.text, self.signature
+        """The pattern matches the signature, or its family (an entry that names no message
+        holds whatever message the failure prints)."""
+        if result.signature is None:
+            return False
+        return any(
+            fnmatch.fnmatchcase(text, self.signature)
+            for text in (result.signature.text, result.signature.family)
         )
 
 
@@ -127,6 +137,8 @@ class Baseline:
             else:
                 result.verdict = "regression"
                 result.expectation = covering[0].id if covering else ""
+        elif result.outcome is Outcome.HARNESS_ERROR:
+            result.verdict = "harness-error"
         elif result.outcome is Outcome.PASSED and covering:
             result.verdict, result.expectation = "fixed", covering[0].id
         else:
@@ -159,6 +171,8 @@ def exit_status(results: Iterable[CaseResult]) -> int:
     verdicts = {r.verdict for r in results}
     if "regression" in verdicts:
         return EXIT_REGRESSION
+    if "harness-error" in verdicts:
+        return EXIT_HARNESS
     if "fixed" in verdicts:
         return EXIT_FIXED
     return EXIT_OK

@@ -19,22 +19,61 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from suite.api import Case, Reproducer, Target, Unsupported
+from suite.engine.signature import describe_exception
 
-# Names of the functions that run each compile stage, from Triton's backends.
-STAGE_FUNCTIONS = {
-    "make_ir": "ttir",
-    "ast_to_ttir": "ttir",
-    "make_ttir": "ttir",
-    "make_ttgir": "ttgir",
-    "make_llir": "llir",
-    "make_ptx": "ptx",
-    "make_cubin": "cubin",
-}
+EVENTS = "events.jsonl"
+
+
+@dataclass
+class EventLog:
+    """What a child reported, read back: the one reader of ``events.jsonl``.
+
+    A torn last line (the child died mid-write) is ignored.
+    """
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, text: str) -> EventLog:
+        events = []
+        for line in text.splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict) and "event" in event:
+                events.append(event)
+        return cls(events)
+
+    @classmethod
+    def read(cls, path: Path | str | None, limit: int = 64 << 20) -> EventLog:
+        if not path or not Path(path).is_file():
+            return cls()
+        with open(path, errors="replace") as handle:
+            return cls.parse(handle.read(limit))
+
+    def last(self, kind: str) -> dict[str, Any] | None:
+        """The last event of ``kind``."""
+        return next((e for e in reversed(self.events) if e["event"] == kind), None)
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return self.last("error")
+
+    @property
+    def phase(self) -> str:
+        """The last phase the child entered ("load" before any, "start" with no events)."""
+        phases = [e["phase"] for e in self.events if e["event"] == "phase"]
+        return phases[-1] if phases else ("load" if self.events else "start")
+
+    @property
+    def done(self) -> bool:
+        return self.last("done") is not None
 
 
 def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
@@ -61,14 +100,6 @@ def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
     return [v for v in vars(module).values() if isinstance(v, Reproducer)]
 
 
-def stage_of(frames: list[str]) -> str | None:
-    """The compile stage of the innermost frame that names one."""
-    stage = None
-    for name in frames:
-        stage = STAGE_FUNCTIONS.get(name, stage)
-    return stage
-
-
 class Reporter:
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -78,16 +109,7 @@ class Reporter:
         self.stream.flush()
 
     def error(self, phase: str, exc: BaseException) -> None:
-        frames = [f.name for f in traceback.extract_tb(exc.__traceback__)]
-        self.emit(
-            "error",
-            phase=phase,
-            type=type(exc).__name__,
-            qualname=f"{type(exc).__module__}.{type(exc).__qualname__}",
-            message=str(exc),
-            stage=stage_of(frames),
-            traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-        )
+        self.emit("error", **describe_exception(exc, phase))
 
 
 def run(spec: dict[str, Any], reporter: Reporter) -> int:

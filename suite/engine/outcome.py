@@ -2,7 +2,8 @@
 
 The outcome kinds are one short list, as lit's ``ResultCode`` is: each says
 whether it is a failure. A skip is not a failure; everything that stops a
-kernel from compiling, fitting, running or being right is.
+kernel from compiling, fitting, running or being right is. A harness error is
+not one either (the compiler was never reached), but it is always shown.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
+
+from suite.engine.signature import family_of, message_of
 
 
 class Outcome(Enum):
@@ -24,6 +27,11 @@ class Outcome(Enum):
     TIMEOUT = ("timeout", True)
     WRONG_RESULT = ("wrong-result", True)
     RUNTIME_ERROR = ("runtime-error", True)
+    # The compile succeeded but printed an MLIR ``error:`` diagnostic.
+    COMPILER_DIAGNOSTIC = ("compiler-diagnostic", True)
+    # A Python error of the harness or the reproducer's glue before Triton compiled
+    # anything: not the compiler's failure, so never a finding, a report or exit 1.
+    HARNESS_ERROR = ("harness-error", False)
 
     def __init__(self, label: str, is_failure: bool) -> None:
         self.label = label
@@ -46,6 +54,16 @@ class Signature:
     """
 
     text: str
+
+    @property
+    def family(self) -> str:
+        """Outcome, stage, pass (or signal, code, rule): the signature without its message."""
+        return family_of(self.text)
+
+    @property
+    def key(self) -> str:
+        """The normalized first meaningful message ('' when there is none)."""
+        return message_of(self.text)
 
     @property
     def digest(self) -> str:
@@ -73,6 +91,11 @@ class CaseResult:
     artifacts: dict[str, str] = field(default_factory=dict)
     verdict: str = ""
     expectation: str = ""
+    # compiler-bug, driver-bug, toolchain-gap or user-error:<rule>, and its one line.
+    triage: str = ""
+    triage_explanation: str = ""
+    # The reproducer's source as the case ran it (suite.engine.sources.CarriedSource.to_json).
+    source: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         record = asdict(self)
@@ -85,4 +108,5 @@ class CaseResult:
         fields = dict(record)
         fields["outcome"] = Outcome.from_label(fields["outcome"])
         fields["signature"] = Signature(fields["signature"]) if fields.get("signature") else None
-        return cls(**fields)
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in fields.items() if k in known})

@@ -23,6 +23,8 @@ lives in one place in the project and is only read here:
 Everything else that failed is a bug: in the compiler for Triton reproducers (and for
 every compile-phase failure: compiler errors, ptxas errors other than C7602, crashes and
 timeouts while compiling), in the driver for the CUDA reproducers (family ``cuda-tma``).
+A harness error (a Python error of the suite or the reproducer's glue before Triton
+compiled anything) is not a failure and has no triage: it is never a bug of anyone upstream.
 A skip is not a failure, but a skip whose detail holds ``toolchain_gap`` (the bundled ptxas
 does not know the target) is labelled ``toolchain-gap`` so that reports can say why.
 ``docs/reports.md`` has the table.
@@ -37,6 +39,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from suite.engine.child import EVENTS, EventLog
 from suite.engine.outcome import CaseResult, Outcome
 from suite.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.tma_model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
@@ -153,7 +156,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         COMPILER_BUG,
-        "compiler-error; crash or timeout while compiling; ptxas-error other than C7602; "
+        "compiler-error; compiler-diagnostic (a compile that succeeded but printed an MLIR "
+        "error); crash or timeout while compiling; ptxas-error other than C7602; "
         "runtime-error, wrong-result, crash or timeout of a Triton reproducer",
         "",
     ),
@@ -210,16 +214,8 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
     if arch is not None:
         return arch
     phase = result.detail.get("phase")
-    if phase == "load":
-        first = result.message or "the reproducer did not import"
-        return Triage(
-            f"{USER_ERROR}:reproducer-load",
-            "reproducer-load",
-            f"the reproducer itself failed before anything was compiled: {first}",
-            "",
-        )
     compile_phase = phase in (None, "compile", "start")
-    if outcome in (Outcome.COMPILER_ERROR, Outcome.PTXAS_ERROR) or (
+    if outcome in (Outcome.COMPILER_ERROR, Outcome.PTXAS_ERROR, Outcome.COMPILER_DIAGNOSTIC) or (
         compile_phase and outcome in (Outcome.CRASH, Outcome.TIMEOUT)
     ):
         return _compiler_bug(result)
@@ -240,6 +236,15 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
         f"{result.outcome.label} in {phase} of code Triton generated: {result.message}",
         "",
     )
+
+
+def annotate(result: CaseResult, *, family: str | None = None) -> CaseResult:
+    """Write ``result``'s triage label and its one-line explanation into the result, so that
+    ``results.jsonl``, the run table and JUnit carry them."""
+    found = triage(result, family=family)
+    result.triage = found.label if found else ""
+    result.triage_explanation = found.explanation if found else ""
+    return result
 
 
 def family_of(result: CaseResult) -> str:
@@ -288,27 +293,19 @@ def _guess_family(result: CaseResult) -> str:
 def failure_text(result: CaseResult) -> str:
     """The result's message, its error event's message and its captured output, joined."""
     parts = [result.message]
-    for name in ("events.jsonl", "stderr.txt", "stdout.txt"):
+    for name in (EVENTS, "stderr.txt", "stdout.txt"):
         path = result.artifacts.get(name)
         if not path or not Path(path).is_file():
             continue
         with open(path, errors="replace") as handle:
             text = handle.read(_READ_LIMIT)
-        if name == "events.jsonl":
-            parts += [e.get("message", "") for e in _events(text) if e.get("event") == "error"]
+        if name == EVENTS:
+            parts += [
+                e.get("message", "") for e in EventLog.parse(text).events if e["event"] == "error"
+            ]
         else:
             parts.append(text)
     return "\n".join(p for p in parts if p)
-
-
-def _events(text: str) -> list[dict[str, Any]]:
-    events = []
-    for line in text.splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return events
 
 
 def _user(rule: str, explanation: str, source: str) -> Triage:
@@ -411,13 +408,11 @@ def _tma_rule(result: CaseResult) -> Triage:
 
 def _source_of(result: CaseResult, rule: str) -> str:
     """The source the check named in its error event, else the rule's documentation."""
-    path = result.artifacts.get("events.jsonl")
-    if path and Path(path).is_file():
-        for event in _events(Path(path).read_text(errors="replace")):
-            if event.get("event") == "error" and event.get("type") == "LimitViolation":
-                found = _SOURCE_LINE.search(event.get("message", ""))
-                if found:
-                    return found.group(1).strip()
+    for event in EventLog.read(result.artifacts.get(EVENTS)).events:
+        if event["event"] == "error" and event.get("type") == "LimitViolation":
+            found = _SOURCE_LINE.search(event.get("message", ""))
+            if found:
+                return found.group(1).strip()
     return _rule_source(rule)
 
 
@@ -478,6 +473,8 @@ def _compiler_bug(result: CaseResult) -> Triage:
     if result.outcome is Outcome.PTXAS_ERROR:
         code = detail.get("ptxas_code")
         what = f"ptxas rejected the PTX Triton generated ({code or 'no code'}): {result.message}"
+    elif result.outcome is Outcome.COMPILER_DIAGNOSTIC:
+        what = f"the compile succeeded but printed an MLIR error: {detail.get('diagnostic', '')}"
     elif result.outcome is Outcome.COMPILER_ERROR:
         stage = detail.get("stage") or "compile"
         message = result.message.removeprefix(f"{stage}: ")

@@ -1,15 +1,22 @@
 """Which release introduced or fixed a finding: a binary search over Triton releases.
 
-The question asked of each release is the one explore asks of each config
-(``suite.search.explore.interesting``): does the finding's minimal config, on its
-target, still fail with exactly its signature? A release where the case is
-skipped (the API is missing, the bundled ptxas lacks the target) or fails
-differently answers neither yes nor no: it is set aside and named, never
-counted as good or bad.
+A release is asked about every config the finding has seen fail, not only the minimal
+one: a shrunk config can pass on a release where the original trigger still fails, and
+bisecting it alone names a "first good" release too early. The configs are the minimal
+config, the reproducer's curated configs, and the configs seen failing, on their targets,
+up to a bound (:data:`MAX_CONFIGS`). A release is
 
-The direction follows the user's ``--good`` and ``--bad``: a good release
-newer than the bad one asks for the first good release (the fix); an older
-one asks for the first bad release (the regression).
+- bad when any of them fails as the finding does (:func:`suite.engine.signature.same_bug`:
+  the same family, its message possibly changed; the signature seen is kept per release);
+- good only when none fails at all and at least one passes;
+- set aside otherwise: every config skipped (unsupported), or a config failing some other
+  way. A set-aside release is named, never counted as good or bad, and never the last bad.
+
+The direction follows the user's ``--good`` and ``--bad``: a good release newer than the
+bad one asks for the first good release (the fix); an older one asks for the first bad
+release (the regression). :func:`record` writes a conclusive answer into the finding
+(``first_good``, ``first_bad``, the per-release signatures): what a baseline's
+``fixed_in`` should be filled from.
 """
 
 from __future__ import annotations
@@ -18,18 +25,23 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from packaging.version import Version
 
-from suite.engine.discover import select
+from suite.engine.discover import Found
 from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution
+from suite.engine.signature import same_bug
+from suite.engine.sources import reproducer_for
 from suite.errors import UsageError
-from suite.search.explore import Evaluator, interesting
+from suite.search.explore import Evaluator
 from suite.search.findings import Finding
 from suite.toolchain.venvs import Release
 
 BAD, GOOD, UNSUPPORTED, OTHER = "bad", "good", "unsupported", "other failure"
+#: The configs a release is asked about, at most (each is one compile per release tried).
+MAX_CONFIGS = 8
 
 
 @dataclass
@@ -42,6 +54,10 @@ class Bisection:
     tried: dict[str, str] = field(default_factory=dict)
     set_aside: dict[str, str] = field(default_factory=dict)
     note: str = ""
+    # release -> one line per config: "<target> <config>: bad|passed|skipped|<signature>"
+    configs: dict[str, list[str]] = field(default_factory=dict)
+    # release -> the signature the finding's bug showed there
+    signatures: dict[str, str] = field(default_factory=dict)
 
     @property
     def first_good(self) -> str | None:
@@ -53,6 +69,37 @@ class Bisection:
 
     def to_json(self) -> dict[str, object]:
         return {**asdict(self), "first_bad": self.first_bad, "first_good": self.first_good}
+
+
+def record(finding: Finding, outcome: Bisection) -> Finding:
+    """``finding`` with what ``outcome`` established: the first good (or bad) release, the
+    signature seen on each release, and the bisection itself. Nothing is overwritten with
+    an inconclusive answer (no good release found keeps what was stored)."""
+    if outcome.first_good:
+        finding.first_good = outcome.first_good
+    if outcome.first_bad and outcome.good is not None:
+        finding.first_bad = outcome.first_bad
+    finding.signatures = {**finding.signatures, **outcome.signatures}
+    finding.bisect = outcome.to_json()
+    return finding
+
+
+def configs_to_try(finding: Finding, found: Found, limit: int = 0) -> list[dict[str, Any]]:
+    """``{"target", "config"}``: the minimal config, the curated configs on the finding's
+    targets, then the configs seen failing; at most ``limit`` (:data:`MAX_CONFIGS`)."""
+    limit = limit or MAX_CONFIGS
+    repro = found.repro
+    entries = [{"target": finding.target, "config": dict(finding.minimal_config)}]
+    for configs in repro.configs.values():
+        for config in configs:
+            for target in finding.targets or [finding.target]:
+                entry = {"target": target, "config": dict(config)}
+                if entry not in entries and target in repro.targets and not repro.problems(config):
+                    entries.append(entry)
+    for entry in finding.failing_configs:
+        if entry not in entries:
+            entries.append(entry)
+    return entries[:limit]
 
 
 def between(versions: Sequence[str], good: str, bad: str) -> list[str]:
@@ -111,41 +158,88 @@ def run(
     candidates: Sequence[str],
     execution: Execution,
     on_try: Callable[[str, str], None] = lambda release, state: None,
+    max_configs: int = MAX_CONFIGS,
 ) -> Bisection:
     """Bisect ``finding`` over ``candidates`` (bad end first).
 
     ``release_of`` gives a release's interpreter; it is asked only for the releases
-    the search visits, so only those venvs get built.
+    the search visits, so only those venvs get built. The reproducer is loaded from the
+    source the finding carries (``suite.engine.sources``), so a file given by path works.
     """
-    (found,) = select([finding.repro])
+    found, _ = reproducer_for(finding.repro, finding.source)
+    entries = configs_to_try(finding, found, max_configs)
     tried: dict[str, str] = {}
+    lines: dict[str, list[str]] = {}
+    seen: dict[str, str] = {}
     work = Path(tempfile.mkdtemp(prefix="repro-bisect-"))
 
     def state_of(label: str) -> str:
-        if label not in tried:
-            evaluator = Evaluator(
-                found, replace(execution, python=release_of(label).python), work / label
-            )
-            result = evaluator(finding.minimal_config, finding.target)
-            if result.outcome is Outcome.SKIPPED:
-                tried[label] = UNSUPPORTED
-            elif interesting(evaluator, finding.signature, finding.target, finding.minimal_config):
-                tried[label] = BAD
-            elif result.outcome.is_failure:
-                tried[label] = OTHER
+        if label in tried:
+            return tried[label]
+        evaluator = Evaluator(
+            found, replace(execution, python=release_of(label).python), work / label
+        )
+        states, lines[label] = [], []
+        for entry in entries:
+            result = evaluator(entry["config"], entry["target"])
+            signature = result.signature.text if result.signature else ""
+            if result.outcome.is_failure and same_bug(finding.signature, signature):
+                state, shown = (
+                    BAD,
+                    "bad" + ("" if signature == finding.signature else f" ({signature})"),
+                )
+                seen.setdefault(label, signature)
+            elif result.outcome is Outcome.SKIPPED:
+                state, shown = UNSUPPORTED, f"skipped: {result.message}"
+            elif result.outcome.is_failure or result.outcome is Outcome.HARNESS_ERROR:
+                state, shown = OTHER, signature or result.outcome.label
             else:
-                tried[label] = GOOD
-            on_try(label, tried[label])
+                state, shown = GOOD, result.outcome.label
+            states.append(state)
+            lines[label].append(f"{entry['target']} {_config_text(entry['config'])}: {shown}")
+        if BAD in states:
+            tried[label] = BAD
+        elif OTHER in states:
+            tried[label] = OTHER
+        elif GOOD in states:
+            tried[label] = GOOD
+        else:
+            tried[label] = UNSUPPORTED
+        on_try(label, tried[label])
         return tried[label]
 
     last_bad, first_good, order, set_aside = bisect(candidates, state_of)
     fix = Version(candidates[-1]) > Version(candidates[0])
     bad = order[last_bad]
     good = order[first_good] if first_good < len(order) else None
-    note = ""
+    notes = []
     if good is None:
-        note = "no supported release in the range reproduces as good"
+        notes.append("no release in the range comes out good: every one tried still fails")
+    between_ends = [v for v in set_aside if good is not None and _inside(v, bad, good)]
+    if between_ends:
+        notes.append(
+            f"{', '.join(between_ends)} lie between {bad} and {good} and were set aside: the "
+            "change may have come in one of them"
+        )
     if set_aside:
         named = ", ".join(f"{v} ({why})" for v, why in set_aside.items())
-        note = (note + "; " if note else "") + f"set aside, neither good nor bad: {named}"
-    return Bisection("fix" if fix else "regression", bad, good, tried, set_aside, note)
+        notes.append(f"set aside, neither good nor bad: {named}")
+    return Bisection(
+        "fix" if fix else "regression",
+        bad,
+        good,
+        tried,
+        set_aside,
+        "; ".join(notes),
+        lines,
+        seen,
+    )
+
+
+def _inside(version: str, one: str, other: str) -> bool:
+    low, high = sorted((Version(one), Version(other)))
+    return low < Version(version) < high
+
+
+def _config_text(config: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in config.items())

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,8 +46,8 @@ from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.scrub import capture_variables, home_to_tilde, safe_facts, safe_variables, scrub
 from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
 from suite.errors import UsageError
-from suite.report.standalone import _found_for, capture_compile, minimal_snippet, repro_script
-from suite.report.subject import Subject
+from suite.report.standalone import capture_compile, minimal_snippet, repro_script
+from suite.report.subject import Subject, interpreter_for
 from suite.report.verify import Verification, check_current, verify
 from suite.search.findings import Finding
 from suite.templating import key_lines, template_environment
@@ -54,6 +55,9 @@ from suite.toolchain.limits import UnknownTarget, limits_for
 
 #: GitHub refuses issue bodies over 65536 characters; stay well under it.
 BODY_LIMIT = 60_000
+#: An issue body a maintainer reads through: the rest goes into attached files.
+BODY_LINES = 250
+HEADLINE_CHARS = 90
 
 # ---------------------------------------------------------------------------------------------
 # Rendering.
@@ -139,6 +143,8 @@ def _where(result: CaseResult) -> str:
 
 
 def issue_title(result: CaseResult, repro_title: str, triage_: Triage) -> str:
+    """``<where> <what> on <target>: <real message>`` (the reproducer's title when the
+    failure printed no message)."""
     where = _where(result)
     what = {
         Outcome.COMPILER_ERROR: "fails",
@@ -150,7 +156,7 @@ def issue_title(result: CaseResult, repro_title: str, triage_: Triage) -> str:
     }.get(result.outcome, result.outcome.label)
     if result.outcome in (Outcome.CRASH, Outcome.TIMEOUT) and where.startswith("the "):
         where = where[4:]
-    subject = repro_title or result.repro
+    subject = headline(result) or repro_title or result.repro
     if triage_.label == DRIVER_BUG:
         return f"TMA copy {what} on {result.target}: {subject}"
     return f"{where} {what} on {result.target}: {subject}"
@@ -247,6 +253,39 @@ class Written:
     messages: list[str] = field(default_factory=list)
 
 
+# Folders of the output root that are not reports: a report id may never name one.
+RESERVED_IDS = frozenset(
+    {"runs", "findings", "matrix", "dashboard", "examples", "nightly", "baselines", "cases"}
+)
+# A folder holding one of these was written by `repro report` or `repro replay`.
+REPORT_MARKS = ("report.json", "replay.json")
+
+
+def check_report_id(report_id: str) -> str:
+    """``report_id`` if it can name a report folder: one plain path component, not reserved."""
+    if (
+        not report_id
+        or report_id.startswith(".")
+        or report_id != Path(report_id).name
+        or "/" in report_id
+        or "\\" in report_id
+        or "\x00" in report_id
+    ):
+        raise UsageError(f"report id {report_id!r}: must be one plain folder name")
+    if report_id.lower() in RESERVED_IDS:
+        raise UsageError(f"report id {report_id!r}: reserved for the output root's own folders")
+    return report_id
+
+
+def check_report_folder(folder: Path) -> None:
+    """A report may replace only a folder that a report or a replay wrote."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise UsageError(f"{folder} exists and is not a report folder: choose another --id")
+    unmarked = not any((folder / mark).is_file() for mark in REPORT_MARKS)
+    if folder.is_dir() and any(folder.iterdir()) and unmarked:
+        raise UsageError(f"{folder} exists and is not a report folder: choose another --id")
+
+
 def write_report(
     subject: Subject,
     folder: Path,
@@ -257,25 +296,63 @@ def write_report(
 ) -> Written:
     """Write the report of ``subject`` into ``folder``, replacing what a previous report left.
 
-    What ``repro replay`` wrote there (``replay.json`` and the files it lists) is kept:
-    the issue gains its IR section from them.
+    The report is written into a fresh folder beside ``folder`` and renamed into place, so
+    a failure leaves the previous report whole; only a folder that a report or a replay
+    wrote is ever replaced. What ``repro replay`` wrote there (``replay.json`` and the files
+    it lists) is carried over: the issue gains its IR section from them.
     """
+    check_report_id(folder.name)
+    check_report_folder(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    try:
+        for name in _replay_files(folder):
+            source = folder / name
+            if source.is_file() and not source.is_symlink() and Path(name).name == name:
+                shutil.copyfile(source, staging / name)
+        written = _write_into(subject, staging, templates, baseline, verify_release)
+        _swap_into_place(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    written.folder = folder
+    return written
+
+
+def _swap_into_place(staging: Path, folder: Path) -> None:
+    if not folder.exists():
+        staging.rename(folder)
+        return
+    previous = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+    folder.rename(previous / folder.name)
+    staging.rename(folder)
+    shutil.rmtree(previous)  # the previous report: this command's own kind of folder
+
+
+def _write_into(
+    subject: Subject,
+    folder: Path,
+    templates: Path | None,
+    baseline: Baseline | None,
+    verify_release: bool,
+) -> Written:
     result = subject.result
-    found_triage = triage(result)
+    if result.outcome is Outcome.HARNESS_ERROR:
+        raise UsageError(
+            f"{result.case_id} is a harness error, not a compiler failure: nothing to report "
+            f"upstream ({result.message})"
+        )
+    family = subject.found.repro.family if subject.found else family_of(result)
+    found_triage = triage(result, family=family)
     if found_triage is None:
         raise UsageError(
             f"{result.case_id} did not fail ({result.outcome.label}): nothing to report"
         )
     env = template_environment(templates)
     baseline = baseline or Baseline.load()
-    kept = _replay_files(folder)
-    for path in folder.iterdir() if folder.is_dir() else ():
-        if path.name not in kept:
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
-    folder.mkdir(parents=True, exist_ok=True)
     files: list[str] = []
     expected = result.signature.text if result.signature else result.outcome.label
-    repro_title = _repro_title(result)
+    repro_title = subject.found.repro.title if subject.found else result.repro
     output = scrub(captured_output(result))
     common = _common_context(subject, found_triage, expected, repro_title)
 
@@ -298,8 +375,12 @@ def write_report(
             shutil.copyfile(result.artifacts[name], folder / name)
             files.append(name)
     mlir = [(name, _read(str(folder / name))) for name in files if name.startswith("mlir-")]
-    family = family_of(result)
-    call = capture_compile(result) if family != "cuda-tma" else None
+    call, why_not = None, "the CUDA reproducers run on a GPU: follow the steps in nvidia.md"
+    if family != "cuda-tma" and subject.found is None:
+        why_not = "the reproducer could not be loaded again (" + "; ".join(subject.notes) + ")"
+    elif family != "cuda-tma" and subject.found is not None:
+        interpreter = interpreter_for(subject.environment, None)
+        call, why_not = capture_compile(result, source=subject.found.source, python=interpreter)
     verification: Verification | None = None
     current: Verification | None = None
     if call is not None:
@@ -313,15 +394,10 @@ def write_report(
         put("snippet.py", minimal_snippet(call, subject.triton_version), secret_safe=False)
         if verify_release:
             verification = verify(folder / "repro.py", subject.triton_version, expected)
-            current = check_current(folder / "repro.py", subject.triton_version, expected)
+        # Whether this machine's (newer) Triton still fails decides "fixed upstream".
+        current = check_current(folder / "repro.py", subject.triton_version, expected)
     elif verify_release:
-        why = (
-            "the CUDA reproducers run on a GPU: follow the steps in nvidia.md"
-            if family == "cuda-tma"
-            else "no standalone repro.py could be made (the reproducer does not call "
-            "triton.compile with a module-level @triton.jit kernel)"
-        )
-        verification = Verification(False, subject.triton_version, f"Not verified: {why}")
+        verification = Verification(False, subject.triton_version, f"Not verified: {why_not}")
     if verification is not None and verification.output:
         observed_from = f"`{verification.command}` on triton {verification.version}"
         observed = scrub(verification.output)
@@ -331,6 +407,10 @@ def write_report(
     status = "unverified"
     if verification is not None:
         status = "ready" if verification.ok else "not-verified"
+    fixed_in = fixed_upstream_in(subject, current)
+    if fixed_in:
+        # A report on a bug a newer release no longer has is never ready to file.
+        status = f"fixed upstream in {fixed_in}: do not file"
     repro_source = (folder / "repro.py").read_text() if call is not None else ""
     snippet = (folder / "snippet.py").read_text() if call is not None else ""
     upstream = known_upstream(result, subject.triton_version, baseline)
@@ -355,17 +435,21 @@ def write_report(
         "program_record": scrub(program_record(failure_text(result))),
         "status": status,
         "family": family,
+        "fixed_in": fixed_in,
+        "why_no_repro": why_not if call is None else "",
+        "message_changes": subject.finding.message_note() if subject.finding else "",
+        "headline": headline(result),
     }
     kind = "issue"
     body_file = ""
-    if upstream is not None:
+    if fixed_in or upstream is not None:
         kind = "comment"
         put("comment.md", env.get_template("comment.md.j2").render(**context, head=60, tail=60))
         body_file = "comment.md"
     elif found_triage.label == COMPILER_BUG:
         put("issue.md", _fit(env, "issue.md.j2", context))
         body_file = "issue.md"
-    if found_triage.label == DRIVER_BUG or result.outcome is Outcome.PTXAS_ERROR:
+    if not fixed_in and (found_triage.label == DRIVER_BUG or result.outcome is Outcome.PTXAS_ERROR):
         put("nvidia.md", _fit(env, "nvidia.md.j2", context))
         if found_triage.label == DRIVER_BUG:
             kind = "nvidia"
@@ -391,7 +475,11 @@ def _replay_files(folder: Path) -> set[str]:
     record = folder / "replay.json"
     if not record.is_file():
         return set()
-    return {"replay.json", *json.loads(record.read_text()).get("files", {}).values()}
+    try:
+        files = json.loads(record.read_text()).get("files", {})
+        return {"replay.json", *(str(name) for name in files.values())}
+    except (ValueError, AttributeError, OSError):
+        return set()
 
 
 def ir_replay(folder: Path) -> dict[str, Any] | None:
@@ -418,18 +506,47 @@ def ir_replay(folder: Path) -> dict[str, Any] | None:
 
 
 def _fit(env: Environment, name: str, context: dict[str, Any]) -> str:
-    """Render with the largest head and tail of the full output that keep the body postable."""
+    """Render with the largest head and tail of the full output that keep the body postable
+    and readable: under GitHub's size limit and about :data:`BODY_LINES` lines (the full
+    output and MLIR are attached files)."""
     text = ""
-    for keep in (400, 200, 100, 50, 20):
+    for keep in (60, 40, 20, 10, 5):
         text = env.get_template(name).render(**context, head=keep, tail=keep)
-        if len(text) <= BODY_LIMIT:
+        if len(text) <= BODY_LIMIT and len(text.splitlines()) <= BODY_LINES:
             return text
     return text
 
 
-def _repro_title(result: CaseResult) -> str:
-    found = _found_for(result)
-    return found.repro.title if found is not None else result.repro
+def headline(result: CaseResult) -> str:
+    """The failure's real message for a title: the assertion, ``LLVM ERROR``, diagnostic or
+    Python error, not ``PassManager::run failed`` (empty when there is none)."""
+    text = str(result.detail.get("diagnostic") or "")
+    if not text and result.signature is not None:
+        text = result.signature.key
+    return text if len(text) <= HEADLINE_CHARS else text[: HEADLINE_CHARS - 1] + "…"
+
+
+def fixed_upstream_in(subject: Subject, current: Verification | None) -> str:
+    """The release that no longer fails, when a newer release than the failing one is known
+    not to: bisect's first good release, or this machine's Triton, where ``repro.py`` ran
+    and did not reproduce. '' when the newest release tried still fails (or none was)."""
+    finding = subject.finding
+    if current is not None and current.exit is not None:
+        if current.ok or current.exit != 0 or current.signature is not None:
+            return ""  # it still fails there (maybe otherwise): not known to be fixed
+        known = finding.first_good if finding is not None else None
+        if known and _release_order(known) <= _release_order(current.version):
+            return known
+        return f"{current.version} or earlier (not bisected)"
+    if finding is not None and finding.first_good:
+        newest = max(finding.signatures or {"": ""}, key=_release_order)
+        if not newest or _release_order(finding.first_good) > _release_order(newest):
+            return finding.first_good
+    return ""
+
+
+def _release_order(release: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", release.split("+")[0])[:3])
 
 
 def _common_context(
@@ -532,7 +649,7 @@ def github_text(written: Written) -> str:
 
 
 def default_folder(output: Path, report_id: str) -> Path:
-    return output / report_id
+    return output / check_report_id(report_id)
 
 
 def describe(written: Written) -> Iterable[str]:
@@ -546,7 +663,12 @@ def describe(written: Written) -> Iterable[str]:
         yield f"  {scrub(written.triage.explanation)}"
         yield f"  source: {written.triage.source}"
         return
-    if written.kind == "comment":
+    if written.kind == "comment" and not written.upstream:
+        yield (
+            f"{written.status}: a comment for the existing issue and the advice to drop the "
+            f"workaround in {shown}/comment.md (no new issue)"
+        )
+    elif written.kind == "comment":
         yield f"matches {written.upstream}: comment draft in {shown}/comment.md (no new issue)"
     else:
         yield f"{written.triage.label}: {shown}/{written.body_file or 'report.json'}"

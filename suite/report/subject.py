@@ -9,9 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.engine.discover import Found
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RESULTS, RunStore, safe_name
 from suite.engine.scrub import home_to_tilde
+from suite.engine.signature import same_bug
 from suite.errors import UsageError
 from suite.search.findings import DirectoryFindingsStore, Finding, locate
 from suite.toolchain.venvs import folder_for
@@ -31,6 +33,8 @@ class Subject:
     finding: Finding | None = None
     finding_record: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # The reproducer as it ran (from the carried source), when it can be loaded again.
+    found: Found | None = None
 
     @property
     def triton_version(self) -> str:
@@ -103,7 +107,7 @@ def _environment_of(folder: Path) -> dict[str, Any]:
 def result_from_finding(finding: Finding) -> CaseResult:
     """The finding's minimal case as a result, its detail read back from the signature."""
     outcome = Outcome.from_label(finding.outcome)
-    parts = finding.signature.split(":")
+    parts = Signature(finding.signature).family.split(":")
     detail: dict[str, Any] = {"phase": "compile"}
     if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
         detail["stage"] = parts[1]
@@ -118,6 +122,8 @@ def result_from_finding(finding: Finding) -> CaseResult:
             detail["used"], detail["limit"] = (int(n) for n in numbers[0])
     elif outcome is Outcome.USER_ERROR and len(parts) >= 2:
         detail["rule"] = parts[1]
+    if outcome is Outcome.CRASH and len(parts) >= 2:
+        detail["signal"] = parts[1]
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
@@ -127,6 +133,7 @@ def result_from_finding(finding: Finding) -> CaseResult:
         signature=Signature(finding.signature),
         message=finding.message,
         detail=detail,
+        source={k: v for k, v in (finding.source or {}).items() if k != "text"},
     )
 
 
@@ -146,18 +153,53 @@ def interpreter_for(environment: Mapping[str, Any], python: str | None) -> str |
 
 
 def rerun(
-    finding: Finding, python: str, work: Path, timeout_s: float = REPRO_TIMEOUT_S
+    finding: Finding, found: Found, python: str, work: Path
 ) -> CaseResult:
-    """The finding's minimal config run again through the engine, to capture its output."""
-    from suite.engine.discover import select
+    """The finding's minimal config run again through the engine, to capture its output,
+    within the command's --timeout, --memory-cap and --isolation."""
     from suite.engine.expand import CaseSpec
-    from suite.engine.isolate import Bounds
     from suite.engine.runner import Execution, run_case
 
-    (found,) = [f for f in select([finding.repro]) if f.repro.id == finding.repro][:1]
     spec = CaseSpec(found, dict(finding.minimal_config), finding.target)
-    execution = Execution(python=python, bounds=Bounds(timeout_s=timeout_s))
-    return run_case(spec, work / safe_name(spec.case_id), execution)
+    execution = Execution(python=python)
+    result = run_case(spec, work / safe_name(spec.case_id), execution)
+    if result is None:  # stopped while it ran
+        raise KeyboardInterrupt
+    return result
+
+
+def _spec_source(result: CaseResult) -> dict[str, str] | None:
+    """What a run made before sources were carried points at: the spec's source, as a
+    record without a hash (the file is loaded as it is now)."""
+    spec = result.artifacts.get("spec.json")
+    if not spec or not Path(spec).is_file():
+        return None
+    try:
+        source = json.loads(Path(spec).read_text()).get("source") or {}
+    except (OSError, json.JSONDecodeError):
+        return None
+    return dict(source) if isinstance(source, dict) else None
+
+
+def _load_reproducer(subject: Subject, record: dict[str, Any] | None, base: Path) -> None:
+    """Load the subject's reproducer from what was recorded; say where from, or why not."""
+    from suite.engine.discover import from_source
+    from suite.engine.sources import reproducer_for
+
+    repro = subject.result.repro
+    try:
+        if record and "sha256" not in record and ("path" in record or "module" in record):
+            found = [f for f in from_source(record, repro) if f.repro.id == repro]
+            if not found:
+                raise UsageError(f"{record} no longer defines {repro!r}")
+            subject.found, note = found[0], ""
+        else:
+            subject.found, note = reproducer_for(repro, record, base)
+    except UsageError as exc:
+        subject.notes.append(f"the reproducer {repro!r} cannot be loaded again: {exc}")
+        return
+    if note:
+        subject.notes.append(note)
 
 
 def resolve(
@@ -185,6 +227,7 @@ def resolve(
             if finding is not None:
                 subject.finding = finding
                 subject.finding_record = finding.to_json()
+        _load_reproducer(subject, result.source or _spec_source(result), folder)
         return subject
     if case:
         raise UsageError(f"--case goes with a run's results, and {ref!r} is not a run")
@@ -198,15 +241,18 @@ def resolve(
         finding,
         record,
     )
+    _load_reproducer(subject, finding.source, path.parent)
     interpreter = interpreter_for(environment, python) if rerun_finding else None
-    if interpreter and work is not None:
+    if subject.found is None and interpreter and work is not None:
+        subject.notes.append("the reproducer could not be loaded again: the case was not re-run")
+    elif interpreter and work is not None and subject.found is not None:
         try:
-            again = rerun(finding, interpreter, work)
+            again = rerun(finding, subject.found, interpreter, work)
         except (UsageError, ValueError) as exc:
             subject.notes.append(f"the minimal config could not be run again: {exc}")
         else:
             seen = again.signature.text if again.signature else again.outcome.label
-            if seen == finding.signature:
+            if seen == finding.signature or same_bug(seen, finding.signature):
                 subject.result = again
                 subject.notes.append(
                     f"re-ran the minimal config under {home_to_tilde(interpreter)}: same signature"

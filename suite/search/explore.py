@@ -59,6 +59,7 @@ from suite.engine.expand import CaseSpec
 from suite.engine.outcome import CaseResult
 from suite.engine.record import safe_name
 from suite.engine.runner import Execution, Workers, run_case
+from suite.engine.sources import capture as capture_source
 from suite.search.findings import BoundaryStep, Finding, FindingsStore, kind_of
 
 Config = dict[str, Any]
@@ -191,6 +192,8 @@ class Evaluator:
             spec = CaseSpec(self.found, config, target)
             case_dir = self.work_dir / f"{number:05d}-{safe_name(spec.case_id)}"
             result = run_case(spec, case_dir, self.execution, self.workers)
+            if result is None:  # the search was stopped (SIGINT, SIGTERM) while it ran
+                raise KeyboardInterrupt
             self._cache[key] = result
             evaluation = Evaluation(number, self.phase, config, target, result)
             self.evaluations.append(evaluation)
@@ -404,7 +407,9 @@ class _Explorer:
                         self.evaluate(config, other)
                 self.boundaries[signature] = (_config_key(config), table)
 
-    def findings(self, environment: dict[str, Any], seed: int | None) -> list[Finding]:
+    def findings(
+        self, environment: dict[str, Any], seed: int | None, source: dict[str, str] | None
+    ) -> list[Finding]:
         now = _now()
         findings = []
         for signature, (config, target) in self.minimal.items():
@@ -413,6 +418,11 @@ class _Explorer:
             ]
             result = self.evaluate(config, target)
             table = self.boundaries[signature][1]
+            minimal = next(
+                e.number
+                for e in self.evaluate.evaluations
+                if e.target == target and e.config == config
+            )
             findings.append(
                 Finding(
                     repro=self.repro.id,
@@ -432,6 +442,9 @@ class _Explorer:
                     seed=seed,
                     first_seen=now,
                     last_seen=now,
+                    source=source,
+                    signatures={str(environment.get("triton") or "unknown"): signature},
+                    evaluations={"first_failure": failing[0].number, "minimal": minimal},
                 )
             )
         return findings
@@ -440,13 +453,21 @@ class _Explorer:
 def _replay_list(
     repro: Reproducer, targets: Sequence[str], store: FindingsStore, database: ExampleDatabase
 ) -> list[tuple[Config, str]]:
-    """Stored minimal failing configs, from the store and then the example database.
+    """The configs run before the search draws any: the reproducer's curated configs (its
+    author's best guess at a trigger) on every target, then the stored minimal failing
+    configs, from the store and then the example database.
 
     Entries that are no longer points of the space (the reproducer changed)
     are dropped rather than run.
     """
     cases: list[tuple[Config, str]] = []
-    stored = [(f.minimal_config, f.target) for f in store.all() if f.repro == repro.id]
+    curated = [
+        ({name: config[name] for name in repro.param_names if name in config}, target)
+        for configs in repro.configs.values()
+        for config in configs
+        for target in targets
+    ]
+    stored = curated + [(f.minimal_config, f.target) for f in store.all() if f.repro == repro.id]
     for target in targets:
         stored += [
             (json.loads(raw), target) for raw in database.fetch(_database_key(repro.id, target))
@@ -509,8 +530,11 @@ def explore(
         replay = _replay_list(found.repro, targets, store, database)
         explorer.search(replay, budget, test_settings, seed)
         explorer.map_boundaries()
+        carried = capture_source(found.source)
+        source = carried.to_json(with_text=True) if carried else None
         findings = [
-            _remember(store, database, finding) for finding in explorer.findings(environment, seed)
+            _remember(store, database, finding)
+            for finding in explorer.findings(environment, seed, source)
         ]
     finally:
         workers.close()

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import safe_name
+from suite.engine.signature import family_of, message_of, same_bug
 from suite.errors import UsageError
 
 SCHEMA = 1
@@ -103,9 +105,44 @@ class Finding:
     first_bad: str | None = None
     first_good: str | None = None
     bisect: dict[str, Any] | None = None
+    # The reproducer's source as it ran (suite.engine.sources.CarriedSource, with its text).
+    source: dict[str, str] | None = None
+    # The signature seen on each Triton release ("3.5.0": "compiler-error:...").
+    signatures: dict[str, str] = field(default_factory=dict)
+    # When the search met it: the evaluation numbers of its first failure and of the
+    # minimal config.
+    evaluations: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def message_changes(self) -> list[tuple[str, str]]:
+        """``(release, signature)`` for each release, oldest first, whose signature differs
+        from the release before it (the same bug, its message changed)."""
+        changes: list[tuple[str, str]] = []
+        previous = None
+        for release in sorted(self.signatures, key=_version_key):
+            seen = self.signatures[release]
+            if previous is not None and seen != previous:
+                changes.append((release, seen))
+            previous = seen
+        return changes
+
+    def message_note(self) -> str:
+        """``message changed in 3.7.1: <key>`` for each change ('' when there is none)."""
+        return "; ".join(
+            f"message changed in {release}: {message_of(seen) or family_of(seen)}"
+            for release, seen in self.message_changes()
+        )
+
+    def configs_seen_failing(self, limit: int = 0) -> list[dict[str, Any]]:
+        """``{"target", "config"}``: the minimal config first, then every config seen failing
+        (at most ``limit`` in all when given)."""
+        entries = [{"target": self.target, "config": dict(self.minimal_config)}]
+        for entry in self.failing_configs:
+            if entry not in entries:
+                entries.append(entry)
+        return entries[:limit] if limit else entries
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Finding:
@@ -113,6 +150,21 @@ class Finding:
         values = {k: v for k, v in record.items() if k in known}
         values["boundary"] = [BoundaryStep(**step) for step in record.get("boundary", ())]
         return cls(**values)
+
+
+def _version_key(release: str) -> tuple[int, ...]:
+    numbers = [int(n) for n in re.findall(r"\d+", release.split("+")[0])[:3]]
+    return tuple(numbers)
+
+
+def related(finding: Finding, repro: str, signature: str, configs: list[dict[str, Any]]) -> bool:
+    """Whether a failure of ``repro`` with ``signature`` on ``configs`` is ``finding`` with
+    another message: the same bug (``suite.engine.signature.same_bug``) on a config the
+    finding has seen failing."""
+    if finding.repro != repro or not same_bug(finding.signature, signature):
+        return False
+    seen = finding.configs_seen_failing()
+    return any(entry in seen for entry in configs)
 
 
 def merge(previous: Finding | None, current: Finding) -> Finding:
@@ -134,6 +186,15 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
     current.bisect = current.bisect or previous.bisect
     current.failing_configs = seen
     current.targets = sorted(set(previous.targets) | set(current.targets))
+    current.signatures = {**previous.signatures, **current.signatures}
+    current.source = current.source or previous.source
+    if previous.signature != current.signature:
+        # The same bug with a changed message: it keeps its record (and its id).
+        current.signature, current.kind = previous.signature, previous.kind
+        current.outcome, current.message = previous.outcome, previous.message
+        current.minimal_config, current.target = previous.minimal_config, previous.target
+        current.boundary = previous.boundary
+        current.passing_neighbours = previous.passing_neighbours
     return current
 
 
@@ -157,8 +218,20 @@ class FindingsStore(ABC):
         """The Hypothesis example database kept with the findings."""
 
     def record(self, finding: Finding) -> Finding:
-        """Merge ``finding`` into what is stored and write the result."""
-        merged = merge(self.get(finding.repro, finding.signature), finding)
+        """Merge ``finding`` into what is stored and write the result.
+
+        A finding stored under another signature of the same bug, seen failing on one of
+        this finding's configs, is this finding with its message changed: the two merge
+        under the stored one.
+        """
+        previous = self.get(finding.repro, finding.signature)
+        if previous is None:
+            configs = finding.configs_seen_failing()
+            previous = next(
+                (f for f in self.all() if related(f, finding.repro, finding.signature, configs)),
+                None,
+            )
+        merged = merge(previous, finding)
         self.put(merged)
         return merged
 

@@ -1,0 +1,222 @@
+"""Signatures: real aborts and messages of real releases, one signature module, parity with
+the ``repro.py`` that embeds it, the harness-error and compiler-diagnostic outcomes.
+
+The release cases compile ``tests/data/dot_mma.py`` (a reproducer file given by path)
+under the cached venvs of old releases; what each release does is in that file's docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from conftest import repro_cli as repro
+
+from suite.engine.signature import (
+    diagnostic_verdict,
+    family_of,
+    judge,
+    meaningful_message,
+    normalize,
+    same_bug,
+)
+
+DOT_MMA = ROOT / "tests" / "data" / "dot_mma.py"
+
+
+def _python(version: str) -> str:
+    from suite.toolchain.venvs import for_version
+
+    return for_version(version).python
+
+
+def _results(output: Path) -> dict[str, dict]:
+    found = {}
+    for path in output.glob("runs/*/results.jsonl"):
+        for line in path.read_text().splitlines():
+            record = json.loads(line)
+            found[record["case_id"]] = record
+    return found
+
+
+# Real stderr lines of the releases (tests/data/dot_mma.py, seen on 3.0.0/3.1.0).
+ABORT_ASSERT = (
+    "python: /project/lib/Dialect/TritonGPU/Transforms/AccelerateMatmul.cpp:30: int "
+    "mlir::triton::gpu::{anonymous}::getMMAVersionSafe(int, mlir::triton::DotOp): Assertion "
+    '`false && "computeCapability not supported"\' failed.\n'
+)
+ABORT_UNREACHABLE = (
+    "unsupported shared memory layout for MMAv3\nUNREACHABLE executed at /project/python/build/"
+    "cmake.linux-x86_64-cpython-3.11/include/triton/Dialect/TritonGPU/IR/"
+    "TritonGPUAttrDefs.cpp.inc:385!\n"
+)
+
+
+def test_the_message_key_keeps_what_names_the_bug_and_drops_what_varies():
+    assert meaningful_message(ABORT_ASSERT) == (
+        'Assertion `false && "computeCapability not supported"\' failed'
+    )
+    assert meaningful_message(ABORT_UNREACHABLE) == (
+        "unsupported shared memory layout for MMAv3 (UNREACHABLE)"
+    )
+    isel = "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.tcgen05.wait.st"
+    assert normalize(meaningful_message(isel) or "") == (
+        "LLVM ERROR: Cannot select: intrinsic llvm.nvvm.tcgen05.wait.st"
+    )
+    line = "/x/k.py:12:5: error: %17 = tt.dot %a, %b : tensor<128x64xf16, #blocked1> at 0x7f3a"
+    expected = "%V = tt.dot %V, %V : tensor<?xf16, #A> at <addr>"
+    assert normalize(meaningful_message(line) or "") == expected
+    generic = "k.py:3:0: error: Failures have been detected while processing an MLIR pass pipeline"
+    assert meaningful_message(generic) is None
+
+
+def test_two_aborts_of_one_stage_are_two_signatures():
+    one = judge(
+        None,
+        stderr=ABORT_ASSERT,
+        phase="compile",
+        returncode=-6,
+        signal_name="SIGABRT",
+        timed_out=False,
+        done=False,
+    )
+    two = judge(
+        None,
+        stderr=ABORT_UNREACHABLE,
+        phase="compile",
+        returncode=-6,
+        signal_name="SIGABRT",
+        timed_out=False,
+        done=False,
+    )
+    assert one and two and one.signature != two.signature
+    assert (
+        family_of(one.signature or "") == family_of(two.signature or "") == "crash:SIGABRT:compile"
+    )
+    assert not same_bug(one.signature or "", two.signature or "")
+
+
+def test_same_pass_other_message_is_the_same_bug_but_other_frontend_errors_are_not():
+    assert same_bug(
+        "compiler-error:ttgir:TritonGPUAssignLatencies: a",
+        "compiler-error:ttgir:TritonGPUAssignLatencies: something else entirely",
+    )
+    assert same_bug(
+        "compiler-error:ttir: AssertionError: Unsupported dtype fp64",
+        "compiler-error:ttir: AssertionError: Unsupported lhs dtype fp64",
+    )
+    assert not same_bug(
+        "compiler-error:ttir: AssertionError: Unsupported dtype fp64",
+        "compiler-error:ttir: AssertionError: Input shapes should have M >= N, N >= N and K >= N",
+    )
+
+
+def test_a_compile_that_succeeds_but_prints_an_mlir_error_is_a_diagnostic():
+    text = "/x/k.py:20:8: error: operation scheduled before its operands\n"
+    verdict = diagnostic_verdict(text)
+    assert verdict is not None
+    assert verdict.signature == "compiler-diagnostic: operation scheduled before its operands"
+    assert diagnostic_verdict("warning: something\n") is None
+
+
+@pytest.mark.venv
+def test_two_real_aborts_on_3_1_0_differ_and_repro_py_computes_the_same(tmp_path):
+    """3.1.0 aborts twice on tl.dot, in two unrelated ways; each signature carries its own
+    message, and the repro.py of each computes exactly the suite's signature there."""
+    out = tmp_path / "out"
+    proc = repro("run", str(DOT_MMA), "-c", "trigger", "--python", _python("3.1.0"), "-o", str(out))
+    assert proc.code == 1, proc.stderr
+    results = _results(out)
+    aborts = {case: r["signature"] for case, r in results.items() if r["outcome"] == "crash"}
+    assert aborts == {
+        "dot-mma-select[sm_100-fp8e4nv-64x64x16]": "crash:SIGABRT:compile: Assertion "
+        '`false && "computeCapability not supported"\' failed',
+        "dot-mma-select[sm_90-fp8e4nv-64x64x16]": "crash:SIGABRT:compile: unsupported shared "
+        "memory layout for MMAv3 (UNREACHABLE)",
+    }
+    assert all(r["triage"] == "compiler-bug" for r in results.values())
+    run = next(out.glob("runs/*"))
+    for case, signature in aborts.items():
+        written = repro(
+            "report", f"{run}:{case}", "--verify", "--id", "r", "-o", str(tmp_path / case[-12:])
+        )
+        report = json.loads((tmp_path / case[-12:] / "r" / "report.json").read_text())
+        assert report["verification"]["signature"] == signature, written.stdout
+        assert report["verification"]["ok"], report
+
+
+@pytest.mark.venv
+def test_a_frontend_message_changes_between_releases(tmp_path):
+    """fp64 tl.dot: 'Unsupported dtype fp64' on 3.1.0, 'Unsupported lhs dtype fp64' on 3.3.1."""
+    seen = {}
+    for version in ("3.1.0", "3.3.1"):
+        out = tmp_path / version
+        repro(
+            "run",
+            str(DOT_MMA),
+            "-c",
+            "trigger",
+            "-t",
+            "sm_90",
+            "--python",
+            _python(version),
+            "-o",
+            str(out),
+        )
+        (record,) = [r for c, r in _results(out).items() if "fp64" in c]
+        seen[version] = record["signature"]
+    assert seen == {
+        "3.1.0": "compiler-error:ttir: AssertionError: Unsupported dtype fp64",
+        "3.3.1": "compiler-error:ttir: AssertionError: Unsupported lhs dtype fp64",
+    }
+    assert same_bug(seen["3.1.0"], seen["3.3.1"])
+
+
+HARNESS = """
+import triton
+import triton.language as tl
+
+from suite import Choice, Reproducer
+from suite.tritonc import compile_kernel
+
+REPRO = Reproducer(
+    id="bad-glue",
+    title="A reproducer whose glue passes no signature dict",
+    family="test",
+    params=(Choice("BLOCK", (16,)),),
+    configs={"default": [{"BLOCK": 16}]},
+    targets=("sm_90",),
+)
+
+
+@triton.jit
+def copy(x_ptr, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+@REPRO.compile
+def compile_case(case):
+    return compile_kernel(copy, case, None, {"BLOCK": case["BLOCK"]})
+"""
+
+
+def test_a_harness_error_is_never_a_regression_nor_a_report(tmp_path):
+    path = tmp_path / "bad_glue.py"
+    path.write_text(textwrap.dedent(HARNESS))
+    out = tmp_path / "out"
+    proc = repro("run", str(path), "-o", str(out))
+    assert proc.code == 4, proc.stdout + proc.stderr
+    (record,) = _results(out).values()
+    assert record["outcome"] == "harness-error" and record["verdict"] == "harness-error"
+    # A TypeError or an AttributeError, raised before triton.compile.
+    assert record["signature"].startswith("harness-error:compile: ")
+    assert record["triage"] == ""
+    assert "harness-error" in proc.stdout
+    junit = next(out.glob("runs/*/junit.xml")).read_text()
+    assert '<error type="harness-error"' in junit
+    run = next(out.glob("runs/*"))
+    refused = repro("report", f"{run}:{record['case_id']}", "-o", str(tmp_path / "rep"))
+    assert refused.code == 2 and "harness error" in refused.stderr
