@@ -24,7 +24,7 @@ from suite.search.findings import DirectoryFindingsStore, Finding
 
 SEED = 1
 EXAMPLES = 30
-PLANTED_BUG = "compiler-error:RuntimeError: planted bug"
+PLANTED_BUG = "compiler-error: RuntimeError: planted bug"
 SEGFAULT = "crash:SIGSEGV:compile"
 
 TWO_BUGS = """
@@ -193,7 +193,7 @@ def test_findings_json_lists_what_explore_found(two_bugs, tmp_path, capsys):
     assert "BLOCK_K=64, num_stages=3, num_warps=1" in shown
 
     assert _cli(["findings", "--json", "-o", output]) == 0
-    records = json.loads(capsys.readouterr().out)
+    records = json.loads(capsys.readouterr().out)["findings"]
     assert {r["signature"]: r["minimal_config"] for r in records} == {
         PLANTED_BUG: {"BLOCK_K": 64, "num_stages": 3, "num_warps": 1},
         SEGFAULT: {"BLOCK_K": 16, "num_stages": 1, "num_warps": 2},
@@ -201,7 +201,7 @@ def test_findings_json_lists_what_explore_found(two_bugs, tmp_path, capsys):
     assert all(r["repro"] == "planted-two-bugs" and r["boundary"] for r in records)
 
     assert _cli(["findings", "-o", output, "--kind", "limit", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out) == []
+    assert json.loads(capsys.readouterr().out)["findings"] == []
     assert _cli(["findings", "-o", output]) == 0
     assert "2 finding(s) under" in capsys.readouterr().out
 

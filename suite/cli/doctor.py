@@ -401,10 +401,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     out = render.output_for(args)
     python = args.python or sys.executable
-    with out.steps("doctor", 1) as steps:
-        steps.begin(f"probing {python}")
-        diagnosis = diagnose(python, Path(args.output), args.baseline)
-        steps.advance("probed")
+    diagnosis = diagnose(python, Path(args.output), args.baseline)  # a few seconds: no progress
     data = {**asdict(diagnosis), "ready": diagnosis.ready}
     out.show(render.View(data=data, lines=_lines(diagnosis)))
     if diagnosis.ready:

@@ -118,7 +118,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
         def ran(evaluation: Evaluation) -> None:
             result = evaluation.result
-            steps.advance(f"{evaluation.phase}: {result.case_id} {result.outcome.label}")
+            what = result.signature or result.outcome.label
+            steps.advance(f"{evaluation.phase}: {result.case_id} {what}")
 
         exploration = explore(
             found[0], targets, store, execution, output, budget, args.seed, args.profile, ran
@@ -164,8 +165,6 @@ def _boundary_listing(store: DirectoryFindingsStore, finding: Finding) -> Listin
         f"({finding.repro} on {', '.join(finding.targets)}); minimal config "
         f"({finding.target}): {_config_text(finding.minimal_config)}"
     )
-    listing = Listing(
-        (Column("param", "id"), Column("step"), Column("outcome"), Column("signature", "text")),
     met = finding.evaluations
     if met:
         title += (
@@ -174,6 +173,8 @@ def _boundary_listing(store: DirectoryFindingsStore, finding: Finding) -> Listin
         )
     if finding.message_note():
         title += f"; {finding.message_note()}"
+    listing = Listing(
+        (Column("param", "id"), Column("step"), Column("outcome"), Column("signature", "text")),
         title=title,
     )
     for step in finding.boundary:

@@ -115,6 +115,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             return 1
         print(github_text(written), end="")
         return 0
+    result = subject.result
+    lines = list(describe(written))
     exit_status = (
         1 if args.verify and written.verification is not None and not written.verification.ok else 0
     )
@@ -122,6 +124,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         render.View(
             data={
                 "id": subject.report_id,
+                "case_id": result.case_id,
+                "signature": str(result.signature) if result.signature else None,
                 "folder": str(written.folder),
                 "kind": written.kind,
                 "status": written.status,
@@ -133,7 +137,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                 "upstream": written.upstream or None,
                 "exit_status": exit_status,
             },
-            lines=list(describe(written)),
+            lines=[f"{result.case_id} {result.signature or result.outcome.label}", *lines],
         )
     )
     return exit_status

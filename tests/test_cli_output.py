@@ -1,0 +1,238 @@
+"""What people and scripts read: every command's log output (80 columns, no terminal) holds
+the full case id and its signature on one line, the terminal table never breaks an id, and
+every ``--json`` matches its schema in ``docs/schemas.md``.
+
+All of it through the real ``repro`` command line, on real reproducer files and real runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import jsonschema
+import pytest
+from conftest import ROOT, repro_cli
+
+from suite.cli.main import build_parser
+
+NARROW = {"COLUMNS": "80"}
+
+PLANTED = """
+from suite import Choice, Compiled, Reproducer
+
+REPRO = Reproducer(
+    id="output-planted-pipeliner-with-a-long-name",
+    title="A planted compile failure whose ids and signatures are longer than a log line allows",
+    family="test",
+    params=(Choice("BLOCK_SIZE_K", (64, 128)), Choice("num_stages", (3, 4))),
+    configs={"all": [{"BLOCK_SIZE_K": 128, "num_stages": 4},
+                     {"BLOCK_SIZE_K": 64, "num_stages": 3}]},
+    targets=("sm_90", "sm_100"),
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    if case["BLOCK_SIZE_K"] == 128:
+        raise RuntimeError(
+            "planted pipeliner failure with a message long enough to be wrapped at eighty columns"
+        )
+    return Compiled(shared_bytes=1024)
+"""
+
+
+def schemas() -> dict[str, dict]:
+    """The schema blocks of docs/schemas.md, by command."""
+    text = (ROOT / "docs" / "schemas.md").read_text()
+    blocks = re.findall(r"<!-- schema: (\w+) -->\n```json\n(.*?)\n```", text, re.DOTALL)
+    return {name: json.loads(body) for name, body in blocks}
+
+
+def check_json(command: str, stdout: str) -> dict:
+    document = json.loads(stdout)
+    jsonschema.validate(document, schemas()[command])
+    return document
+
+
+def line_with(text: str, *parts: str) -> str:
+    """The one line of ``text`` holding every part (ids and signatures are never split)."""
+    found = [line for line in text.splitlines() if all(p in line for p in parts)]
+    assert found, f"no line holds {parts!r} in:\n{text}"
+    return found[0]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("repro") / "planted_output.py"
+    path.write_text(textwrap.dedent(PLANTED))
+    return path
+
+
+@pytest.fixture(scope="module")
+def ran(planted: Path, tmp_path_factory: pytest.TempPathFactory):
+    """One plain run at 80 columns, and its results."""
+    output = tmp_path_factory.mktemp("out")
+    done = repro_cli("run", str(planted), "-o", str(output), "-j", "2", env=NARROW)
+    assert done.code == 1, done.stdout + done.stderr  # planted failures: regressions
+    (folder,) = (output / "runs").iterdir()
+    results = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    return done, results, output, folder
+
+
+def test_every_command_has_json_and_the_listings_have_format():
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if a.dest == "command"]
+    for name, sub in commands.choices.items():
+        options = {o for action in sub._actions for o in action.option_strings}
+        assert {"--json", "--quiet", "--verbose"} <= options, name
+    for name in ("run", "list", "findings", "matrix", "bisect", "gate"):
+        sub = commands.choices[name]
+        (fmt,) = [a for a in sub._actions if "--format" in a.option_strings]
+        assert tuple(fmt.choices) == ("table", "plain", "json"), name
+
+
+def test_run_log_has_each_case_on_one_greppable_line(ran):
+    done, results, _, _ = ran
+    failing = [r for r in results if r["signature"]]
+    assert len(failing) == 2 and len(results) == 4
+    for record in results:
+        line = line_with(done.stdout, record["case_id"])
+        cells = line.split("\t")
+        assert cells[0] == record["case_id"]
+        assert cells[1:3] == [record["outcome"], "regression" if record["signature"] else "ok"]
+        if record["signature"]:
+            assert cells[3] == "compiler-bug"  # the triage
+            assert cells[4] == record["signature"]
+    # progress in the log: one line per case on stderr, with the elapsed time
+    for record in results:
+        assert re.search(
+            r"^\[\s*\d+\.\d+s\] cases \d/4: " + re.escape(record["case_id"]),
+            done.stderr,
+            re.MULTILINE,
+        )
+
+
+def test_run_json_matches_its_schema_and_hands_over_subjects(planted, tmp_path):
+    done = repro_cli("run", str(planted), "-o", str(tmp_path), "--json", "-q", env=NARROW)
+    assert done.code == 1
+    assert done.stderr == ""  # --quiet: no progress
+    document = check_json("run", done.stdout)
+    assert Path(document["results"]).is_file()
+    failing = [c for c in document["cases"] if c["signature"]]
+    assert {c["triage"] for c in failing} == {"compiler-bug"}
+    for case in failing:
+        folder, case_id = case["subject"].rsplit(":", 1)
+        assert Path(folder) == Path(document["run"]) and case_id == case["case_id"]
+
+
+def test_the_terminal_table_never_breaks_an_id(planted, ran):
+    _, results, output, _ = ran
+    narrow = repro_cli(
+        "run", str(planted), "-o", str(output), "--format", "table", "-q", env=NARROW
+    )
+    wide = repro_cli(
+        "run", str(planted), "-o", str(output), "--format", "table", "-q", env={"COLUMNS": "220"}
+    )
+    for done in (narrow, wide):
+        for record in results:
+            assert record["case_id"] in done.stdout, done.stdout
+    # 220 columns fit a table: the signature starts on the case's row and folds in its column
+    for record in results:
+        if record["signature"]:
+            line_with(wide.stdout, record["case_id"], record["signature"][:60])
+
+
+def test_list_plain_and_json(planted):
+    done = repro_cli("list", str(planted), env=NARROW)
+    assert done.code == 0
+    line = line_with(done.stdout, "output-planted-pipeliner-with-a-long-name")
+    assert line.split("\t")[:3] == [
+        "output-planted-pipeliner-with-a-long-name",
+        "test",
+        "sm_90 sm_100",
+    ]
+    document = check_json("list", repro_cli("list", "--json", str(planted)).stdout)
+    assert document["reproducers"][0]["file"] == str(planted.resolve())
+
+
+def test_explore_and_findings_logs_and_json(planted, tmp_path):
+    output = str(tmp_path)
+    done = repro_cli(
+        "explore",
+        str(planted),
+        "-t",
+        "sm_90",
+        "--max-examples",
+        "6",
+        "--seed",
+        "1",
+        "-o",
+        output,
+        env=NARROW,
+    )
+    assert done.code == 0, done.stderr
+    explored = check_json(
+        "explore",
+        repro_cli(
+            "explore",
+            str(planted),
+            "-t",
+            "sm_90",
+            "--max-examples",
+            "6",
+            "--seed",
+            "1",
+            "-o",
+            output,
+            "--json",
+            "-q",
+        ).stdout,
+    )
+    (finding,) = explored["findings"]
+    assert Path(finding["file"]).stem == finding["id"]
+    # the log: each evaluation's case id with its signature, one line each
+    case = "output-planted-pipeliner-with-a-long-name[sm_90-"
+    line_with(done.stderr, case, finding["signature"])
+    line_with(done.stdout, finding["id"], finding["signature"])
+
+    listed = repro_cli("findings", "-o", output, env=NARROW)
+    assert line_with(listed.stdout, finding["id"]).split("\t")[2] == finding["signature"]
+    document = check_json("findings", repro_cli("findings", "-o", output, "--json").stdout)
+    assert [f["id"] for f in document["findings"]] == [finding["id"]]
+
+
+def test_matrix_log_and_json(planted, tmp_path):
+    args = ("matrix", str(planted), "-t", "sm_90", "--python", sys.executable, "-o", str(tmp_path))
+    done = repro_cli(*args, env=NARROW)
+    assert done.code == 0, done.stderr
+    document = check_json("matrix", repro_cli(*args, "--json", "-q").stdout)
+    for row in document["rows"]:
+        (cell,) = row["cells"].values()
+        assert line_with(done.stdout, row["case"]).split("\t") == [row["case"], cell]
+    assert any(
+        cell.startswith("compiler-error") for r in document["rows"] for cell in r["cells"].values()
+    )
+    assert re.search(r"^\[\s*\d+\.\d+s\] matrix 1/1: ", done.stderr, re.MULTILINE)
+
+
+def test_report_log_and_json(ran, tmp_path):
+    _, results, _, folder = ran
+    record = next(r for r in results if r["signature"])
+    subject = f"{folder}:{record['case_id']}"
+    done = repro_cli("report", subject, "-o", str(tmp_path), "--id", "text", env=NARROW)
+    assert done.code == 0, done.stderr
+    line_with(done.stdout, record["case_id"], record["signature"])
+    document = check_json(
+        "report", repro_cli("report", subject, "-o", str(tmp_path), "--id", "json", "--json").stdout
+    )
+    assert document["case_id"] == record["case_id"] and Path(document["folder"]).is_dir()
+
+
+def test_dashboard_json(ran):
+    _, _, output, _ = ran
+    document = check_json("dashboard", repro_cli("dashboard", "-o", str(output), "--json").stdout)
+    assert Path(document["page"]).is_file()
