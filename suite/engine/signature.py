@@ -221,9 +221,11 @@ def python_message(error: dict[str, Any]) -> str:
         after = first_line("\n".join(lines[carets[-1] + 1 :])) if carets else ""
         if after:
             return after
+        # Older releases keep the message in the cause ("AssertionError: ..."), newer ones
+        # after the excerpt: the same text either way, without the cause's type.
         cause = first_line(error.get("cause") or "")
         if cause:
-            return cause
+            return re.sub(r"^\w+: ", "", cause)
         return next(
             (ln.strip() for ln in lines if ln.strip() and not COMPILATION_AT.match(ln)), kind
         )

@@ -1,0 +1,140 @@
+"""Bisection over real releases: every config the finding has seen fail, per-release signatures.
+
+``tests/data/dot_mma.py`` (given by path) on sm_90, as the releases behave (its docstring):
+the fp8 tile 8x64x32 is refused by 3.3.0-3.4.0 and compiles from 3.5.0, while the fp8 tile
+64x64x16 keeps failing with the same normalized signature through 3.9.0. A finding shrunk
+to the 8x64x32 tile would bisect to a "first good" 3.5.0 on its minimal config alone: one
+release too early for the trigger, which still fails there.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import ROOT
+
+from suite.engine.discover import select
+from suite.engine.isolate import Bounds
+from suite.engine.runner import Execution
+from suite.engine.sources import capture
+from suite.releases import bisect
+from suite.search.findings import DirectoryFindingsStore, Finding
+from suite.toolchain.venvs import for_version
+
+DOT_MMA = ROOT / "tests" / "data" / "dot_mma.py"
+FRONTEND = "compiler-error:ttir: Input shapes should have M >= N, N >= N and K >= N"
+SMALL_M = {"BLOCK_M": 8, "BLOCK_K": 32, "dtype": "fp8e4nv", "num_warps": 4}
+SMALL_K = {"BLOCK_M": 64, "BLOCK_K": 16, "dtype": "fp8e4nv", "num_warps": 4}
+
+
+def _finding(**fields: object) -> Finding:
+    (found,) = select([str(DOT_MMA)])
+    carried = capture(found.source)
+    assert carried is not None
+    record = {
+        "repro": "dot-mma-select",
+        "signature": FRONTEND,
+        "kind": "bug",
+        "outcome": "compiler-error",
+        "message": "ttir: Input shapes should have M >= 16, N >= 16 and K >= 32",
+        "target": "sm_90",
+        "targets": ["sm_90"],
+        "minimal_config": SMALL_M,
+        "failing_configs": [{"target": "sm_90", "config": SMALL_K}],
+        "passing_neighbours": [],
+        "boundary": [],
+        "environment": {"triton": "3.4.0"},
+        "seed": None,
+        "first_seen": "2026-11-22T00:00:00+00:00",
+        "last_seen": "2026-11-22T00:00:00+00:00",
+        "source": carried.to_json(with_text=True),
+        "signatures": {"3.4.0": FRONTEND},
+        **fields,
+    }
+    return Finding.from_json(json.loads(json.dumps(record)))
+
+
+@pytest.mark.venv
+def test_a_release_where_only_the_shrunk_config_passes_is_still_bad(tmp_path):
+    finding = _finding()
+    tried: list[tuple[str, str]] = []
+    outcome = bisect.run(
+        finding,
+        for_version,
+        ["3.4.0", "3.5.0"],
+        Execution(bounds=Bounds(timeout_s=300), warm=False),
+        lambda release, state: tried.append((release, state)),
+        max_configs=2,
+    )
+    assert tried == [("3.4.0", bisect.BAD), ("3.5.0", bisect.BAD)]
+    assert outcome.good is None and outcome.first_good is None
+    shown = outcome.configs["3.5.0"]
+    assert shown[0].startswith("sm_90 BLOCK_M=8, BLOCK_K=32") and shown[0].endswith("passed")
+    assert shown[1].startswith("sm_90 BLOCK_M=64, BLOCK_K=16") and shown[1].endswith(": bad")
+    assert "no release in the range comes out good" in outcome.note
+    # Nothing inconclusive is stored: the finding keeps no first good release.
+    bisect.record(finding, outcome)
+    assert finding.first_good is None
+    assert finding.signatures == {"3.4.0": FRONTEND, "3.5.0": FRONTEND}
+
+
+@pytest.mark.venv
+def test_the_minimal_config_alone_would_have_named_3_5_0(tmp_path):
+    """The answer the old bisect gave, for contrast: the same search over the minimal config."""
+    outcome = bisect.run(
+        _finding(failing_configs=[]),
+        for_version,
+        ["3.4.0", "3.5.0"],
+        Execution(bounds=Bounds(timeout_s=300), warm=False),
+        max_configs=1,
+    )
+    assert (outcome.bad, outcome.good) == ("3.4.0", "3.5.0")
+
+
+def test_a_set_aside_release_is_never_the_last_bad():
+    states = {
+        "3.1.0": bisect.BAD,
+        "3.2.0": bisect.OTHER,
+        "3.3.0": bisect.UNSUPPORTED,
+        "3.4.0": bisect.GOOD,
+    }
+    last_bad, first_good, order, aside = bisect.bisect(list(states), states.__getitem__)
+    assert order[last_bad] == "3.1.0" and order[first_good] == "3.4.0"
+    assert aside == {"3.2.0": bisect.OTHER, "3.3.0": bisect.UNSUPPORTED}
+
+
+@pytest.mark.venv
+def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
+    """fp64 tl.dot on 3.1.0 then 3.3.1: one finding, 'message changed in 3.3.1'."""
+    from suite.search.explore import Budget, explore
+
+    store = DirectoryFindingsStore(tmp_path / "findings")
+    fp64 = tmp_path / "fp64.py"
+    fp64.write_text(
+        DOT_MMA.read_text()
+        .replace('Choice("dtype", ("bf16", "fp8e4nv", "fp64"))', 'Choice("dtype", ("fp64",))')
+        .replace('Choice("BLOCK_M", (8, 64))', 'Choice("BLOCK_M", (64,))')
+        .replace('Choice("BLOCK_K", (16, 32))', 'Choice("BLOCK_K", (32,))')
+        .replace('{"BLOCK_M": 64, "BLOCK_K": 16, "dtype": "fp8e4nv", "num_warps": 4},\n', "")
+    )
+    (found,) = select([str(fp64)])
+    for version in ("3.1.0", "3.3.1"):
+        explore(
+            found,
+            ["sm_90"],
+            store,
+            Execution(python=for_version(version).python, bounds=Bounds(timeout_s=300)),
+            tmp_path,
+            Budget(max_examples=1),
+            seed=0,
+        )
+    (finding,) = store.all()
+    assert finding.signatures == {
+        "3.1.0": "compiler-error:ttir: Unsupported dtype fp64",
+        "3.3.1": "compiler-error:ttir: Unsupported lhs dtype fp64",
+    }
+    assert finding.message_note() == (
+        "message changed in 3.3.1: Unsupported lhs dtype fp64"
+    )
+    assert finding.evaluations["first_failure"] == 1  # the curated config came first
