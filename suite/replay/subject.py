@@ -215,13 +215,15 @@ def _result_of(finding: Any) -> CaseResult:
 
 def _rerun(finding: Any, python: str, work: Path | None) -> CaseResult:
     """The finding's minimal config run again through the engine, keeping its outputs."""
-    from suite.engine.discover import select
     from suite.engine.expand import expand
     from suite.engine.runner import Execution, run_case
+    from suite.engine.sources import reproducer_for
 
     if work is None:
         raise UsageError("internal: no work folder to re-run the finding in")
-    specs = expand(select([finding.repro]), [finding.target], configs=[finding.minimal_config])
+    # The code the finding ran, from the source it carries (a file given by path too).
+    found, _ = reproducer_for(finding.repro, finding.source)
+    specs = expand([found], [finding.target], configs=[finding.minimal_config])
     if not specs:
         raise UsageError(f"{finding.repro} has no case for {finding.target}")
     spec = specs[0]
