@@ -173,7 +173,8 @@ def main(argv: list[str]) -> int:
     try:
         call = _capture_here(result, given.get("source"))
     except Exception as exc:
-        call = _no_call(f"the reproducer's compile function raised {type(exc).__name__}: {exc}")
+        first = (str(exc).strip().splitlines() or [""])[0]
+        call = _no_call(f"the reproducer's compile function raised {type(exc).__name__}: {first}")
     Path(argv[1]).write_text(json.dumps(call))
     return 0
 

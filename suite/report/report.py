@@ -644,7 +644,7 @@ def github_text(written: Written) -> str:
     else:
         title, rest = written.title, body
     if written.kind == "comment":
-        title = written.upstream
+        title = written.upstream or written.status  # fixed upstream: no issue to name
     return f"{title}\n{rest}"
 
 
