@@ -20,6 +20,7 @@ from suite.cli import doctor as doctor_cli
 from suite.cli import explore as explore_cli
 from suite.cli import gate as gate_cli
 from suite.cli import releases as releases_cli
+from suite.cli import reduce as reduce_cli
 from suite.cli import replay as replay_cli
 from suite.cli import report as report_cli
 from suite.cli.options import add_case_options, case_options
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     gate_cli.add_parsers(commands)
     report_cli.add_parsers(commands)
     replay_cli.add_parsers(commands)
+    reduce_cli.add_parsers(commands)
     doctor_cli.add_parsers(commands)
     return parser
 
@@ -185,6 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "gate": gate_cli.cmd_gate,
             "report": report_cli.cmd_report,
             "replay": replay_cli.cmd_replay,
+            "reduce": reduce_cli.cmd_reduce,
             "doctor": doctor_cli.cmd_doctor,
         }
         return commands[args.command](args)

@@ -112,6 +112,8 @@ class Finding:
     # When the search met it: the evaluation numbers of its first failure and of the
     # minimal config.
     evaluations: dict[str, int] = field(default_factory=dict)
+    # `repro reduce`'s result: the reduced reproducer file, the original, their sizes.
+    reduced: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -188,6 +190,7 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
     current.targets = sorted(set(previous.targets) | set(current.targets))
     current.signatures = {**previous.signatures, **current.signatures}
     current.source = current.source or previous.source
+    current.reduced = current.reduced or previous.reduced
     if previous.signature != current.signature:
         # The same bug with a changed message: it keeps its record (and its id).
         current.signature, current.kind = previous.signature, previous.kind

@@ -1,0 +1,141 @@
+"""The ``repro reduce`` command, for :mod:`suite.cli.main` to mount.
+
+``repro reduce FINDING`` reduces the finding's reproducer kernel at the Python AST level
+while it still fails with the finding's signature (:mod:`suite.search.reduce`), writes
+``<output>/reduce/<finding id>/reduced.py`` and points the finding at it.
+
+Exit status: 0 reduced (or stopped by --time-budget with the best so far written); 2 bad
+usage or input, or a finding whose reproducer does not fail that way (one line on stderr).
+Progress lines go to stderr; the last line on stdout is the reduced file's path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.render import add_output_options
+from suite.errors import UsageError
+
+
+def add_parsers(commands: argparse._SubParsersAction) -> None:
+    """Add ``reduce`` to ``commands``. Imports nothing heavy."""
+    reduce = commands.add_parser(
+        "reduce", help="reduce a finding's kernel to the smallest one that fails the same way"
+    )
+    reduce.add_argument("finding", help="a finding (file, or name under OUTPUT/findings)")
+    reduce.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="candidates compiled at once (default: the core count)",
+    )
+    reduce.add_argument(
+        "--time-budget",
+        type=float,
+        default=900.0,
+        metavar="S",
+        help="stop after S seconds with the best so far (default: 900)",
+    )
+    reduce.add_argument(
+        "--seed", type=int, default=0, help="order of the edits (0: the passes' own order)"
+    )
+    reduce.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_OUTPUT,
+        help="output root: findings under OUTPUT/findings, the reduction in "
+        "OUTPUT/reduce/<finding id>/ (default: reports)",
+    )
+    reduce.add_argument("--python", help="interpreter whose Triton judges the candidates")
+    add_isolation_options(reduce, timeout=120.0)
+    add_output_options(reduce, formats=False)
+
+
+def _load(path: Path) -> Any:
+    from suite.search.findings import Finding
+
+    try:
+        return Finding.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise UsageError(f"{path} is not a finding: {type(exc).__name__}: {exc}") from None
+
+
+def _interpreter(environment: dict[str, Any], python: str | None) -> str:
+    from suite.report.subject import interpreter_for
+    from suite.toolchain.venvs import for_version
+
+    if python and not Path(python).exists():
+        raise UsageError(f"--python: no such interpreter: {python}")
+    chosen = interpreter_for(environment, python)
+    if chosen:
+        return chosen
+    version = environment.get("triton")
+    if not version:
+        raise UsageError("the finding records no Triton release; name one with --python")
+    return for_version(str(version)).python
+
+
+def cmd_reduce(args: argparse.Namespace) -> int:
+    from suite.cli import render
+    from suite.engine.sources import reproducer_for
+    from suite.search.findings import locate
+    from suite.search.reduce import reduce
+
+    if args.jobs < 1 or args.time_budget <= 0:
+        raise UsageError("--jobs and --time-budget must be positive")
+    output = Path(args.output)
+    path = locate(args.finding, output)
+    finding = _load(path)
+    python = _interpreter(finding.environment, args.python)
+    found, note = reproducer_for(finding.repro, finding.source, path.parent)
+    if "path" not in found.source:
+        raise UsageError(f"{finding.repro} comes from a module, not a file: nothing to reduce")
+    out = render.output_for(args)
+    if note:
+        out.note(note)
+    origin = (finding.source or {}).get("origin") or found.source["path"]
+    done = reduce(
+        finding,
+        path.stem,
+        found,
+        origin,
+        python,
+        output / "reduce" / path.stem,
+        args.jobs,
+        args.time_budget,
+        args.seed,
+        out.note,
+    )
+    progress = done.progress
+    finding.reduced = {
+        "path": str(done.path.resolve()),
+        "original": str((done.path.parent / "original.py").resolve()),
+        "lines": progress.lines,
+        "tokens": progress.tokens,
+        "original_lines": progress.original_lines,
+        "original_tokens": progress.original_tokens,
+        "complete": progress.done,
+    }
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+    os.replace(partial, path)
+    state = "reduced" if progress.done else "stopped by --time-budget; best so far"
+    out.show(
+        render.View(
+            data={"finding": str(path), **finding.reduced, "tries": progress.tries},
+            lines=[
+                f"{state}: kernel lines {progress.original_lines} -> {progress.lines}, "
+                f"tokens {progress.original_tokens} -> {progress.tokens}, "
+                f"{progress.tries} compiles, {progress.seconds:.0f} s",
+                f"finding {path} points to it",
+                str(done.path),
+            ],
+        )
+    )
+    return 0

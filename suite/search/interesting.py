@@ -1,0 +1,140 @@
+"""The one interestingness test: does this reproducer still fail with exactly this signature?
+
+Everything that shrinks or checks a failure asks the same question of a candidate (the
+C-Reduce / C-Vise contract): a reproducer source, compiled in isolation under the
+finding's release (its interpreter) for the finding's target and config, must fail with
+exactly the finding's signature. A pass, a skip, a harness error or another failure is not
+interesting, so a reduction never slips from one bug to another.
+
+- :class:`Expectation` is what a finding expects (signature, target, config, interpreter);
+- :func:`judge` answers for a result already in hand;
+- :class:`SignatureTest` runs a source file through the engine's isolation
+  (:func:`suite.engine.runner.run_case`, warm workers when given) and judges it;
+- ``python -m suite.search.interesting EXPECTATION.json FILE`` is the same test as a
+  program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.api import Reproducer
+from suite.engine.discover import Found
+from suite.engine.expand import CaseSpec
+from suite.engine.outcome import CaseResult
+from suite.engine.runner import CaseInterrupted, Execution, Workers, run_case
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What "still fails the same way" means for one finding."""
+
+    repro: str
+    signature: str
+    target: str
+    config: dict[str, Any]
+    python: str = sys.executable
+    label: str = ""  # the reproducer's case label format, for readable case ids
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, record: dict[str, Any]) -> Expectation:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in record.items() if k in known})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The answer for one candidate, with what was seen (for progress and reports)."""
+
+    interesting: bool
+    outcome: str
+    signature: str | None
+    duration_s: float = 0.0
+
+
+def judge(result: CaseResult, signature: str) -> Verdict:
+    """Interesting exactly when ``result`` is a failure whose full signature is ``signature``."""
+    seen = result.signature.text if result.outcome.is_failure and result.signature else None
+    return Verdict(seen == signature, result.outcome.label, seen, result.duration_s)
+
+
+def _stand_in(expectation: Expectation) -> Reproducer:
+    """A declaration carrying the reproducer's id and label only: the parent never imports a
+    candidate (the child does, isolated), it only needs to name the case."""
+    names = list(expectation.config)
+    return Reproducer(
+        id=expectation.repro,
+        title="",
+        family="",
+        params=(),
+        configs={},
+        targets=(expectation.target,),
+        label=expectation.label or "-".join("{" + n + "}" for n in names),
+    )
+
+
+@dataclass
+class SignatureTest:
+    """Runs candidate sources as the finding's case, in isolation, and judges them.
+
+    ``workers`` (a warm template of the finding's interpreter) makes each run a fork; none
+    starts a fresh interpreter per candidate. Case folders live under ``work`` and are
+    removed once judged.
+    """
+
+    expectation: Expectation
+    work: Path
+    workers: Workers | None = None
+    execution: Execution = field(default_factory=Execution)
+
+    def __post_init__(self) -> None:
+        self._repro = _stand_in(self.expectation)
+
+    def spec(self, source: Path) -> CaseSpec:
+        found = Found(self._repro, {"path": str(source.resolve())})
+        return CaseSpec(found, dict(self.expectation.config), self.expectation.target)
+
+    def __call__(self, source: Path, name: str = "case") -> Verdict:
+        case_dir = self.work / name
+        try:
+            result = run_case(self.spec(source), case_dir, self.execution, self.workers)
+        except CaseInterrupted:
+            raise KeyboardInterrupt from None
+        finally:
+            shutil.rmtree(case_dir, ignore_errors=True)
+        return judge(result, self.expectation.signature)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m suite.search.interesting EXPECTATION.json FILE``: exit 0 when ``FILE`` is
+    interesting, 1 when it is not, 2 on bad input (C-Vise reads only 0 or not 0)."""
+    if len(argv) != 2:
+        print("usage: python -m suite.search.interesting EXPECTATION.json FILE", file=sys.stderr)
+        return 2
+    try:
+        expectation = Expectation.from_json(json.loads(Path(argv[0]).read_text()))
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"interesting: cannot read {argv[0]}: {exc}", file=sys.stderr)
+        return 2
+    source = Path(argv[1])
+    if not source.is_file():
+        print(f"interesting: no such file: {source}", file=sys.stderr)
+        return 2
+    execution = Execution(python=expectation.python, warm=False)
+    with tempfile.TemporaryDirectory(prefix="repro-interesting-") as work:
+        verdict = SignatureTest(expectation, Path(work), None, execution)(source)
+    print(f"{verdict.outcome} {verdict.signature or ''}".rstrip())
+    return 0 if verdict.interesting else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

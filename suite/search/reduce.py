@@ -1,0 +1,389 @@
+"""``repro reduce``: the smallest kernel that still fails with the finding's signature.
+
+How a reduction goes:
+
+1. **Check.** The finding's reproducer (the source the finding carries) runs once as the
+   finding's case; if it does not fail with the finding's signature there is nothing to
+   reduce (``UsageError``: exit 2).
+2. **Reducer form.** The reproducer's compile call is captured in an isolated child
+   (:func:`suite.report.standalone.capture_compile`) and written as a self-contained
+   reproducer file (``reduced_repro.py.j2``): the ``@triton.jit`` kernel and helpers, and
+   a compile function with literal ``signature`` and ``constexprs`` dicts, pinned to the
+   finding's config and target. It must fail the same way too.
+3. **Passes to a fixpoint** (:mod:`suite.search.reduce_passes`): each pass proposes
+   well-formed edits in a stable order; they are judged ``jobs`` at a time in the warm
+   isolated workers by the one interestingness test (:mod:`suite.search.interesting`),
+   and the first interesting edit of a batch that makes the file smaller is kept. A cache
+   of tried texts means no text is compiled twice. Renaming runs once, last.
+4. **Best so far.** ``reduced.py`` and ``state.json`` are rewritten after every
+   improvement, so an interrupted reduction resumes from there. The finding is updated to
+   point at the result.
+
+The order of edits is fixed (or shuffled by ``seed``), and of a batch the first
+interesting edit in that order wins, so a reduction is deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import itertools
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from suite.engine.discover import Found
+from suite.engine.expand import CaseSpec
+from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.runner import DEFAULTS, Execution, Workers
+from suite.errors import UsageError
+from suite.search.findings import Finding
+from suite.search.interesting import Expectation, SignatureTest, Verdict
+from suite.search.reduce_passes import (
+    FINAL_PASSES,
+    PASSES,
+    Pass,
+    candidates,
+    kernel_measure,
+    size,
+)
+from suite.templating import template_environment
+
+STATE = "state.json"
+REDUCED = "reduced.py"
+DEFAULT_TIME_BUDGET_S = 900.0
+
+
+@dataclass
+class Progress:
+    """What ``state.json`` holds: enough to resume, and the figures a user is shown."""
+
+    finding: str
+    signature: str
+    original_sha256: str
+    seed: int
+    original_lines: int = 0
+    original_tokens: int = 0
+    lines: int = 0
+    tokens: int = 0
+    tries: int = 0  # candidates judged (each one compile: the cache answers the rest)
+    cached: int = 0
+    improvements: int = 0
+    seconds: float = 0.0
+    current_pass: str = ""
+    done: bool = False
+    passes: dict[str, int] = field(default_factory=dict)  # improvements per pass
+
+    @classmethod
+    def read(cls, path: Path) -> Progress | None:
+        try:
+            record = json.loads(path.read_text())
+            return cls(**{k: v for k, v in record.items() if k in cls.__dataclass_fields__})
+        except (OSError, ValueError, TypeError):
+            return None
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """The result: the reduced file and the progress record."""
+
+    path: Path
+    progress: Progress
+    resumed: bool
+    stopped_by_budget: bool
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(text)
+    os.replace(partial, path)
+
+
+def reducer_form(finding: Finding, found: Found, python: str, origin: str, finding_id: str) -> str:
+    """The finding's reproducer as a self-contained file the passes can edit."""
+    from suite.report.standalone import capture_compile
+
+    probe = CaseResult(
+        case_id=f"{finding.repro}[{finding.target}]",
+        repro=finding.repro,
+        target=finding.target,
+        config=dict(finding.minimal_config),
+        outcome=Outcome.from_label(finding.outcome),
+    )
+    call, why = capture_compile(probe, found.source, python)
+    if call is None:
+        raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
+    repro = found.repro
+    return (
+        template_environment()
+        .get_template("reduced_repro.py.j2")
+        .render(
+            title=repro.title or repro.id,
+            origin=origin,
+            finding_id=finding_id,
+            triton_version=str(finding.environment.get("triton") or "unknown"),
+            target=finding.target,
+            signature=finding.signature,
+            repro_id=repro.id,
+            family=repro.family,
+            config=dict(finding.minimal_config),
+            requires=tuple(repro.requires),
+            label=repro.label,
+            globals_=call.globals_,
+            kernels=call.kernels,
+            signature_dict=call.signature,
+            constexprs={name: repr(value) for name, value in call.constexprs.items()},
+            kernel_name=call.kernel_name,
+            specialization=_specialization(call.signature, call.attrs),
+        )
+    )
+
+
+def _specialization(signature: dict[str, str], attrs: dict[str, list[list[object]]]) -> str:
+    """The ``compile_kernel`` keywords that state the captured specialization ('' when it
+    is the default: every pointer and integer argument divisible by 16)."""
+    from suite.tritonc import specialization
+
+    default = {n for n, pairs in specialization(signature).attrs.items() if pairs}
+    divisible = sorted(n for n, pairs in attrs.items() if ["tt.divisibility", 16] in pairs)
+    ones = sorted(n for n, pairs in attrs.items() if ["tt.equal_to", 1] in pairs)
+    other = {
+        n: [tuple(p) for p in pairs if p not in (["tt.divisibility", 16], ["tt.equal_to", 1])]
+        for n, pairs in attrs.items()
+    }
+    other = {n: pairs for n, pairs in other.items() if pairs}
+    words = ""
+    if set(divisible) != default:
+        words += f", divisible={divisible!r}"
+    if ones:
+        words += f", equal_to_1={ones!r}"
+    if other:
+        words += f", attrs={other!r}"
+    return words
+
+
+class _Judge:
+    """Candidates judged in parallel, each text at most once."""
+
+    def __init__(self, test: SignatureTest, jobs: int, progress: Progress) -> None:
+        self.test = test
+        self.jobs = jobs
+        self.progress = progress
+        self.cache: dict[str, Verdict] = {}
+        self._pool = ThreadPoolExecutor(max_workers=jobs)
+        self._serial = itertools.count(1)
+
+    def one(self, text: str) -> Verdict:
+        folder = self.test.work / f"c{next(self._serial):06d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        source = folder / "candidate.py"
+        source.write_text(text)
+        try:
+            return self.test(source, f"{folder.name}-case")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def batch(self, texts: list[str]) -> list[Verdict]:
+        fresh = [t for t in dict.fromkeys(texts) if _sha(t) not in self.cache]
+        for text, verdict in zip(fresh, self._pool.map(self.one, fresh), strict=True):
+            self.cache[_sha(text)] = verdict
+            self.progress.tries += 1
+        self.progress.cached += len(texts) - len(fresh)
+        return [self.cache[_sha(t)] for t in texts]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class Reducer:
+    """One reduction's state: the current best text and how it got there."""
+
+    judge: _Judge
+    progress: Progress
+    best_path: Path
+    state_path: Path
+    seed: int
+    deadline: float
+    say: Callable[[str], None]
+    text: str = ""
+    started: float = field(default_factory=time.monotonic)
+    before: float = 0.0  # seconds spent by earlier, interrupted attempts
+
+    def _save(self) -> None:
+        self.progress.lines, self.progress.tokens = kernel_measure(self.text)
+        self.progress.seconds = round(self.before + time.monotonic() - self.started, 1)
+        _atomic_write(self.best_path, self.text)
+        _atomic_write(self.state_path, json.dumps(asdict(self.progress), indent=2) + "\n")
+
+    def _line(self) -> str:
+        elapsed = max(time.monotonic() - self.started, 1e-6)
+        p = self.progress
+        return (
+            f"reduce: {p.current_pass:<20} lines {p.original_lines} -> {p.lines}, "
+            f"tokens {p.original_tokens} -> {p.tokens} | {p.tries} tries, "
+            f"{p.tries / elapsed:.2f} tries/s"
+        )
+
+    def out_of_time(self) -> bool:
+        return time.monotonic() > self.deadline
+
+    def run_pass(self, chosen: Pass) -> bool:
+        """Apply ``chosen`` until none of its edits is kept; whether any was."""
+        self.progress.current_pass = chosen.name
+        self.say(self._line())
+        kept_any = False
+        start = 0
+        while not self.out_of_time():
+            current = size(_tree(self.text))
+            stream: Iterator[tuple[int, str]] = candidates(self.text, chosen, start, self.seed)
+            accepted = None
+            while accepted is None and not self.out_of_time():
+                batch = [item for _, item in zip(range(self.judge.jobs), stream, strict=False)]
+                if not batch:
+                    break
+                verdicts = self.judge.batch([text for _, text in batch])
+                for (k, text), verdict in zip(batch, verdicts, strict=True):
+                    if verdict.interesting and size(_tree(text)) < current:
+                        accepted = (k, text)
+                        break
+            if accepted is None:
+                return kept_any
+            start, self.text = accepted
+            kept_any = True
+            self.progress.improvements += 1
+            self.progress.passes[chosen.name] = self.progress.passes.get(chosen.name, 0) + 1
+            self._save()
+            self.say(self._line())
+        return kept_any
+
+    def run(self) -> bool:
+        """Every pass to a fixpoint, then the final ones; False when the budget ended it."""
+        changed = True
+        while changed and not self.out_of_time():
+            changed = False
+            for chosen in PASSES:
+                changed |= self.run_pass(chosen)
+                if self.out_of_time():
+                    break
+        if not self.out_of_time():
+            for chosen in FINAL_PASSES:
+                self.run_pass(chosen)
+        finished = not self.out_of_time()
+        self.progress.done = finished
+        self.progress.current_pass = "done" if finished else "stopped (time budget)"
+        self._save()
+        return finished
+
+
+def _tree(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+def reduce(
+    finding: Finding,
+    finding_id: str,
+    found: Found,
+    origin: str,
+    python: str,
+    folder: Path,
+    jobs: int,
+    time_budget_s: float = DEFAULT_TIME_BUDGET_S,
+    seed: int = 0,
+    say: Callable[[str], None] = print,
+) -> Reduction:
+    """Reduce ``found`` (the finding's reproducer) into ``folder/reduced.py``."""
+    original_text = Path(found.source["path"]).read_text()
+    expectation = Expectation(
+        repro=finding.repro,
+        signature=finding.signature,
+        target=finding.target,
+        config=dict(finding.minimal_config),
+        python=python,
+        label=found.repro.label,
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    best_path, state_path = folder / REDUCED, folder / STATE
+    work = folder / ".work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    execution = Execution(python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm)
+    workers = Workers(execution, [CaseSpec(found, dict(finding.minimal_config), finding.target)])
+    test = SignatureTest(expectation, work, workers, execution)
+    previous = Progress.read(state_path)
+    resumed = bool(
+        previous
+        and previous.signature == finding.signature
+        and previous.original_sha256 == _sha(original_text)
+        and previous.seed == seed
+        and best_path.is_file()
+    )
+    try:
+        if resumed and previous is not None:
+            progress, text = previous, best_path.read_text()
+            progress.done = False
+            say(
+                f"reduce: resuming from {best_path} ({progress.lines} lines, {progress.tries} tries)"
+            )
+            verdict = test(best_path, "resume")
+            if not verdict.interesting:
+                raise UsageError(
+                    f"{best_path} no longer fails with {finding.signature} "
+                    f"(saw {verdict.signature or verdict.outcome}); remove {folder} to start over"
+                )
+        else:
+            verdict = test(Path(found.source["path"]), "original")
+            if not verdict.interesting:
+                raise UsageError(
+                    f"{origin} does not reproduce the finding: expected {finding.signature}, "
+                    f"saw {verdict.signature or verdict.outcome} (triton at {python})"
+                )
+            text = reducer_form(finding, found, python, origin, finding_id)
+            _atomic_write(work / "form.py", text)
+            verdict = test(work / "form.py", "form")
+            if not verdict.interesting:
+                raise UsageError(
+                    f"{origin} in the reducer's form does not fail the same way "
+                    f"(saw {verdict.signature or verdict.outcome})"
+                )
+            lines, tokens = kernel_measure(original_text)
+            progress = Progress(
+                finding=finding_id,
+                signature=finding.signature,
+                original_sha256=_sha(original_text),
+                seed=seed,
+                original_lines=lines,
+                original_tokens=tokens,
+                tries=2,
+            )
+            _atomic_write(folder / "original.py", original_text)
+        judge = _Judge(test, jobs, progress)
+        reducer = Reducer(
+            judge,
+            progress,
+            best_path,
+            state_path,
+            seed,
+            time.monotonic() + time_budget_s,
+            say,
+            text=text,
+            before=progress.seconds if resumed else 0.0,
+        )
+        reducer._save()
+        try:
+            finished = reducer.run()
+        finally:
+            judge.close()
+    finally:
+        workers.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return Reduction(best_path, progress, resumed, not finished)
