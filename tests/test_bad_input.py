@@ -85,3 +85,51 @@ def test_python_without_triton(tmp_path):
         repro_cli("run", "tma-copy", "--python", str(tmp_path / "v" / "bin" / "python")),
         "cannot import triton",
     )
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--timeout", "inf"], "--timeout"),
+        (["--timeout", "-1"], "--timeout"),
+        (["--memory-cap", "nan"], "--memory-cap"),
+        (["--python", "/nonexistent"], "/nonexistent"),
+        (["-t", ""], "--target"),
+        (["-c", ""], "--configs"),
+        (["-t", "sm_80"], "nothing to run"),
+        (["-t", "sm_42"], "sm_42"),
+    ],
+)
+def test_bad_run_options(tmp_path, args, needle):
+    _bad(repro_cli("run", "tma-copy", *args, "-o", str(tmp_path / "out")), needle)
+    assert not (tmp_path / "out").exists()
+
+
+def test_output_root_that_is_a_file(tmp_path):
+    (tmp_path / "file").write_text("x")
+    _bad(repro_cli("run", "tma-copy", "-o", str(tmp_path / "file")), "not a folder")
+    assert (tmp_path / "file").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        (b"\xff\xfe- {BLOCK_M: 64}\n", "unreadable config file"),
+        (b"- {BLOCK_M: 64.0, BLOCK_N: 64, num_warps: 4, num_stages: 2, dtype: fp16}\n", "64.0"),
+        (b"- {BLOCK_M: 64, BLOCK_N: 64, num_warps: 4, num_stages: true, dtype: fp16}\n", "True"),
+    ],
+)
+def test_config_file_bytes_and_types(tmp_path, text, needle):
+    path = tmp_path / "configs.yaml"
+    path.write_bytes(text)
+    _bad(repro_cli("run", "tma-copy", "--config-file", str(path)), needle)
+
+
+@pytest.mark.parametrize(
+    "good, bad, needle", [("abc", "3.5.0", "abc"), ("3.5.0", "3.5.0", "says nothing")]
+)
+def test_bisect_range_that_says_nothing(tmp_path, good, bad, needle):
+    finding = tmp_path / "f.json"
+    finding.write_text('{"keep": "me"}')
+    _bad(repro_cli("bisect", str(finding), "--good", good, "--bad", bad), needle)
+    assert finding.read_text() == '{"keep": "me"}'

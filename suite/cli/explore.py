@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
 from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
@@ -61,6 +61,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     explore.add_argument(
         "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case"
     )
+    add_isolation_options(explore)
     add_output_options(explore, formats=False)
 
     findings = commands.add_parser("findings", help="list the findings of earlier explores")

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.cli.options import add_execution_options
+from suite.cli.options import add_execution_options, add_isolation_options
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -91,6 +91,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     add_execution_options(gate, timeout=300.0)
     gate.add_argument("--python", help="interpreter whose Triton runs the cases")
     add_output_options(gate)
+    add_isolation_options(gate)
 
 
 def cmd_gate(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -65,6 +65,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     replay.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per pass child (default: 300)"
     )
+    add_isolation_options(replay)
     add_output_options(replay, formats=False)
 
 

@@ -15,7 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -53,6 +53,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "the body for `gh issue create --title ... --body-file -`",
     )
     report.add_argument("--templates", help="folder of templates that replace the shipped ones")
+    add_isolation_options(report)
     report.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     report.add_argument(
         "--python", help="interpreter to re-run a finding's minimal config under (default: its own)"
@@ -69,13 +70,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine.baseline import Baseline
     from suite.engine.record import safe_name
-    from suite.report.report import default_folder, describe, github_text
+    from suite.report.report import (
+        check_report_folder,
+        check_report_id,
+        default_folder,
+        describe,
+        github_text,
+    )
     from suite.report.report import write_report as write
     from suite.report.subject import resolve
 
     output = Path(args.output)
     if args.id is not None and (not args.id or safe_name(args.id) != args.id):
         raise UsageError(f"--id {args.id!r}: use letters, digits, '.', '_' and '-'")
+    if args.id is not None:
+        check_report_folder(default_folder(output, check_report_id(args.id)))
     templates = Path(args.templates) if args.templates else None
     if templates is not None and not templates.is_dir():
         raise UsageError(f"--templates: not a folder: {templates}")

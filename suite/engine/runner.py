@@ -273,6 +273,25 @@ def run_case(
     return result
 
 
+# Files a case leaves (events, MLIR reproducers) are scrubbed up to this size; none is larger
+# in practice, and a larger one is cut by nothing else.
+_SCRUB_LIMIT = 16 << 20
+
+
+def _scrub_file(path: Path) -> None:
+    """``path`` without secrets: what a case keeps may be uploaded as a CI artifact."""
+    if path.stat().st_size > _SCRUB_LIMIT:
+        path.write_text(f"[{path.stat().st_size} bytes removed: too large to scrub]\n")
+        return
+    data = path.read_bytes()
+    if b"\0" in data:
+        return  # binary (a cubin): no text secret to find, and rewriting would corrupt it
+    text = data.decode(errors="replace")
+    clean = scrub_secrets(text)
+    if clean != text:
+        path.write_text(clean)
+
+
 def _keep_outputs(case_dir: Path, stdout: str, stderr: str) -> dict[str, str]:
     artifacts = {}
     for name, text in (("stdout", stdout), ("stderr", stderr)):
@@ -281,6 +300,7 @@ def _keep_outputs(case_dir: Path, stdout: str, stderr: str) -> dict[str, str]:
     for path in sorted(case_dir.iterdir()):
         # A link the case planted (to a key, to another run) is not its output.
         if path.is_file() and not path.is_symlink():
+            _scrub_file(path)
             artifacts[path.name] = str(path)
     return artifacts
 

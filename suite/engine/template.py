@@ -28,6 +28,7 @@ import importlib
 import json
 import os
 import select
+import shutil
 import signal
 import sys
 import traceback
@@ -36,6 +37,7 @@ from typing import Any
 PRELOAD_VARIABLE = "REPRO_PRELOAD"
 WARM_UP_VARIABLE = "REPRO_WARM_UP"
 PROTOCOL_FD_VARIABLE = "REPRO_PROTOCOL_FD"
+FOLDER_VARIABLE = "REPRO_TEMPLATE_FOLDER"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 # A fork bomb adopted round after round still ends: this many kill rounds, then give up.
@@ -200,6 +202,8 @@ def serve() -> None:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
     _kill_adopted(set(), {})
+    # The run's process may be gone (SIGKILL): its FIFO folder is left to no one else.
+    shutil.rmtree(os.environ.get(FOLDER_VARIABLE) or "/nonexistent", ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import IO
 
 from suite.engine.isolate import TOKEN_VARIABLE, Bounds, Exit, kill_tree, new_token, supervise
-from suite.engine.template import PRELOAD_VARIABLE, PROTOCOL_FD_VARIABLE, WARM_UP_VARIABLE
+from suite.engine.template import (
+    FOLDER_VARIABLE,
+    PRELOAD_VARIABLE,
+    PROTOCOL_FD_VARIABLE,
+    WARM_UP_VARIABLE,
+)
 
 
 class WarmUnavailable(RuntimeError):
@@ -87,6 +92,7 @@ class Template:
         self._log = self._folder / "template.log"
         answers, answers_write = os.pipe()
         template_env[PROTOCOL_FD_VARIABLE] = str(answers_write)
+        template_env[FOLDER_VARIABLE] = str(self._folder)
         try:
             with open(self._log, "wb") as log:
                 self.proc = subprocess.Popen(

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.isolate import Bounds, Exit, run_isolated
+from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
 from suite.replay.child import (
     EXIT_NO_BINDING,
@@ -32,7 +33,8 @@ def _env() -> dict[str, str]:
 
 def _child(python: str, args: list[str], timeout_s: float) -> Exit:
     argv = [python, "-m", "suite.replay.child", *args]
-    return run_isolated(argv, env=_env(), bounds=Bounds(timeout_s=timeout_s, memory_bytes=8 << 30))
+    bounds = Bounds(timeout_s=timeout_s, memory_bytes=DEFAULTS.bounds.memory_bytes)
+    return run_isolated(argv, env=_env(), bounds=bounds)
 
 
 @dataclass

@@ -147,7 +147,7 @@ def _load_finding(ref: str, output: Path) -> tuple[dict[str, Any], Path]:
     path = locate(ref, output)
     try:
         record = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: not JSON, or not UTF-8
         raise UsageError(f"not a finding record: {path}: {exc}") from None
     if not isinstance(record, dict) or "repro" not in record or "minimal_config" not in record:
         raise UsageError(f"not a finding record: {path}")

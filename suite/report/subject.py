@@ -47,7 +47,7 @@ def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]
     try:
         record = json.loads(path.read_text())
         finding = Finding.from_json(record)
-    except (OSError, json.JSONDecodeError, TypeError, KeyError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:  # not UTF-8, too
         raise UsageError(f"not a finding record: {path}: {type(exc).__name__}: {exc}") from None
     return finding, record, path
 

@@ -1,0 +1,99 @@
+"""One reproducer, one fault per config: every case's misbehaviour must stay that case's.
+
+HOSTILE_PIDS names a file where every process the case starts writes its pid, so a test
+can check that none survives. Nothing here compiles a Triton kernel.
+"""
+
+import os
+import shutil
+import sys
+import time
+
+from suite import Choice, Compiled, Reproducer
+
+FAULTS = (
+    "ok",
+    "fork-escape",
+    "double-fork",
+    "delete-own-folder",
+    "link-own-folder",
+    "secrets",
+    "markup",
+    "garbage-events",
+    "hang",
+)
+# Built at run time, so that this file's own text (which a run keeps, to load it again)
+# holds none of them: only what the case prints and raises does.
+SECRETS = tuple(
+    "".join(parts)
+    for parts in (
+        ("password=", "hunter2", "-lowercase"),
+        ("Authorization: Bearer ", "abcdefghijklmnop", "0123456789"),
+        ("https://alice:", "s3cr3t-in-url", "@example.com/repo.git"),
+        ("aws_secret_access_key=", "wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYEXAMPLEKEY"),
+        ("GITHUB_TOKEN=", "ghp_", "0123456789abcdefghijklmnopqrstuvwxyzAB"),
+    )
+)
+
+REPRO = Reproducer(
+    id="hostile-misbehave",
+    title="a reproducer that misbehaves in every way the engine must survive",
+    family="hostile",
+    params=(Choice("fault", FAULTS), Choice("tag", (0, 1, 2, 3, 4, 5, 6, 7))),
+    configs={
+        "faults": [{"fault": f, "tag": 0} for f in FAULTS if f != "hang"],
+        "slow": [{"fault": "ok", "tag": t} for t in range(8)],
+        "hang": [{"fault": "hang", "tag": 0}],
+    },
+    targets=("sm_90",),
+    label="{fault}-{tag}",
+)
+
+
+def _note_pid() -> None:
+    path = os.environ.get("HOSTILE_PIDS")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+
+
+def _escape(double: bool) -> None:
+    """A descendant that leaves the session and never execs: no token in /proc to find."""
+    if os.fork() == 0:
+        os.setsid()
+        if double and os.fork() != 0:
+            os._exit(0)
+        _note_pid()
+        while True:
+            time.sleep(1)
+
+
+@REPRO.compile
+def compile_case(case):
+    fault = case["fault"]
+    if os.environ.get("HOSTILE_SLEEP"):
+        time.sleep(float(os.environ["HOSTILE_SLEEP"]))
+    if fault in ("fork-escape", "double-fork"):
+        _escape(double=fault == "double-fork")
+        time.sleep(0.2)
+    if fault == "delete-own-folder":
+        shutil.rmtree(os.getcwd())
+    if fault == "link-own-folder":
+        here = os.getcwd()
+        shutil.rmtree(here)
+        os.symlink(os.path.dirname(os.path.dirname(here)), here)
+    if fault == "secrets":
+        print(" ".join(SECRETS), file=sys.stderr)
+        raise RuntimeError("leaked: " + " | ".join(SECRETS))
+    if fault == "markup":
+        raise RuntimeError("`` ` <details open><img src=x onerror=alert(1)></details> ``")
+    if fault == "garbage-events":
+        report = os.path.join(os.getcwd(), "events.jsonl")
+        with open(report, "a") as handle:
+            handle.write('[1, 2]\n{"event": 3}\n{"event": "phase"}\n"x"\n')
+    if fault == "hang":
+        _note_pid()
+        _escape(double=False)
+        while True:
+            time.sleep(1)
+    return Compiled(shared_bytes=1024)
