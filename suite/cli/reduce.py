@@ -62,7 +62,7 @@ def _load(path: Path) -> Any:
 
     try:
         return Finding.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError) as exc:
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise UsageError(f"{path} is not a finding: {type(exc).__name__}: {exc}") from None
 
 

@@ -331,9 +331,8 @@ def reduce(
         if resumed and previous is not None:
             progress, text = previous, best_path.read_text()
             progress.done = False
-            say(
-                f"reduce: resuming from {best_path} ({progress.lines} lines, {progress.tries} tries)"
-            )
+            shown = f"{progress.lines} lines, {progress.tries} tries"
+            say(f"reduce: resuming from {best_path} ({shown})")
             verdict = test(best_path, "resume")
             if not verdict.interesting:
                 raise UsageError(
@@ -383,6 +382,11 @@ def reduce(
             finished = reducer.run()
         finally:
             judge.close()
+    except UsageError:
+        shutil.rmtree(work, ignore_errors=True)
+        if not any(folder.iterdir()):
+            folder.rmdir()  # nothing half-written
+        raise
     finally:
         workers.close()
         shutil.rmtree(work, ignore_errors=True)

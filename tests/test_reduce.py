@@ -1,0 +1,213 @@
+"""`repro reduce`: the passes on small real kernels, real compiles, resume, bad input.
+
+Compiles are few: CPU is scarce. The reduction tests run the AssignLatencies bug under the
+cached Triton 3.5.0 venv (and check the result under 3.6.0, where it is fixed).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite.engine.runner import Execution
+from suite.engine.sources import capture
+from suite.search.findings import Finding
+from suite.search.interesting import Expectation, SignatureTest
+from suite.search.reduce_passes import PASSES, candidates, kernel_measure, well_formed
+from suite.toolchain.venvs import venv_root
+
+ROOT = Path(__file__).resolve().parents[1]
+PREFETCH = ROOT / "repros" / "tma_gemm_prefetch.py"
+SIGNATURE = "compiler-error:ttgir:TritonGPUAssignLatencies"
+CONFIG = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
+
+SMALL = '''"""A small kernel in the reducer's form."""
+
+import triton
+import triton.language as tl
+
+from suite import Choice, Reproducer
+from suite.tritonc import compile_kernel
+
+REPRO = Reproducer(
+    id="small",
+    title="small",
+    family="test",
+    params=(Choice("num_warps", (4,)),),
+    configs={"finding": [{"num_warps": 4}]},
+    targets=("sm_90",),
+)
+
+
+@triton.jit
+def twice(x, FACTOR: tl.constexpr):
+    return x * FACTOR
+
+
+@triton.jit
+def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if BLOCK > 16:
+        x = twice(x, 2)
+    for i in range(0, 4):
+        x = x + 1.0
+    tl.store(y_ptr + offs, x, mask=mask)
+
+
+@REPRO.compile
+def compile_case(case):
+    signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}
+    constexprs = {"BLOCK": 128}
+    return compile_kernel(kernel, case, signature, constexprs)
+'''
+
+
+def _venv(version: str) -> str:
+    python = venv_root() / f"triton-{version}" / "bin" / "python"
+    if not python.exists():
+        pytest.skip(f"no cached Triton {version} venv")
+    return str(python)
+
+
+def _finding(path: Path, source: Path, python: str, release: str) -> Path:
+    carried = capture({"path": str(source)})
+    assert carried is not None
+    record = Finding(
+        repro="tma-gemm-prefetch",
+        signature=SIGNATURE,
+        kind="bug",
+        outcome="compiler-error",
+        message="",
+        target="sm_100",
+        targets=["sm_100"],
+        minimal_config=dict(CONFIG),
+        failing_configs=[],
+        passing_neighbours=[],
+        boundary=[],
+        environment={"triton": release, "python_executable": python},
+        seed=0,
+        first_seen="",
+        last_seen="",
+        source=carried.to_json(with_text=True),
+    )
+    path.write_text(json.dumps(record.to_json(), indent=2))
+    return path
+
+
+def _reduce(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "suite.cli", "reduce", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
+
+
+def test_every_pass_proposes_only_well_formed_edits() -> None:
+    proposed = {}
+    for chosen in PASSES:
+        texts = [text for _, text in candidates(SMALL, chosen)]
+        assert all(well_formed(ast.parse(t)) for t in texts)
+        proposed[chosen.name] = texts
+    # Each kind of edit the issue lists shows up on this kernel.
+    assert any(
+        "twice" not in t.split("@REPRO")[0].split("def kernel")[1]
+        for t in proposed["inline-helpers"]
+    )
+    assert any("if BLOCK" not in t for t in proposed["if-to-branch"])
+    assert any("for i" not in t for t in proposed["loop-to-body"])
+    assert any("range(0, 1)" in t for t in proposed["loop-single-trip"])
+    assert any("other=" not in t for t in proposed["drop-masks"])
+    assert any(
+        "'BLOCK'" not in t and "BLOCK: tl.constexpr" not in t for t in proposed["inline-constexprs"]
+    )
+    assert any("{'BLOCK': 64}" in t for t in proposed["shrink-constants"])
+    # Deleting the definition of a name still read is never proposed.
+    assert not any(
+        "mask = offs < n" not in t and "mask=mask" in t for t in proposed["delete-statements"]
+    )
+
+
+def test_passes_on_a_small_real_kernel_keep_it_compiling(tmp_path: Path) -> None:
+    """A handful of real compiles: the form compiles, so do the kept edits of two passes."""
+    expectation = Expectation("small", "", "sm_90", {"num_warps": 4}, sys.executable)
+    test = SignatureTest(expectation, tmp_path, None, Execution(warm=False))
+    seen = []
+    for name in ("inline-helpers", "drop-masks"):
+        chosen = next(p for p in PASSES if p.name == name)
+        _, text = next(iter(candidates(SMALL, chosen)))
+        (tmp_path / f"{name}.py").write_text(text)
+        seen.append(test(tmp_path / f"{name}.py", name).outcome)
+    assert seen == ["passed", "passed"]
+
+
+@pytest.mark.venv
+def test_reduced_kernel_fails_the_same_way_and_the_fixed_release_compiles_it(
+    tmp_path: Path,
+) -> None:
+    bad = _venv("3.5.0")
+    good = _venv("3.6.0")
+    finding = _finding(tmp_path / "finding.json", PREFETCH, bad, "3.5.0")
+    done = _reduce(str(finding), "-o", str(tmp_path), "-j", "2", "--time-budget", "600")
+    assert done.returncode == 0, done.stderr
+    reduced = Path(done.stdout.strip().splitlines()[-1])
+    assert reduced.is_file()
+    assert "tries/s" in done.stderr
+    lines, _ = kernel_measure(reduced.read_text())
+    assert lines < kernel_measure(PREFETCH.read_text())[0]
+    record = json.loads(finding.read_text())
+    assert record["reduced"]["path"] == str(reduced.resolve())
+    expectation = Expectation("tma-gemm-prefetch", SIGNATURE, "sm_100", CONFIG, bad)
+    assert SignatureTest(expectation, tmp_path, None, Execution(python=bad, warm=False))(
+        reduced, "bad"
+    ).interesting
+    fixed = Expectation("tma-gemm-prefetch", SIGNATURE, "sm_100", CONFIG, good)
+    verdict = SignatureTest(fixed, tmp_path, None, Execution(python=good, warm=False))(
+        reduced, "good"
+    )
+    assert verdict.outcome == "passed"
+
+
+@pytest.mark.venv
+def test_an_interrupted_reduce_resumes_from_its_best_so_far(tmp_path: Path) -> None:
+    bad = _venv("3.5.0")
+    finding = _finding(tmp_path / "finding.json", PREFETCH, bad, "3.5.0")
+    # A budget this short stops after the first improvements: the best so far is kept.
+    first = _reduce(str(finding), "-o", str(tmp_path), "-j", "2", "--time-budget", "3")
+    assert first.returncode == 0, first.stderr
+    best = Path(first.stdout.strip().splitlines()[-1])
+    state = json.loads((best.parent / "state.json").read_text())
+    assert not state["done"]
+    kept = best.read_text()
+    second = _reduce(str(finding), "-o", str(tmp_path), "-j", "2", "--time-budget", "600")
+    assert second.returncode == 0, second.stderr
+    assert f"resuming from {best}" in second.stderr
+    assert json.loads((best.parent / "state.json").read_text())["tries"] >= state["tries"]
+    assert kernel_measure(best.read_text())[1] <= kernel_measure(kept)[1]
+
+
+@pytest.mark.venv
+def test_a_finding_that_does_not_reproduce_exits_2(tmp_path: Path) -> None:
+    good = _venv("3.6.0")  # the bug is fixed there: the finding's case compiles
+    finding = _finding(tmp_path / "finding.json", PREFETCH, good, "3.6.0")
+    done = _reduce(str(finding), "-o", str(tmp_path), "-j", "1")
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "does not reproduce" in done.stderr
+    assert not (tmp_path / "reduce" / "finding" / "reduced.py").exists()
+
+
+def test_a_file_that_is_not_a_finding_exits_2(tmp_path: Path) -> None:
+    bogus = tmp_path / "x.json"
+    bogus.write_text("[1, 2]")
+    done = _reduce(str(bogus), "-o", str(tmp_path))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1
