@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cli.add_parsers(commands)
     reduce_cli.add_parsers(commands)
     doctor_cli.add_parsers(commands)
+    capture_cli.add_parsers(commands)
     return parser
 
 
@@ -189,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "replay": replay_cli.cmd_replay,
             "reduce": reduce_cli.cmd_reduce,
             "doctor": doctor_cli.cmd_doctor,
+        "capture": capture_cli.cmd_capture,
         }
         return commands[args.command](args)
     except UsageError as exc:

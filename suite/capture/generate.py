@@ -1,0 +1,389 @@
+"""From capture records to failures (with the signature the program showed) and from a
+failure to an ordinary reproducer file, rendered from ``templates/captured_repro.py.j2``."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.capture.program import ProgramRun, stderr_between
+from suite.capture.site.repro_capture_records import (
+    DONE,
+    STARTED,
+    CompileRecord,
+    ErrorFacts,
+    KernelSource,
+    LaunchRecord,
+    load_compile,
+    load_launch,
+)
+from suite.engine import signature as signatures
+from suite.templating import template_environment
+
+CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+# What the backend derives from the target and toolchain: the reproducer's target and
+# release give them again, and carrying one over would pin a release's value.
+DERIVED_OPTIONS = frozenset(
+    {
+        "arch",
+        "backend_name",
+        "extern_libs",
+        "ptx_version",
+        "supported_fp8_dtypes",
+        "deprecated_fp8_dtypes",
+        "allowed_dot_input_precisions",
+        "max_num_imprecise_acc_default",
+    }
+)
+DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3}  # the CUDA backend's, when none was given
+BLOCK_NAME = re.compile(r"BLOCK|TILE|GROUP_SIZE", re.IGNORECASE)
+TL_ATTRIBUTE = re.compile(r"\btl\.(\w+)")
+TORCH_TYPES = {
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
+INT32 = range(-(2**31), 2**31)
+
+
+@dataclass
+class Failure:
+    """One failure the program showed: its record and the signature it had there."""
+
+    phase: str  # compile or launch
+    path: Path
+    kernel: KernelSource
+    signature: str
+    message: str
+    compile: CompileRecord | None = None
+    launch: LaunchRecord | None = None
+    handled_by: str = ""
+    duplicates: list[Path] = field(default_factory=list)  # records of the same signature
+
+    @property
+    def target(self) -> str:
+        record = self.compile or self.launch
+        assert record is not None
+        return target_name(record.target)
+
+    @property
+    def python(self) -> str:
+        record = self.compile or self.launch
+        assert record is not None
+        return record.python
+
+    @property
+    def triton(self) -> str:
+        record = self.compile or self.launch
+        assert record is not None
+        return record.triton
+
+
+def target_name(target: dict[str, Any]) -> str:
+    """``sm_<arch>`` for a CUDA target, '' for anything else (not reproducible here)."""
+    arch = target.get("arch")
+    if target.get("backend") == "cuda" and isinstance(arch, int):
+        return f"sm_{arch}"
+    return ""
+
+
+def compiled_records(folder: Path) -> list[CompileRecord]:
+    """Every compile record (with ``--all``, the successful ones too), oldest first."""
+    paths = sorted((folder / "compiles").glob("*.json"), key=lambda p: p.stat().st_mtime)
+    return [load_compile(p) for p in paths]
+
+
+def failures(folder: Path, program: ProgramRun) -> list[Failure]:
+    """The failures of the program, one per signature (the first record of each)."""
+    found: list[Failure] = []
+    for path in sorted((folder / "compiles").glob("*.json"), key=lambda p: p.stat().st_mtime):
+        record = load_compile(path)
+        if record.state != DONE:
+            found.append(_compile_failure(path, record, folder, program))
+    for path in sorted((folder / "launches").glob("*.json"), key=lambda p: p.stat().st_mtime):
+        launch = load_launch(path)
+        verdict = _judged(launch.error, "", "launch", None)
+        found.append(
+            Failure(
+                "launch",
+                path,
+                launch.kernel,
+                verdict.signature or "",
+                verdict.message,
+                launch=launch,
+                handled_by=launch.handled_by,
+            )
+        )
+    distinct: dict[tuple[str, str], Failure] = {}
+    for failure in found:
+        first = distinct.setdefault((failure.handled_by, failure.signature), failure)
+        if first is not failure:
+            first.duplicates.append(failure.path)
+    return list(distinct.values())
+
+
+def _compile_failure(
+    path: Path, record: CompileRecord, folder: Path, program: ProgramRun
+) -> Failure:
+    stderr = stderr_between(folder, record.stderr_start, record.stderr_end)
+    if record.state == STARTED:
+        # The process died inside the compile: by a signal we saw only for our own child.
+        killed = program.signal_name if record.pid == program.pid else None
+        code = program.returncode if record.pid == program.pid else None
+        verdict = signatures.judge(
+            None,
+            stderr=stderr,
+            phase="compile",
+            returncode=code,
+            signal_name=killed,
+            timed_out=False,
+            done=False,
+        )
+    else:
+        verdict = _judged(record.error, stderr, "compile", record)
+    assert verdict is not None
+    return Failure(
+        "compile",
+        path,
+        record.kernel,
+        verdict.signature or "",
+        verdict.message,
+        compile=record,
+        handled_by=record.handled_by,
+    )
+
+
+def _judged(
+    error: ErrorFacts | None, stderr: str, phase: str, record: CompileRecord | None
+) -> signatures.Verdict:
+    facts = error or ErrorFacts("", "", "", "", [], "")
+    described = {
+        "phase": phase,
+        "type": facts.type,
+        "qualname": facts.qualname,
+        "message": facts.message,
+        "cause": facts.cause,
+        "stage": signatures.stage_of(facts.frames),
+        "compiling": phase == "compile",  # the hook wraps the compile entry point itself
+        "traceback": facts.traceback,
+    }
+    verdict = signatures.judge(
+        described,
+        stderr=stderr,
+        phase=phase,
+        returncode=None,
+        signal_name=None,
+        timed_out=False,
+        done=True,
+    )
+    assert verdict is not None
+    return verdict
+
+
+def same_signature(observed: str, isolated: str | None, crashed: bool) -> bool:
+    """Whether the isolated run failed as the program did. A crash in the program shows no
+    compile stage (its stderr has no faulthandler dump; the isolated child's has), so for a
+    crash the isolated family's stage is not compared."""
+    if isolated is None:
+        return False
+    if observed == isolated:
+        return True
+    if not crashed:
+        return False
+    stages = set(signatures.STAGE_FUNCTIONS.values())
+    family = [p for p in signatures.family_of(isolated).split(":") if p not in stages]
+    without_stage = signatures.compose(family, signatures.message_of(isolated))
+    return observed == without_stage
+
+
+# ---------------------------------------------------------------------------------------
+# Rendering.
+# ---------------------------------------------------------------------------------------
+
+
+def reproducer_id(failure: Failure) -> str:
+    digest = hashlib.sha256(failure.signature.encode()).hexdigest()[:8]
+    name = re.sub(r"[^a-z0-9]+", "-", failure.kernel.name.lower()).strip("-")
+    return f"captured-{name}-{digest}"
+
+
+def render(failure: Failure) -> str:
+    """The reproducer file's text for ``failure``."""
+    context = (
+        _from_compile(failure.compile)
+        if failure.compile is not None
+        else _from_launch(failure.launch)
+    )
+    record = failure.compile or failure.launch
+    assert record is not None
+    kernel = failure.kernel
+    program = shlex.join(record.argv) or "?"
+    config, params = _space(context["constexprs"], context["options"])
+    fixed = {n: v for n, v in context["constexprs"].items() if n not in config}
+    texts = "\n".join(f.text for f in kernel.functions)
+    requires = sorted({f"triton.language.{name}" for name in TL_ATTRIBUTE.findall(texts)})
+    if any(line.module.split(".")[0] == "torch" for line in kernel.imports) or failure.launch:
+        requires.insert(0, "torch")  # torch's runtime helpers, or the launch's tensors
+    references = [f"program: {program}", f"kernel: {kernel.file}:{kernel.line}"]
+    if record.called_from:
+        references.append(f"{failure.phase} reached from: {record.called_from}")
+    values = {
+        "title": f"{kernel.name}: {failure.phase} failure captured from `{program}`",
+        "program": program,
+        "kernel": kernel,
+        "phase": failure.phase,
+        "called_from": record.called_from,
+        "triton": record.triton,
+        "target": failure.target,
+        "observed": failure.signature,
+        "problems": [*record.problems, *(f"global {u}" for u in kernel.unresolved)],
+        "imports": kernel.imports,
+        "repro_id": reproducer_id(failure),
+        "references": references,
+        "params": params,
+        "config": config,
+        "requires": requires,
+        "gpu": "optional",
+        "values": kernel.values,
+        "functions": kernel.functions,
+        "function_names": {f.name for f in kernel.functions},
+        "signature": context["signature"],
+        "param_constexprs": [n for n in config if n not in CONFIG_OPTIONS],
+        "fixed_constexprs": fixed,
+        "divisible": context["divisible"],
+        "equal_to_1": context["equal_to_1"],
+        "attrs": context["attrs"],
+        "options": _tuples(context["other_options"]),
+        "launch": context.get("launch"),
+    }
+    return template_environment().get_template("captured_repro.py.j2").render(**values)
+
+
+def _from_compile(record: CompileRecord | None) -> dict[str, Any]:
+    assert record is not None
+    return {
+        "signature": record.signature,
+        "constexprs": record.constexprs,
+        "divisible": record.divisible,
+        "equal_to_1": record.equal_to_1,
+        "attrs": {n: [tuple(pair) for pair in pairs] for n, pairs in record.attrs.items()},
+        "options": _config_options(record.options),
+        "other_options": _other_options(record.options),
+    }
+
+
+def _from_launch(record: LaunchRecord | None) -> dict[str, Any]:
+    """What the JIT would have compiled for this launch: types from the arguments, the
+    specialization ``kernel[grid](...)`` gives aligned tensors and integers."""
+    assert record is not None
+    signature: dict[str, str] = {}
+    divisible: list[str] = []
+    equal_to_1: list[str] = []
+    for name in record.arguments:
+        if name in record.tensors:
+            signature[name] = "*" + TORCH_TYPES.get(record.tensors[name].dtype, "fp32")
+            divisible.append(name)
+        elif name in record.scalars:
+            value = record.scalars[name]
+            if isinstance(value, bool):
+                signature[name] = "i1"
+            elif isinstance(value, int):
+                if value == 1:
+                    equal_to_1.append(name)
+                signature[name] = "i32" if value in INT32 else "i64"
+                if value % 16 == 0:
+                    divisible.append(name)
+            elif isinstance(value, float):
+                signature[name] = "fp32"
+    launch = {
+        "grid": tuple(record.grid),
+        "tensors": {
+            n: (t.dtype, tuple(t.shape), tuple(t.strides)) for n, t in record.tensors.items()
+        },
+        "scalars": {n: v for n, v in record.scalars.items() if n in signature},
+    }
+    return {
+        "signature": signature,
+        "constexprs": record.constexprs,
+        "divisible": divisible,
+        "equal_to_1": equal_to_1,
+        "attrs": {},
+        "options": _config_options(record.options),
+        "other_options": _other_options(record.options),
+        "launch": launch,
+    }
+
+
+def _config_options(options: dict[str, Any]) -> dict[str, Any]:
+    chosen = {**DEFAULT_OPTIONS, **{k: options[k] for k in CONFIG_OPTIONS if k in options}}
+    if chosen.get("num_ctas") == 1:
+        del chosen["num_ctas"]
+    if chosen.get("maxnreg") is None:
+        chosen.pop("maxnreg", None)
+    return chosen
+
+
+def _other_options(options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: v for k, v in options.items() if k not in CONFIG_OPTIONS and k not in DERIVED_OPTIONS
+    }
+
+
+def _tuples(value: Any) -> Any:
+    """JSON lists back to the tuples Triton's options hold."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def _space(constexprs: dict[str, str], options: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The captured config and the parameters around it, as ``Pow2(...)``/``Choice(...)``.
+
+    Block sizes (powers of two named like one) get a ``Pow2`` domain through the captured
+    value, other integers and booleans a ``Choice`` of it and its neighbours; the compile
+    options a ``Choice`` around theirs. Other constexprs stay fixed.
+    """
+    config: dict[str, Any] = {}
+    params: list[str] = []
+    for name, literal in constexprs.items():
+        try:
+            value = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, bool):
+            params.append(f"Choice({name!r}, (False, True))")
+        elif isinstance(value, int):
+            if value > 0 and value & (value - 1) == 0 and BLOCK_NAME.search(name):
+                params.append(f"Pow2({name!r}, {max(1, value // 8)}, {value * 2})")
+            else:
+                params.append(f"Choice({name!r}, {tuple(sorted({value - 1, value, value + 1}))!r})")
+        else:
+            continue
+        config[name] = value
+    warps = options["num_warps"]
+    stages = options["num_stages"]
+    params.append(f"Choice('num_warps', {tuple(sorted({max(1, warps // 2), warps, warps * 2}))!r})")
+    params.append(f"Choice('num_stages', {tuple(sorted({1, max(1, stages - 1), stages, stages + 1}))!r})")
+    config["num_warps"] = warps
+    config["num_stages"] = stages
+    for name in ("num_ctas", "maxnreg"):
+        if name in options:
+            params.append(f"Choice({name!r}, {(options[name],)!r})")
+            config[name] = options[name]
+    return config, params

@@ -1,0 +1,189 @@
+"""``repro capture``: run the program with the hook, then turn each failure into a
+reproducer file, run it in isolation and keep it as a finding only if it fails there
+with the signature the program showed.
+
+Steps, in order: :func:`run_program`, :func:`write_reproducers`, :func:`confirm`,
+:func:`write_autotune_configs` (``--all``), :func:`write_summary`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from suite.capture import generate, program
+from suite.capture.generate import Failure
+from suite.capture.site.repro_capture_records import load_autotune
+from suite.engine import session as engine
+from suite.engine.baseline import Baseline
+from suite.engine.runner import Execution
+from suite.engine.sources import capture as capture_source
+from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
+
+
+@dataclass
+class Captured:
+    """One failure, its reproducer file, and what the isolated run of it said."""
+
+    failure: Failure
+    file: Path | None = None
+    not_generated: str = ""  # why no file was written
+    isolated: str | None = None  # the isolated run's signature
+    isolated_outcome: str = ""
+    reproduced: bool = False
+    result_ref: str = ""  # RUN_DIR:CASE_ID, for `repro report`
+    finding: str = ""  # the finding's id, for `repro report`
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kernel": self.failure.kernel.name,
+            "defined_at": f"{self.failure.kernel.file}:{self.failure.kernel.line}",
+            "phase": self.failure.phase,
+            "target": self.failure.target,
+            "triton": self.failure.triton,
+            "record": str(self.failure.path),
+            "same_signature_records": [str(p) for p in self.failure.duplicates],
+            "observed": self.failure.signature,
+            "handled_by": self.failure.handled_by,
+            "file": str(self.file) if self.file else None,
+            "not_generated": self.not_generated,
+            "isolated": self.isolated,
+            "isolated_outcome": self.isolated_outcome,
+            "reproduced": self.reproduced,
+            "result": self.result_ref,
+            "finding": self.finding,
+        }
+
+
+@dataclass
+class Capture:
+    """The capture folder and everything found there."""
+
+    folder: Path
+    output: Path
+    program: program.ProgramRun | None = None
+    captured: list[Captured] = field(default_factory=list)
+    autotune_configs: list[Path] = field(default_factory=list)
+    compiles_recorded: int = 0
+    hook_errors: str = ""
+
+
+def new_folder(output: Path) -> Path:
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+    folder = output / "captures" / stamp
+    folder.mkdir(parents=True, exist_ok=False)
+    return folder
+
+
+def run_program(capture: Capture, command: list[str], keep_all: bool) -> None:
+    capture.program = program.run(command, capture.folder, keep_all)
+    errors = capture.folder / "hook-errors.txt"
+    capture.hook_errors = errors.read_text() if errors.exists() else ""
+
+
+def write_reproducers(capture: Capture) -> None:
+    assert capture.program is not None
+    capture.compiles_recorded = len(list((capture.folder / "compiles").glob("*.json")))
+    folder = capture.folder / "reproducers"
+    for failure in generate.failures(capture.folder, capture.program):
+        captured = Captured(failure)
+        capture.captured.append(captured)
+        if failure.handled_by:
+            captured.not_generated = f"the program caught it ({failure.handled_by})"
+        elif not failure.target:
+            captured.not_generated = "not a CUDA target"
+        else:
+            folder.mkdir(exist_ok=True)
+            path = folder / f"{generate.reproducer_id(failure).replace('-', '_')}.py"
+            path.write_text(generate.render(failure))
+            captured.file = path
+
+
+def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], None]) -> None:
+    """Run each reproducer in isolation under the program's interpreter, for its target and
+    its ``captured`` config, and compare the signature with the program's."""
+    store = DirectoryFindingsStore(capture.output / "findings")
+    for captured in capture.captured:
+        if captured.file is None:
+            continue
+        failure = captured.failure
+        selection = engine.Selection(
+            repros=[str(captured.file)], targets=[failure.target], sets=["captured"]
+        )
+        outcome = engine.run(
+            selection,
+            capture.output,
+            replace(execution, python=failure.python),
+            Baseline.load(None),
+        )
+        result = outcome.results[0]
+        captured.isolated = result.signature.text if result.signature else None
+        captured.isolated_outcome = result.outcome.label
+        captured.result_ref = f"{outcome.store.folder}:{result.case_id}"
+        crashed = failure.signature.startswith("crash:")
+        captured.reproduced = result.outcome.is_failure and generate.same_signature(
+            failure.signature, captured.isolated, crashed
+        )
+        if captured.reproduced and captured.isolated:
+            captured.finding = _remember(store, captured, result, outcome.environment)
+        on_result(
+            f"{failure.kernel.name}: {'reproduced' if captured.reproduced else 'NOT reproduced'}"
+            f" in isolation ({captured.isolated_outcome}: {captured.isolated})"
+        )
+
+
+def _remember(
+    store: DirectoryFindingsStore, captured: Captured, result: Any, environment: dict[str, Any]
+) -> str:
+    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    carried = capture_source({"path": str(captured.file)})
+    signature = captured.isolated or ""
+    finding = Finding(
+        repro=result.repro,
+        signature=signature,
+        kind=kind_of(result),
+        outcome=result.outcome.label,
+        message=result.message,
+        target=result.target,
+        targets=[result.target],
+        minimal_config=dict(result.config),
+        failing_configs=[{"target": result.target, "config": dict(result.config)}],
+        passing_neighbours=[],
+        boundary=[],
+        environment=environment,
+        seed=None,
+        first_seen=now,
+        last_seen=now,
+        source=carried.to_json(with_text=True) if carried else None,
+        signatures={str(environment.get("triton") or "unknown"): signature},
+    )
+    return store.path_of(store.record(finding)).stem
+
+
+def write_autotune_configs(capture: Capture) -> None:
+    """Each autotuned kernel's config list as a JSON list, ready for ``repro gate --current``."""
+    for path in sorted((capture.folder / "autotune").glob("*.json")):
+        record = load_autotune(path)
+        configs = capture.folder / "autotune-configs" / f"{record.kernel.name}-{path.stem}.json"
+        configs.parent.mkdir(exist_ok=True)
+        configs.write_text(json.dumps(record.configs, indent=1) + "\n")
+        capture.autotune_configs.append(configs)
+
+
+def write_summary(capture: Capture) -> dict[str, Any]:
+    assert capture.program is not None
+    summary = {
+        "folder": str(capture.folder),
+        "command": capture.program.command,
+        "exit_status": capture.program.exit_status,
+        "compile_records": capture.compiles_recorded,
+        "failures": [c.to_json() for c in capture.captured],
+        "autotune_configs": [str(p) for p in capture.autotune_configs],
+        "hook_errors": capture.hook_errors,
+    }
+    (capture.folder / "capture.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary

@@ -1,0 +1,1 @@
+"""The folder ``repro capture`` puts on the program's PYTHONPATH (standard library only)."""

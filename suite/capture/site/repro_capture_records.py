@@ -1,0 +1,211 @@
+"""What ``repro capture`` records about a compile, a launch and an autotuner, as JSON files.
+
+Standard library only: this module runs inside the user's program (imported by the hook
+through ``sitecustomize``, under whatever interpreter the program uses) and in the suite,
+which reads the records back. Every record is written to a temporary name, synced and
+renamed, so a reader sees a whole record or none, even after the process was killed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+ENV_DIR = "REPRO_CAPTURE_DIR"
+ENV_ALL = "REPRO_CAPTURE_ALL"
+FORMAT = 1
+
+STARTED = "started"  # written before the compile; left behind when the process dies in it
+DONE = "done"
+FAILED = "failed"
+
+
+@dataclass
+class FunctionSource:
+    """One ``@triton.jit`` function's text, starting at ``def`` (decorators dropped)."""
+
+    name: str
+    text: str
+    file: str
+    line: int
+    decorator: str = "triton.jit"  # with the arguments that change codegen (noinline=True)
+
+
+@dataclass
+class GlobalValue:
+    """A module-level value a kernel reads: ``python`` is its literal (``tl.constexpr(64)``)."""
+
+    name: str
+    python: str
+
+
+@dataclass
+class ImportLine:
+    """How the reproducer gets an importable name back: ``import module as name`` when
+    ``attribute`` is empty, else ``from module import attribute as name``."""
+
+    name: str
+    module: str
+    attribute: str = ""
+
+
+@dataclass
+class KernelSource:
+    """The kernel and everything it reads that the reproducer must define or import."""
+
+    name: str
+    module: str
+    file: str
+    line: int
+    functions: list[FunctionSource] = field(default_factory=list)  # the kernel last
+    values: list[GlobalValue] = field(default_factory=list)
+    imports: list[ImportLine] = field(default_factory=list)
+    unresolved: list[str] = field(default_factory=list)  # names it could not carry over
+
+
+@dataclass
+class ErrorFacts:
+    """An exception seen by the program: what ``suite.engine.signature.judge`` reads."""
+
+    type: str
+    qualname: str
+    message: str
+    cause: str
+    frames: list[str]  # function names, outermost first
+    traceback: str
+
+
+@dataclass
+class CompileRecord:
+    """One call of Triton's compile entry point, written before it runs."""
+
+    id: str
+    state: str
+    pid: int
+    kernel: KernelSource
+    signature: dict[str, str]  # runtime arguments by name -> Triton type
+    constexprs: dict[str, str]  # compile-time arguments by name -> Python literal
+    divisible: list[str]  # arguments with tt.divisibility = 16
+    equal_to_1: list[str]  # arguments folded to the constant 1
+    attrs: dict[str, list[list[Any]]]  # other raw attributes by argument (3.3 on)
+    options: dict[str, Any]
+    target: dict[str, Any]  # backend, arch, warp_size
+    triton: str
+    python: str
+    argv: list[str]
+    called_from: str = ""  # file:line of the program's frame that led to the compile
+    problems: list[str] = field(default_factory=list)  # what could not be recorded faithfully
+    stderr_start: int | None = None  # byte offsets of the compile in the program's stderr log
+    stderr_end: int | None = None
+    error: ErrorFacts | None = None
+    handled_by: str = ""  # "autotuner": the program caught it (a config the autotuner dropped)
+    format: int = FORMAT
+
+
+@dataclass
+class TensorArg:
+    """A tensor argument of a launch: its layout, never its data."""
+
+    dtype: str
+    shape: list[int]
+    strides: list[int]
+    device: str
+
+
+@dataclass
+class LaunchRecord:
+    """A ``kernel[grid](...)`` that raised after its compile succeeded."""
+
+    id: str
+    pid: int
+    kernel: KernelSource
+    grid: list[int]
+    arguments: list[str]  # the kernel's argument names, in order
+    tensors: dict[str, TensorArg]
+    scalars: dict[str, Any]  # runtime scalars by name (JSON values)
+    constexprs: dict[str, str]  # compile-time arguments by name -> Python literal
+    options: dict[str, Any]  # launch keywords: num_warps, num_stages, ...
+    target: dict[str, Any]
+    triton: str
+    python: str
+    argv: list[str]
+    called_from: str = ""
+    problems: list[str] = field(default_factory=list)
+    error: ErrorFacts | None = None
+    handled_by: str = ""
+    format: int = FORMAT
+
+
+@dataclass
+class AutotuneRecord:
+    """An autotuned kernel's config list, as the program declared it, and what it chose."""
+
+    id: str
+    pid: int
+    kernel: KernelSource
+    key: list[str]
+    configs: list[dict[str, Any]]  # meta-parameters + num_warps, num_stages, num_ctas, maxnreg
+    chosen: list[dict[str, Any]] = field(default_factory=list)
+    format: int = FORMAT
+
+
+def write_durably(path: Path, record: Any) -> None:
+    """``record`` (a dataclass) as JSON at ``path``: temporary file, fsync, rename, fsync dir."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = json.dumps(asdict(record), indent=1, default=repr).encode()
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(handle, data)
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+    os.replace(temporary, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _build(kind: type, data: dict[str, Any]) -> Any:
+    known = {f.name for f in fields(kind)}
+    return kind(**{k: v for k, v in data.items() if k in known})
+
+
+def _kernel(data: dict[str, Any]) -> KernelSource:
+    kernel = _build(KernelSource, data)
+    kernel.functions = [_build(FunctionSource, f) for f in data.get("functions", [])]
+    kernel.values = [_build(GlobalValue, v) for v in data.get("values", [])]
+    kernel.imports = [_build(ImportLine, i) for i in data.get("imports", [])]
+    return kernel
+
+
+def _error(data: dict[str, Any] | None) -> ErrorFacts | None:
+    return _build(ErrorFacts, data) if data else None
+
+
+def load_compile(path: Path) -> CompileRecord:
+    data = json.loads(path.read_text())
+    record: CompileRecord = _build(CompileRecord, data)
+    record.kernel = _kernel(data["kernel"])
+    record.error = _error(data.get("error"))
+    return record
+
+
+def load_launch(path: Path) -> LaunchRecord:
+    data = json.loads(path.read_text())
+    record: LaunchRecord = _build(LaunchRecord, data)
+    record.kernel = _kernel(data["kernel"])
+    record.tensors = {n: _build(TensorArg, t) for n, t in data.get("tensors", {}).items()}
+    record.error = _error(data.get("error"))
+    return record
+
+
+def load_autotune(path: Path) -> AutotuneRecord:
+    data = json.loads(path.read_text())
+    record: AutotuneRecord = _build(AutotuneRecord, data)
+    record.kernel = _kernel(data["kernel"])
+    return record
