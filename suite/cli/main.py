@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from suite.cli import completion
+from suite.cli import capture as capture_cli
 from suite.cli import doctor as doctor_cli
 from suite.cli import explore as explore_cli
 from suite.cli import gate as gate_cli
