@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from suite.replay.child import map_passes, parse_pipeline
 from tests.conftest import repro_cli
 
 UPSTREAM = (
@@ -13,7 +17,11 @@ UPSTREAM = (
     "upstream-8005-ws-two-warps",
     "upstream-9728-ws-pointer-dot-hopper",
     "upstream-10284-ws-partition-attr",
+    "upstream-10229-descriptor-in-dot-loop",
+    "upstream-10901-ws-reduction-convert-layout",
 )
+#: Cases of the trigger and nearest-pass sets: one per set and target (#10229 has two targets).
+CASES = 2 * len(UPSTREAM) + 2
 
 
 def rows(stdout: str) -> dict[str, list[str]]:
@@ -48,7 +56,7 @@ def test_upstream_bugs_on_the_installed_release(tmp_path):
     )
     assert ran.code == 0, ran.stdout + ran.stderr
     table = rows(ran.stdout)
-    assert len(table) == 2 * len(UPSTREAM)
+    assert len(table) == CASES
     failing = {case for case, columns in table.items() if columns[0] != "passed"}
     assert failing == {
         "upstream-8005-ws-two-warps[sm_100-128x128x64-w2-s3]",
@@ -110,3 +118,138 @@ def test_release_without_warp_specialization_reports_unsupported(tmp_path):
     (columns,) = rows(ran.stdout).values()
     assert columns[0] == "skipped"
     assert "triton.language.range(warp_specialize)" in " ".join(columns)
+
+
+# ---------------------------------------------------------------------------------------------
+# The skip vocabulary (unsupported / toolchain-gap), one for run, matrix and bisect.
+# ---------------------------------------------------------------------------------------------
+
+SKIPPING = """
+from suite import Choice, Reproducer
+
+REPRO = Reproducer(
+    id="skips",
+    title="never compiles",
+    family="test",
+    params=(Choice("n", (1,)),),
+    configs={"default": [{"n": 1}]},
+    targets=("sm_90",),
+    requires=(REQUIRES,),
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    raise AssertionError("a requirement is unmet: never called")
+"""
+
+
+@pytest.mark.parametrize(
+    ("requirement", "reason", "triage"),
+    [
+        (
+            "ptxas:sm_999a",
+            "toolchain-gap: this Triton's ptxas does not know sm_999a",
+            "toolchain-gap",
+        ),
+        ("triton>=99", "unsupported: requires triton>=99", "-"),
+    ],
+)
+def test_an_unmet_requirement_is_unsupported_or_a_toolchain_gap(
+    tmp_path, requirement, reason, triage
+):
+    source = tmp_path / "skips.py"
+    source.write_text(SKIPPING.replace("REQUIRES", repr(requirement)))
+    ran = repro_cli("run", str(source), "-o", str(tmp_path / "out"), "--format", "plain")
+    assert ran.code == 0, ran.stdout + ran.stderr
+    row = next(line.split("\t") for line in ran.stdout.splitlines() if line.startswith("skips["))
+    assert row[1:5] == ["skipped", "ok", triage, reason]
+
+
+@pytest.mark.venv
+def test_matrix_cells_say_unsupported_and_toolchain_gap(tmp_path):
+    """#8473 on sm_103: 3.4.0 has no sm_103 (a release requirement: unsupported), 3.5.1's
+    bundled ptxas does not know sm_103a (toolchain-gap, found at run time)."""
+    from suite.toolchain.venvs import for_version
+
+    for version in ("3.4.0", "3.5.1"):
+        for_version(version)
+    done = repro_cli(
+        "matrix",
+        "upstream-8473-sm103-tcgen05-wait",
+        "--triton",
+        "3.4.0,3.5.1",
+        "-o",
+        str(tmp_path),
+    )
+    assert done.code == 0, done.stdout + done.stderr
+    (folder,) = (tmp_path / "matrix").iterdir()
+    (row,) = json.loads((folder / "matrix.json").read_text())["rows"]
+    assert row["cells"] == {"3.4.0": "unsupported", "3.5.1": "toolchain-gap"}
+
+
+# ---------------------------------------------------------------------------------------------
+# repro replay on the reproducer files of 3.0-3.2: builtin.module(any(...)).
+# ---------------------------------------------------------------------------------------------
+
+OLD_PIPELINE = (
+    "builtin.module(any(convert-triton-to-tritongpu{num-ctas=1 num-warps=4 target=cuda:120 "
+    "threads-per-warp=32},tritongpu-coalesce,triton-nvidia-gpu-plan-cta))"
+)
+#: What the binding probe finds on 3.0-3.2, whose pass manager cannot print its pipeline.
+UNPROBED = [
+    {
+        "path": "passes.ttir.add_convert_to_ttgpuir",
+        "pass": None,
+        "params": [{"kind": "str"}, {"kind": "int"}, {"kind": "int"}, {"kind": "int"}],
+        "options": {},
+    },
+    {"path": "passes.ttgpuir.add_coalesce", "pass": None, "params": [], "options": {}},
+    {
+        "path": "nvidia.passes.ttnvgpuir.add_plan_cta",
+        "pass": None,
+        "params": [{"kind": "object", "class": "nvidia.ClusterInfo"}],
+        "options": {},
+    },
+]
+
+
+def test_an_op_agnostic_pipeline_is_unwrapped_and_maps_pass_by_pass():
+    anchor, passes = parse_pipeline(OLD_PIPELINE)
+    assert anchor == "builtin.module"
+    assert [p.name for p in passes] == [
+        "convert-triton-to-tritongpu",
+        "tritongpu-coalesce",
+        "triton-nvidia-gpu-plan-cta",
+    ]
+    mapped, missing = map_passes(passes, UNPROBED)
+    assert missing == []
+    assert [m.call for m in mapped] == [
+        "passes.ttir.add_convert_to_ttgpuir(pm, 'cuda:120', 4, 32, 1)",
+        "passes.ttgpuir.add_coalesce(pm)",
+        "nvidia.passes.ttnvgpuir.add_plan_cta(pm, nvidia.ClusterInfo())",
+    ]
+
+
+@pytest.mark.venv
+def test_a_3_0_reproducer_replays_pass_by_pass(tmp_path):
+    """#6087 aborts 3.0.0 in AccelerateMatmul; its reproducer file records 3.0's
+    op-agnostic pipeline, and replay finds the pass, under 3.0.0 itself."""
+    from suite.toolchain.venvs import for_version
+
+    python = str(for_version("3.0.0").python)
+    out = tmp_path / "out"
+    ran = repro_cli("run", "upstream-6087-sm120-mma-version", "--python", python, "-o", str(out))
+    assert ran.code == 0, ran.stdout + ran.stderr
+    (run,) = (out / "runs").iterdir()
+    case = "upstream-6087-sm120-mma-version[sm_120-64x32-w4-s2-dotTrue]"
+    done = repro_cli("replay", f"{run}:{case}", "--triton", "3.0.0", "-o", str(out))
+    assert done.code == 0, done.stdout + done.stderr
+    assert "first failing pass: tritongpu-accelerate-matmul" in done.stdout
+    (folder,) = [p for p in out.iterdir() if (p / "replay.json").is_file()]
+    assert "builtin.module(any(" in (folder / "captured.mlir").read_text()
+    record = json.loads((folder / "replay.json").read_text())
+    assert record["triton"] == "3.0.0"
+    assert record["first_failing"]["pass"] == "tritongpu-accelerate-matmul"
+    assert [s["status"] for s in record["scan"]] == ["ok"] * 6 + ["failed"]
+    assert Path(folder / "replay.py").is_file()

@@ -128,7 +128,15 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         reporter.error("load", exc)
         return 1
     if missing:
-        reporter.emit("skipped", reason=f"requires {', '.join(missing)}")
+        gaps = [r.removeprefix("ptxas:") for r in missing if r.startswith("ptxas:")]
+        if len(gaps) == len(missing):
+            reporter.emit(
+                "skipped",
+                reason=f"toolchain-gap: this Triton's ptxas does not know {', '.join(gaps)}",
+                toolchain_gap=", ".join(gaps),
+            )
+        else:
+            reporter.emit("skipped", reason=f"unsupported: requires {', '.join(missing)}")
         return 0
     for phase, fn in (("compile", repro.compile_fn), ("launch", repro.launch_fn)):
         if fn is None or (phase == "launch" and not case.gpu):
@@ -137,7 +145,7 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         try:
             compiled = fn(case)
         except Unsupported as exc:
-            reporter.emit("skipped", reason=str(exc))
+            reporter.emit("skipped", reason=f"unsupported: {exc}")
             return 0
         except BaseException as exc:
             reporter.error(phase, exc)

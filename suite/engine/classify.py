@@ -45,7 +45,8 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
 
     skipped = log.last("skipped")
     if skipped is not None:
-        return Classification(Outcome.SKIPPED, message=skipped["reason"])
+        gap = {"toolchain_gap": skipped["toolchain_gap"]} if "toolchain_gap" in skipped else {}
+        return Classification(Outcome.SKIPPED, message=skipped["reason"], detail=gap)
     if exit.memory_exceeded and not exit.timed_out:
         mib = exit.peak_rss_bytes >> 20
         return Classification(

@@ -45,6 +45,14 @@ class Outcome(Enum):
         raise ValueError(f"unknown outcome {label!r}")
 
 
+# Why a skipped case did not run: one vocabulary for run, matrix and bisect.
+# unsupported: a ``requires`` entry is unmet (an API, a release range) or the
+# reproducer raised ``Unsupported``; toolchain-gap: the ptxas Triton compiles with
+# does not know the target (a ``ptxas:`` requirement, or found at run time).
+UNSUPPORTED = "unsupported"
+TOOLCHAIN_GAP = "toolchain-gap"
+
+
 @dataclass(frozen=True)
 class Signature:
     """A failure's identity across configs: the outcome and its normalized key.
@@ -96,6 +104,13 @@ class CaseResult:
     triage_explanation: str = ""
     # The reproducer's source as the case ran it (suite.engine.sources.CarriedSource.to_json).
     source: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def skip_kind(self) -> str:
+        """``unsupported`` or ``toolchain-gap`` for a skipped case, '' otherwise."""
+        if self.outcome is not Outcome.SKIPPED:
+            return ""
+        return TOOLCHAIN_GAP if self.detail.get("toolchain_gap") else UNSUPPORTED
 
     def to_json(self) -> dict[str, Any]:
         record = asdict(self)

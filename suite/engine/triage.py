@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.child import EVENTS, EventLog
-from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
 from suite.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.tma_model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.toolchain.limits import (
@@ -64,7 +64,6 @@ __all__ = [
 
 COMPILER_BUG = "compiler-bug"
 DRIVER_BUG = "driver-bug"
-TOOLCHAIN_GAP = "toolchain-gap"
 USER_ERROR = "user-error"
 CUDA_FAMILY = "cuda-tma"
 

@@ -9,8 +9,9 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
 - bad when any of them fails as the finding does (:func:`suite.engine.signature.same_bug`:
   the same family, its message possibly changed; the signature seen is kept per release);
 - good only when none fails at all and at least one passes;
-- set aside otherwise: every config skipped (unsupported), or a config failing some other
-  way. A set-aside release is named, never counted as good or bad, and never the last bad.
+- set aside otherwise: every config skipped (``unsupported`` or ``toolchain-gap``, the
+  vocabulary of run and matrix), or a config failing some other way. A set-aside release
+  is named, never counted as good or bad, and never the last bad.
 
 The direction follows the user's ``--good`` and ``--bad``: a good release newer than the
 bad one asks for the first good release (the fix); an older one asks for the first bad
@@ -30,7 +31,7 @@ from typing import Any
 from packaging.version import Version
 
 from suite.engine.discover import Found
-from suite.engine.outcome import Outcome
+from suite.engine.outcome import TOOLCHAIN_GAP, UNSUPPORTED, Outcome
 from suite.engine.runner import Execution
 from suite.engine.signature import same_bug
 from suite.engine.sources import reproducer_for
@@ -39,7 +40,9 @@ from suite.search.explore import Evaluator
 from suite.search.findings import Finding
 from suite.toolchain.venvs import Release
 
-BAD, GOOD, UNSUPPORTED, OTHER = "bad", "good", "unsupported", "other failure"
+BAD, GOOD, OTHER = "bad", "good", "other failure"
+#: The states that set a release aside.
+SET_ASIDE = (UNSUPPORTED, TOOLCHAIN_GAP, OTHER)
 #: The configs a release is asked about, at most (each is one compile per release tried).
 MAX_CONFIGS = 8
 
@@ -131,11 +134,11 @@ def bisect(
 
     def usable(index: int) -> str:
         state = state_of(order[index])
-        if state in (UNSUPPORTED, OTHER):
+        if state in SET_ASIDE:
             set_aside[order.pop(index)] = state
         return state
 
-    while len(order) > 1 and usable(len(order) - 1) in (UNSUPPORTED, OTHER):
+    while len(order) > 1 and usable(len(order) - 1) in SET_ASIDE:
         pass
     if len(order) == 1 or state_of(order[-1]) == BAD:
         return len(order) - 1, len(order), order, set_aside
@@ -143,7 +146,7 @@ def bisect(
     while high - low > 1:
         middle = (low + high) // 2
         state = usable(middle)
-        if state in (UNSUPPORTED, OTHER):
+        if state in SET_ASIDE:
             high -= 1
         elif state == BAD:
             low = middle
@@ -190,7 +193,7 @@ def run(
                 )
                 seen.setdefault(label, signature)
             elif result.outcome is Outcome.SKIPPED:
-                state, shown = UNSUPPORTED, f"skipped: {result.message}"
+                state, shown = result.skip_kind, result.message
             elif result.outcome.is_failure or result.outcome is Outcome.HARNESS_ERROR:
                 state, shown = OTHER, signature or result.outcome.label
             else:
@@ -204,7 +207,7 @@ def run(
         elif GOOD in states:
             tried[label] = GOOD
         else:
-            tried[label] = UNSUPPORTED
+            tried[label] = TOOLCHAIN_GAP if set(states) == {TOOLCHAIN_GAP} else UNSUPPORTED
         on_try(label, tried[label])
         return tried[label]
 

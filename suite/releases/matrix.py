@@ -4,7 +4,8 @@ Each release is a full ``repro run`` of the selection (same isolation, same
 classification, same baseline) under that release's interpreter, with its own
 results folder; the matrix is the table across them. A case the release
 cannot express (no ``tl.make_tensor_descriptor`` before 3.4) shows as
-``unsupported``, never as a pass or a failure.
+``unsupported``, one whose ptxas does not know the target as ``toolchain-gap``
+(``CaseResult.skip_kind``), never as a pass or a failure.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class Matrix:
 
     def cell(self, result: CaseResult) -> str:
         if result.outcome is Outcome.SKIPPED:
-            return "unsupported" if "requires" in result.message else "skipped"
+            return result.skip_kind
         if result.signature:
             return str(result.signature)
         return result.outcome.label

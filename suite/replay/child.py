@@ -56,7 +56,30 @@ ALIASES = {
     "nvgpu-warp-specialization": "add_hopper_warpspec",
     "triton-nvidia-mma-lowering": "add_lower_mma",
     "convert-triton-gpu-to-llvm": "add_to_llvmir",
+    "convert-triton-to-tritongpu": "add_convert_to_ttgpuir",
+    "convert-index-to-llvm": "add_index_to_llvmir",
+    "convert-arith-to-llvm": "add_arith_to_llvmir",
+    "convert-nv-gpu-to-llvm": "add_nvgpu_to_llvm",
+    "decompose-unsupported-nvidia-conversions": "add_decompose_unsupported_conversions",
+    "triton-gpu-taskid-propagate": "add_taskid_propagate",
+    "tritongpu-warp-spec-task-partition": "add_ws_task_partition",
+    "tritongpu-warp-spec-data-partition": "add_ws_data_partition",
+    "tritongpu-warp-spec-code-partition": "add_ws_code_partition",
+    "tritongpu-warp-spec-lowering": "add_ws_lowering",
     "triton-tensor-memory-allocation": "add_allocate_tensor_memory",
+}
+# The pass options a multi-argument binding takes, in its argument order, for releases
+# whose pass manager cannot print its pipeline (3.0-3.2: no ``get_pipeline_str``), where
+# the probe cannot learn it. The order is the one those releases' own compiler.py uses.
+POSITIONAL_OPTIONS = {
+    "convert-triton-to-tritongpu": ("target", "num-warps", "threads-per-warp", "num-ctas"),
+    "convert-triton-gpu-to-llvm": ("compute-capability", "ptx-version"),
+    "tritongpu-warp-spec-code-partition": (
+        "num-buffers",
+        "num-consumer-groups",
+        "producer-reg-dec",
+        "consumer-reg-inc",
+    ),
 }
 # Prefixes a pass name carries that its binding's name leaves out.
 NAME_PREFIXES = (
@@ -72,6 +95,8 @@ NAME_PREFIXES = (
     "gluon",
 )
 
+#: The anchor of an op-agnostic pass manager in a textual pipeline.
+OP_AGNOSTIC = "any"
 REPRODUCER_BLOCK = re.compile(r"\{-#.*?#-\}", re.S)
 PIPELINE_FIELD = re.compile(r'pipeline:\s*"((?:[^"\\]|\\.)*)"')
 
@@ -182,11 +207,19 @@ def parse_element(text: str) -> PassSpec:
 
 
 def parse_pipeline(text: str) -> tuple[str, list[PassSpec]]:
-    """``builtin.module(a{x=1},b)`` (or ``any(...)``) as its anchor and its passes."""
+    """``builtin.module(a{x=1},b)`` (or ``any(...)``) as its anchor and its passes.
+
+    Triton 3.0-3.2 ran an op-agnostic pass manager on the module, which MLIR's crash
+    reproducer records as ``builtin.module(any(a,b))``: the passes ran on the module
+    itself, as each binding adds them, so that one ``any`` group is unwrapped.
+    """
     outer = parse_element(text)
     if outer.nested is None:
         raise PipelineError(f"not a pass pipeline (no anchor(...)): {text!r}")
-    return outer.name, outer.nested
+    passes = outer.nested
+    if len(passes) == 1 and passes[0].name == OP_AGNOSTIC and passes[0].nested is not None:
+        passes = passes[0].nested
+    return outer.name, passes
 
 
 def pass_flag(spec: PassSpec, options: dict[str, str] | None = None) -> str:
@@ -404,18 +437,32 @@ def _by_name(spec: PassSpec, unprobed: list[dict[str, Any]]) -> Mapped | str | N
         function = entry["path"].rsplit(".", 1)[-1]
         if function != wanted and normalize_name(function) != target:
             continue
-        params = entry["params"]
-        kinds = [p["kind"] for p in params]
-        if not kinds:
-            return Mapped(spec, entry["path"], [], ["matched by name (not probed)"], "name")
-        if len(kinds) == 1 and len(spec.options) == 1 and kinds[0] != "object":
-            (value,) = spec.options.values()
+        kinds = [p["kind"] for p in entry["params"]]
+        order = POSITIONAL_OPTIONS.get(spec.name)
+        if order is None:
+            # Without a known order, only one option can go to one argument.
+            order = tuple(spec.options) if len(spec.options) == 1 else ()
+        values = sum(kind != "object" for kind in kinds)
+        if values > len(order) or not set(order[:values]) <= set(spec.options):
+            return f"{entry['path']} matches by name but its arguments {kinds} cannot be matched"
+        args: list[dict[str, Any]] = []
+        notes = ["matched by name (not probed)"]
+        options = iter(order)
+        for param in entry["params"]:
+            if param["kind"] == "object":
+                args.append({"kind": "object", "class": param["class"]})
+                notes.append(f"a default {param['class']}() (not a pass option)")
+                continue
+            value = spec.options[next(options)]
             try:
-                arg = {"kind": kinds[0], "value": _convert(kinds[0], value)}
+                args.append({"kind": param["kind"], "value": _convert(param["kind"], value)})
             except ValueError:
-                return f"{entry['path']}: option {value!r} is not a {kinds[0]}"
-            return Mapped(spec, entry["path"], [arg], ["matched by name (not probed)"], "name")
-        return f"{entry['path']} matches by name but its arguments {kinds} cannot be matched"
+                return f"{entry['path']}: option {value!r} is not a {param['kind']}"
+        unused = [name for name in spec.options if name not in order[:values]]
+        notes += [
+            f"option {name}={spec.options[name]} is not set by the binding" for name in unused
+        ]
+        return Mapped(spec, entry["path"], args, notes, "name")
     return None
 
 
