@@ -4,8 +4,11 @@ HOSTILE_PIDS names a file where every process the case starts writes its pid, so
 can check that none survives. Nothing here compiles a Triton kernel.
 """
 
+import ctypes
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import time
 
@@ -20,6 +23,14 @@ FAULTS = (
     "secrets",
     "markup",
     "garbage-events",
+    "segv",
+    "abort",
+    "exit-7",
+    "kill-self",
+    "flood",
+    "oom",
+    "close-streams",
+    "many-children",
     "hang",
 )
 # Built at run time, so that this file's own text (which a run keeps, to load it again)
@@ -91,6 +102,28 @@ def compile_case(case):
         report = os.path.join(os.getcwd(), "events.jsonl")
         with open(report, "a") as handle:
             handle.write('[1, 2]\n{"event": 3}\n{"event": "phase"}\n"x"\n')
+    if fault == "segv":
+        ctypes.string_at(0)
+    if fault == "abort":
+        os.abort()
+    if fault == "exit-7":
+        os._exit(7)
+    if fault == "kill-self":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if fault == "flood":
+        for _ in range(256):
+            sys.stdout.buffer.write(b"y" * (1 << 20))
+        sys.stdout.flush()
+    if fault == "oom":
+        hoard = [b"\1" * (1 << 26) for _ in range(200)]
+        return Compiled(shared_bytes=len(hoard))
+    if fault == "close-streams":
+        os.close(1)
+        os.close(2)
+        raise RuntimeError("nobody hears this")
+    if fault == "many-children":
+        for _ in range(20):
+            subprocess.Popen(["sleep", "1000.125"], start_new_session=True)
     if fault == "hang":
         _note_pid()
         _escape(double=False)
