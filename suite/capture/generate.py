@@ -58,6 +58,7 @@ TORCH_TYPES = {
     "float8_e5m2": "fp8e5",
 }
 INT32 = range(-(2**31), 2**31)
+TEMPLATE_IMPORTS = {("triton", "triton"), ("tl", "triton.language")}  # the template has these
 
 
 @dataclass
@@ -205,7 +206,9 @@ def same_signature(observed: str, isolated: str | None, crashed: bool) -> bool:
     if not crashed:
         return False
     stages = set(signatures.STAGE_FUNCTIONS.values())
-    family = [p for p in signatures.family_of(isolated).split(":") if p not in stages]
+    family: list[str | None] = [
+        p for p in signatures.family_of(isolated).split(":") if p not in stages
+    ]
     without_stage = signatures.compose(family, signatures.message_of(isolated))
     return observed == without_stage
 
@@ -251,7 +254,7 @@ def render(failure: Failure) -> str:
         "target": failure.target,
         "observed": failure.signature,
         "problems": [*record.problems, *(f"global {u}" for u in kernel.unresolved)],
-        "imports": kernel.imports,
+        "imports": [i for i in kernel.imports if (i.name, i.module) not in TEMPLATE_IMPORTS],
         "repro_id": reproducer_id(failure),
         "references": references,
         "params": params,
@@ -370,7 +373,8 @@ def _space(constexprs: dict[str, str], options: dict[str, Any]) -> tuple[dict[st
             params.append(f"Choice({name!r}, (False, True))")
         elif isinstance(value, int):
             if value > 0 and value & (value - 1) == 0 and BLOCK_NAME.search(name):
-                params.append(f"Pow2({name!r}, {max(1, value // 8)}, {value * 2})")
+                low = max(min(value, 16), value // 4)
+                params.append(f"Pow2({name!r}, {low}, {value * 2})")
             else:
                 params.append(f"Choice({name!r}, {tuple(sorted({value - 1, value, value + 1}))!r})")
         else:
@@ -379,7 +383,9 @@ def _space(constexprs: dict[str, str], options: dict[str, Any]) -> tuple[dict[st
     warps = options["num_warps"]
     stages = options["num_stages"]
     params.append(f"Choice('num_warps', {tuple(sorted({max(1, warps // 2), warps, warps * 2}))!r})")
-    params.append(f"Choice('num_stages', {tuple(sorted({1, max(1, stages - 1), stages, stages + 1}))!r})")
+    params.append(
+        f"Choice('num_stages', {tuple(sorted({1, max(1, stages - 1), stages, stages + 1}))!r})"
+    )
     config["num_warps"] = warps
     config["num_stages"] = stages
     for name in ("num_ctas", "maxnreg"):

@@ -83,7 +83,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 
 def _tell(capture: Capture, say: Callable[[str], None]) -> None:
-    say(f"{capture.compiles_recorded} compile record(s), {len(capture.captured)} distinct failure(s)")
+    failures = len(capture.captured)
+    say(f"{capture.compiles_recorded} compile record(s), {failures} distinct failure(s)")
     for captured in capture.captured:
         failure = captured.failure
         where = f"{failure.kernel.name} ({failure.phase}, {failure.target}): {failure.signature}"

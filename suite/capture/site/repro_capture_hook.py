@@ -23,6 +23,7 @@ own error reach the program (it goes to ``hook-errors.txt``).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import importlib.abc
 import importlib.util
@@ -64,7 +65,14 @@ _LAUNCH_KEYWORDS = frozenset({"grid", "warmup"})
 # What the autotuner's benchmark catches and turns into an infinitely slow config.
 _AUTOTUNER_SWALLOWS = frozenset({"OutOfResources", "CompileTimeAssertionFailure", "PTXASError"})
 _OPTION_NAMES = frozenset(
-    {"num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "launch_cooperative_grid"}
+    {
+        "num_warps",
+        "num_stages",
+        "num_ctas",
+        "maxnreg",
+        "enable_fp_fusion",
+        "launch_cooperative_grid",
+    }
 )
 
 
@@ -160,7 +168,7 @@ def _note_hook_error(where: str) -> None:
 
 def _compile_wrapper(original: Any) -> Any:
     @functools.wraps(original)
-    def compile(src: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 (Triton's name)
+    def compile(src: Any, *args: Any, **kwargs: Any) -> Any:
         begun = _begin_quietly(src, args, kwargs)
         try:
             result = original(src, *args, **kwargs)
@@ -246,10 +254,8 @@ def _end_quietly(begun: tuple[CompileRecord, Path], exc: BaseException | None) -
 
 
 def _drop(path: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):
         path.unlink()
-    except OSError:
-        pass
 
 
 def error_facts(exc: BaseException) -> ErrorFacts:
@@ -360,9 +366,9 @@ def _specialization(src: Any, fn: Any, problems: list[str]) -> dict[str, Any]:
         constants[name] = value
     divisible, equal_to_1, attrs = _attributes(src.attrs, names, problems)
     for name, value in constants.items():
-        if name not in declared and value == 1 and not isinstance(value, bool):
-            if name not in equal_to_1:
-                equal_to_1.append(name)
+        ones = name not in declared and value == 1 and not isinstance(value, bool)
+        if ones and name not in equal_to_1:
+            equal_to_1.append(name)
     constexprs = {}
     for name, value in constants.items():
         if name in equal_to_1 and name not in declared:
@@ -474,15 +480,17 @@ class _Collector:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 base = scope.get(node.value.id)
-                if isinstance(base, types.ModuleType) and not _importable(base):
-                    if node.attr in base.__dict__:
-                        carried = self._carry(node.attr, base.__dict__[node.attr])
-                        spans.append(
-                            (node.lineno, node.col_offset, node.end_col_offset or 0, carried)
-                        )
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                if node.id in scope and node.id not in arguments:
-                    self._carry(node.id, scope[node.id])
+                local = isinstance(base, types.ModuleType) and not _importable(base)
+                if local and node.attr in base.__dict__:
+                    carried = self._carry(node.attr, base.__dict__[node.attr])
+                    spans.append((node.lineno, node.col_offset, node.end_col_offset or 0, carried))
+            elif (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id in scope
+                and node.id not in arguments
+            ):
+                self._carry(node.id, scope[node.id])
         code = fn.fn.__code__
         self.functions[name] = FunctionSource(
             name, _rewritten(text, spans), code.co_filename, code.co_firstlineno, _decorator(fn)
@@ -534,7 +542,9 @@ def _decorator(fn: Any) -> str:
     if getattr(fn, "noinline", False):
         arguments.append("noinline=True")
     names = list(fn.arg_names)
-    unspecialized = [names[i] if isinstance(i, int) else i for i in getattr(fn, "do_not_specialize", None) or ()]
+    unspecialized = [
+        names[i] if isinstance(i, int) else i for i in getattr(fn, "do_not_specialize", None) or ()
+    ]
     if unspecialized:
         arguments.append(f"do_not_specialize={unspecialized!r}")
     return f"triton.jit({', '.join(arguments)})" if arguments else "triton.jit"
@@ -561,10 +571,16 @@ def _literal(value: Any, problems: list[str], name: str) -> str:
         return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
     if isinstance(value, (tuple, list)):
         items = [_literal(v, problems, name) for v in value]
-        return ("(" + ", ".join(items) + ",)") if isinstance(value, tuple) else f"[{', '.join(items)}]"
+        return (
+            ("(" + ", ".join(items) + ",)") if isinstance(value, tuple) else f"[{', '.join(items)}]"
+        )
     if isinstance(value, tl.dtype):
         for attribute, candidate in vars(tl).items():
-            if isinstance(candidate, tl.dtype) and candidate == value and not attribute.startswith("_"):
+            if (
+                isinstance(candidate, tl.dtype)
+                and candidate == value
+                and not attribute.startswith("_")
+            ):
                 return f"tl.{attribute}"
     from triton.runtime.jit import JITFunction
 
@@ -583,7 +599,7 @@ def _autotune_records() -> list[Path]:
     """Failure records written during the current autotuner run of this thread."""
     if not hasattr(_LOCAL, "autotune_paths"):
         _LOCAL.autotune_paths = []
-    return _LOCAL.autotune_paths  # type: ignore[no-any-return]
+    return _LOCAL.autotune_paths
 
 
 def _run_wrapper(original: Any) -> Any:
@@ -621,7 +637,7 @@ def launch_record(
 ) -> LaunchRecord:
     names = list(fn.arg_names)
     declared = {names[i] for i in getattr(fn, "constexprs", ())}
-    bound = dict(zip(names, args))
+    bound = dict(zip(names, args, strict=False))
     options: dict[str, Any] = {}
     for key, value in kwargs.items():
         if key in names:
@@ -677,7 +693,7 @@ def _grid(grid: Any, meta: dict[str, Any], problems: list[str]) -> list[int]:
     except Exception:
         problems.append("the grid could not be evaluated")
         return [1, 1, 1]
-    return (dims + [1, 1, 1])[:3]
+    return [*dims, 1, 1, 1][:3]
 
 
 def _autotune_wrapper(original: Any) -> Any:

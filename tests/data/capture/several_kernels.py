@@ -35,8 +35,17 @@ def row_sum(x_ptr, out_ptr, stride, BLOCK_N: tl.constexpr):
 
 
 @triton.jit
-def gemm_prefetch(a_ptr, b_ptr, c_ptr, M, N, K,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def gemm_prefetch(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BLOCK_K, BLOCK_N])
     c_desc = tl.make_tensor_descriptor(c_ptr, [M, N], [N, 1], [BLOCK_M, BLOCK_N])
@@ -69,20 +78,33 @@ def compile_for_sm100(kernel, signature, constexprs, options):
 
 def main() -> int:
     compiled = compile_for_sm100(
-        add_scaled, {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
+        add_scaled,
+        {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"},
+        {"BLOCK": 256},
         {"num_warps": 4},
     )
     print(f"add_scaled: {compiled.metadata.shared} bytes of shared memory")
     compiled = compile_for_sm100(
-        row_sum, {"x_ptr": "*fp16", "out_ptr": "*fp32", "stride": "i32"}, {"BLOCK_N": 128},
+        row_sum,
+        {"x_ptr": "*fp16", "out_ptr": "*fp32", "stride": "i32"},
+        {"BLOCK_N": 128},
         {"num_warps": 2},
     )
     print(f"row_sum: {compiled.metadata.shared} bytes of shared memory")
     if "--only-good" in sys.argv:
         return 0
-    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    signature = {
+        "a_ptr": "*fp16",
+        "b_ptr": "*fp16",
+        "c_ptr": "*fp16",
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+    }
     compile_for_sm100(
-        gemm_prefetch, signature, {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
+        gemm_prefetch,
+        signature,
+        {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32},
         {"num_warps": 4, "num_stages": 2},
     )
     print("gemm_prefetch compiled")
