@@ -1,7 +1,7 @@
-"""``python -m suite.capture ...`` is ``repro capture ...``."""
+"""``python -m suite.capture ...`` is ``repro capture ...``: this process becomes the
+``repro`` command (the command package imports this one, not the other way round)."""
 
+import os
 import sys
 
-from suite.cli.main import main
-
-sys.exit(main(["capture", *sys.argv[1:]]))
+os.execv(sys.executable, [sys.executable, "-m", "suite.cli.main", "capture", *sys.argv[1:]])

@@ -102,10 +102,22 @@ def target_name(target: dict[str, Any]) -> str:
     return ""
 
 
-def compiled_records(folder: Path) -> list[CompileRecord]:
-    """Every compile record (with ``--all``, the successful ones too), oldest first."""
-    paths = sorted((folder / "compiles").glob("*.json"), key=lambda p: p.stat().st_mtime)
-    return [load_compile(p) for p in paths]
+def compiled_kernels(folder: Path) -> list[Failure]:
+    """With ``--all``: the first successful compile of each kernel, for each target, as a
+    subject to render (its signature empty: it did not fail)."""
+    found: dict[tuple[str, str, str], Failure] = {}
+    for path in sorted((folder / "compiles").glob("*.json"), key=lambda p: p.stat().st_mtime):
+        record = load_compile(path)
+        key = (record.kernel.file, record.kernel.name, target_name(record.target))
+        if record.state == DONE and key[2] and key not in found:
+            found[key] = Failure("compile", path, record.kernel, "", "compiled", compile=record)
+    return list(found.values())
+
+
+def captured_config(failure: Failure) -> dict[str, Any]:
+    """The config of the ``captured`` set that :func:`render` writes for ``failure``."""
+    context = _context(failure)
+    return _space(context["constexprs"], context["options"], [])[0]
 
 
 def failures(folder: Path, program: ProgramRun) -> list[Failure]:
@@ -219,40 +231,41 @@ def same_signature(observed: str, isolated: str | None, crashed: bool) -> bool:
 
 
 def reproducer_id(failure: Failure) -> str:
-    digest = hashlib.sha256(failure.signature.encode()).hexdigest()[:8]
+    """``captured-<kernel>-<digest of the signature>`` (of where it was defined, when it
+    did not fail)."""
+    what = failure.signature or f"{failure.kernel.file}:{failure.kernel.line}:{failure.target}"
+    digest = hashlib.sha256(what.encode()).hexdigest()[:8]
     name = re.sub(r"[^a-z0-9]+", "-", failure.kernel.name.lower()).strip("-")
     return f"captured-{name}-{digest}"
 
 
-def render(failure: Failure) -> str:
-    """The reproducer file's text for ``failure``."""
-    context = (
-        _from_compile(failure.compile)
-        if failure.compile is not None
-        else _from_launch(failure.launch)
-    )
+def render(failure: Failure, also: list[dict[str, Any]] | None = None) -> str:
+    """The reproducer file's text for ``failure`` (a kernel that compiled, with ``--all``);
+    ``also`` are configs its parameter domains must hold (its autotuner's)."""
+    context = _context(failure)
     record = failure.compile or failure.launch
     assert record is not None
     kernel = failure.kernel
     program = shlex.join(record.argv) or "?"
-    config, params = _space(context["constexprs"], context["options"])
+    config, params = _space(context["constexprs"], context["options"], also or [])
     fixed = {n: v for n, v in context["constexprs"].items() if n not in config}
     texts = "\n".join(f.text for f in kernel.functions)
     requires = sorted({f"triton.language.{name}" for name in TL_ATTRIBUTE.findall(texts)})
     if any(line.module.split(".")[0] == "torch" for line in kernel.imports) or failure.launch:
         requires.insert(0, "torch")  # torch's runtime helpers, or the launch's tensors
+    what = f"{failure.phase} failure" if failure.signature else "a kernel that compiled"
     references = [f"program: {program}", f"kernel: {kernel.file}:{kernel.line}"]
     if record.called_from:
         references.append(f"{failure.phase} reached from: {record.called_from}")
     values = {
-        "title": f"{kernel.name}: {failure.phase} failure captured from `{program}`",
+        "title": f"{kernel.name}: {what} captured from `{program}`",
         "program": program,
         "kernel": kernel,
         "phase": failure.phase,
         "called_from": record.called_from,
         "triton": record.triton,
         "target": failure.target,
-        "observed": failure.signature,
+        "observed": failure.signature or "compiled without error",
         "problems": [*record.problems, *(f"global {u}" for u in kernel.unresolved)],
         "imports": [i for i in kernel.imports if (i.name, i.module) not in TEMPLATE_IMPORTS],
         "repro_id": reproducer_id(failure),
@@ -274,6 +287,12 @@ def render(failure: Failure) -> str:
         "launch": context.get("launch"),
     }
     return template_environment().get_template("captured_repro.py.j2").render(**values)
+
+
+def _context(failure: Failure) -> dict[str, Any]:
+    if failure.compile is not None:
+        return _from_compile(failure.compile)
+    return _from_launch(failure.launch)
 
 
 def _from_compile(record: CompileRecord | None) -> dict[str, Any]:
@@ -355,41 +374,48 @@ def _tuples(value: Any) -> Any:
     return value
 
 
-def _space(constexprs: dict[str, str], options: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def _space(
+    constexprs: dict[str, str], options: dict[str, Any], also: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[str]]:
     """The captured config and the parameters around it, as ``Pow2(...)``/``Choice(...)``.
 
     Block sizes (powers of two named like one) get a ``Pow2`` domain through the captured
     value, other integers and booleans a ``Choice`` of it and its neighbours; the compile
-    options a ``Choice`` around theirs. Other constexprs stay fixed.
+    options a ``Choice`` around theirs; each domain also holds the values of ``also`` (an
+    autotuner's configs). Other constexprs stay fixed.
     """
     config: dict[str, Any] = {}
-    params: list[str] = []
     for name, literal in constexprs.items():
         try:
             value = ast.literal_eval(literal)
         except (ValueError, SyntaxError):
             continue
-        if isinstance(value, bool):
-            params.append(f"Choice({name!r}, (False, True))")
-        elif isinstance(value, int):
-            if value > 0 and value & (value - 1) == 0 and BLOCK_NAME.search(name):
-                low = max(min(value, 16), value // 4)
-                params.append(f"Pow2({name!r}, {low}, {value * 2})")
-            else:
-                params.append(f"Choice({name!r}, {tuple(sorted({value - 1, value, value + 1}))!r})")
-        else:
-            continue
-        config[name] = value
-    warps = options["num_warps"]
-    stages = options["num_stages"]
-    params.append(f"Choice('num_warps', {tuple(sorted({max(1, warps // 2), warps, warps * 2}))!r})")
-    params.append(
-        f"Choice('num_stages', {tuple(sorted({1, max(1, stages - 1), stages, stages + 1}))!r})"
-    )
-    config["num_warps"] = warps
-    config["num_stages"] = stages
+        if isinstance(value, (bool, int)):
+            config[name] = value
+    config["num_warps"] = options["num_warps"]
+    config["num_stages"] = options["num_stages"]
     for name in ("num_ctas", "maxnreg"):
         if name in options:
-            params.append(f"Choice({name!r}, {(options[name],)!r})")
             config[name] = options[name]
+    params = [
+        _domain(name, value, {c[name] for c in also if name in c}) for name, value in config.items()
+    ]
     return config, params
+
+
+def _domain(name: str, value: Any, seen: set[Any]) -> str:
+    if isinstance(value, bool):
+        return f"Choice({name!r}, (False, True))"
+    values = {value, *seen}
+    if name == "num_warps":
+        values |= {max(1, value // 2), value * 2}
+    elif name == "num_stages":
+        values |= {1, max(1, value - 1), value + 1}
+    elif name in ("num_ctas", "maxnreg"):
+        pass
+    elif all(v > 0 and v & (v - 1) == 0 for v in values) and BLOCK_NAME.search(name):
+        low = min(max(min(value, 16), value // 4), *values)
+        return f"Pow2({name!r}, {low}, {max(value * 2, *values)})"
+    else:
+        values |= {value - 1, value + 1}
+    return f"Choice({name!r}, {tuple(sorted(values))!r})"

@@ -3,7 +3,7 @@ reproducer file, run it in isolation and keep it as a finding only if it fails t
 with the signature the program showed.
 
 Steps, in order: :func:`run_program`, :func:`write_reproducers`, :func:`confirm`,
-:func:`write_autotune_configs` (``--all``), :func:`write_summary`.
+:func:`write_kernel_reproducers` (``--all``), :func:`write_summary`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class Capture:
     program: program.ProgramRun | None = None
     captured: list[Captured] = field(default_factory=list)
     autotune_configs: list[Path] = field(default_factory=list)
+    kernel_reproducers: list[Path] = field(default_factory=list)
     compiles_recorded: int = 0
     hook_errors: str = ""
 
@@ -164,14 +165,38 @@ def _remember(
     return store.path_of(store.record(finding)).stem
 
 
-def write_autotune_configs(capture: Capture) -> None:
-    """Each autotuned kernel's config list as a JSON list, ready for ``repro gate --current``."""
+def write_kernel_reproducers(capture: Capture) -> None:
+    """With ``--all``: a reproducer of each kernel that compiled (its first compile), whose
+    domains hold its autotuner's configs, and those configs as a JSON list completed with
+    the kernel's captured values, ready for ``repro gate --kernel FILE --current LIST``."""
+    tuned = {}
     for path in sorted((capture.folder / "autotune").glob("*.json")):
         record = load_autotune(path)
-        configs = capture.folder / "autotune-configs" / f"{record.kernel.name}-{path.stem}.json"
-        configs.parent.mkdir(exist_ok=True)
-        configs.write_text(json.dumps(record.configs, indent=1) + "\n")
-        capture.autotune_configs.append(configs)
+        tuned[(record.kernel.file, record.kernel.name)] = record
+    folder = capture.folder / "reproducers"
+    for kernel in generate.compiled_kernels(capture.folder):
+        autotuner = tuned.get((kernel.kernel.file, kernel.kernel.name))
+        configs = [_gate_entry(c) for c in autotuner.configs] if autotuner else []
+        folder.mkdir(exist_ok=True)
+        path = folder / f"{generate.reproducer_id(kernel).replace('-', '_')}.py"
+        path.write_text(generate.render(kernel, configs))
+        capture.kernel_reproducers.append(path)
+        if autotuner is not None:
+            captured = generate.captured_config(kernel)
+            listing = capture.folder / "autotune-configs" / f"{path.stem}.json"
+            listing.parent.mkdir(exist_ok=True)
+            entries = [{**captured, **config} for config in configs]
+            listing.write_text(json.dumps(entries, indent=1) + "\n")
+            capture.autotune_configs.append(listing)
+
+
+def _gate_entry(config: dict[str, Any]) -> dict[str, Any]:
+    """A ``triton.Config`` as the gate reads it: Triton's defaults left out."""
+    return {
+        k: v
+        for k, v in config.items()
+        if not (k == "num_ctas" and v == 1) and not (k == "maxnreg" and v is None)
+    }
 
 
 def write_summary(capture: Capture) -> dict[str, Any]:
@@ -182,6 +207,7 @@ def write_summary(capture: Capture) -> dict[str, Any]:
         "exit_status": capture.program.exit_status,
         "compile_records": capture.compiles_recorded,
         "failures": [c.to_json() for c in capture.captured],
+        "kernel_reproducers": [str(p) for p in capture.kernel_reproducers],
         "autotune_configs": [str(p) for p in capture.autotune_configs],
         "hook_errors": capture.hook_errors,
     }

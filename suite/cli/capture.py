@@ -75,7 +75,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if not args.no_confirm:
         session.confirm(capture, Execution(workers=1), say)
     if args.keep_all:
-        session.write_autotune_configs(capture)
+        session.write_kernel_reproducers(capture)
     session.write_summary(capture)
     _tell(capture, say)
     assert capture.program is not None
@@ -94,6 +94,8 @@ def _tell(capture: Capture, say: Callable[[str], None]) -> None:
             say(f"{where}\n  {captured.file}\n  next: repro report {captured.finding} --verify")
         else:
             say(f"{where}\n  {captured.file} (not confirmed in isolation: not a finding)")
+    for path in capture.kernel_reproducers:
+        say(f"kernel that compiled: {path}")
     for path in capture.autotune_configs:
         say(f"autotune configs: {path} (repro gate --current)")
     if capture.hook_errors:

@@ -96,23 +96,33 @@ def arm() -> None:
 
 
 class _TritonFinder(importlib.abc.MetaPathFinder):
-    """Finds ``triton`` through the other finders, then installs after its import."""
+    """Finds ``triton`` through the other finders, then installs after its import.
+
+    It stays in place until triton is imported: ``importlib.util.find_spec("triton")``
+    (torch asks that before it imports triton) finds without importing."""
+
+    def __init__(self) -> None:
+        self._finding = False
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "triton":
+        if name != "triton" or self._finding:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self._finding = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._finding = False
         if spec is not None and spec.loader is not None:
-            spec.loader = _InstallAfter(spec.loader)
+            spec.loader = _InstallAfter(spec.loader, self)
         return spec
 
 
 class _InstallAfter(importlib.abc.Loader):
     """Runs triton's own loader, gives the module its real loader back, then installs."""
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, finder: _TritonFinder) -> None:
         self._inner = inner
+        self._finder = finder
 
     def create_module(self, spec: Any) -> Any:
         return self._inner.create_module(spec)
@@ -122,6 +132,8 @@ class _InstallAfter(importlib.abc.Loader):
         if module.__spec__ is not None:
             module.__spec__.loader = self._inner
         self._inner.exec_module(module)
+        if self._finder in sys.meta_path:
+            sys.meta_path.remove(self._finder)
         _install_quietly()
 
 
