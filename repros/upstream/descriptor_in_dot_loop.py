@@ -4,10 +4,10 @@ triton-lang/triton#10229: when ``tl.make_tensor_descriptor`` is called inside
 a ``for`` loop whose ``tl.dot`` consumes the descriptor's load, the software
 pipeliner has to predicate the ``ttng.tensormap_create`` it lowers to and does
 not know how ("'ttng.tensormap_create' op pipeliner doesn't know how to
-predicate this op", "LLVM ERROR: Fatal pipeliner error"). #10281 made the
-tensormap ops predicable. Every release with ``make_tensor_descriptor``
-(3.4.0-3.8.0) fails; 3.9.0 pipelines the loop, predicating each
-``tensormap_create`` of the prologue under an ``scf.if``. The same loop with
+predicate this op", "LLVM ERROR: Fatal pipeliner error"). #10281 makes the
+tensormap ops predicable (its merge date was not established). Every release
+with ``make_tensor_descriptor`` up to 3.8.0 fails; 3.9.0 pipelines the loop,
+predicating each ``tensormap_create`` of the prologue under an ``scf.if``. The same loop with
 the descriptor made once, before the loop, compiles everywhere: the nearest
 passing config. Releases before 3.4 have no ``make_tensor_descriptor``.
 """

@@ -8,8 +8,10 @@ partitions"); flipping the hint to False compiles. This port keeps the issue's
 shape (a [1, BLOCK_H] row, a sum of squares, a second scaling loop). 3.4.0-3.5.1
 compile it, 3.6.0 fails in NVWSInsertAref, 3.7.0/3.7.1 fail with #10901's
 diagnostic in TritonGPURemoveLayoutConversions, 3.8.0 and 3.9.0 compile it.
-No fix PR was identified: the 3.8.0 boundary is the matrix's. BLOCK_H equal to
-the whole row (one iteration) compiles on every release: the nearest pass.
+No fix PR was identified: the 3.8.0 boundary is the matrix's, and #10901 was
+filed on the day 3.8.0's release tracker opened, so this reduction may hold an
+earlier bug with the same diagnostic. BLOCK_H equal to the whole row (one
+iteration) compiles on every release: the nearest pass.
 """
 
 import triton
