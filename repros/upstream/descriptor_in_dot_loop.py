@@ -32,7 +32,7 @@ def _config(inside):
 
 REPRO = Reproducer(
     id="upstream-10229-descriptor-in-dot-loop",
-    title="make_tensor_descriptor inside a pipelined tl.dot loop: tensormap_create cannot be predicated",
+    title="descriptor made in a pipelined tl.dot loop: tensormap_create cannot be predicated",
     family="triton-pipeliner",
     references=(
         "https://github.com/triton-lang/triton/issues/10229",

@@ -29,7 +29,7 @@ def _config(block_h):
 
 REPRO = Reproducer(
     id="upstream-10901-ws-reduction-convert-layout",
-    title="warp_specialize=True on an RMS-norm reduction loop: convert_layout without ttg.partition",
+    title="warp_specialize=True on an RMS-norm loop: convert_layout without ttg.partition",
     family="triton-warp-specialization",
     references=("https://github.com/triton-lang/triton/issues/10901",),
     params=(
@@ -76,5 +76,9 @@ def rms_norm(
 def compile_case(case):
     signature = {"input_ptr": "*fp16", "weight_ptr": "*fp16", "result_ptr": "*fp16"}
     signature.update({"row_stride": "i32", "eps": "fp32"})
-    constexprs = {"BLOCK_H": case["BLOCK_H"], "HIDDEN": HIDDEN, "WARP_SPECIALIZE": case["WARP_SPECIALIZE"]}
+    constexprs = {
+        "BLOCK_H": case["BLOCK_H"],
+        "HIDDEN": HIDDEN,
+        "WARP_SPECIALIZE": case["WARP_SPECIALIZE"],
+    }
     return compile_kernel(rms_norm, case, signature, constexprs)
