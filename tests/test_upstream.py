@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -197,7 +198,7 @@ OLD_PIPELINE = (
     "threads-per-warp=32},tritongpu-coalesce,triton-nvidia-gpu-plan-cta))"
 )
 #: What the binding probe finds on 3.0-3.2, whose pass manager cannot print its pipeline.
-UNPROBED = [
+UNPROBED: list[dict[str, Any]] = [
     {
         "path": "passes.ttir.add_convert_to_ttgpuir",
         "pass": None,
