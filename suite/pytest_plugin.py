@@ -8,7 +8,9 @@ engine's isolation (a warm template per pytest process, so it works under
 Known failures from the baseline become strict xfails that also check the
 signature: the expected failure raises :class:`KnownFailure`, the only
 exception the xfail accepts, so a different failure on a known-bug case fails
-the test, and a pass is XPASS(strict), CI's "fixed upstream" signal.
+the test, and a pass is XPASS(strict), CI's "fixed upstream" signal (exit 3 of
+``repro run``). On a release at or after an entry's ``fixed_in`` its cases are
+plain tests: they are expected to pass, and the old failure is a regression.
 """
 
 from __future__ import annotations

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from suite.engine.baseline import Baseline, Expectation, exit_status
+import json
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from suite.engine.baseline import Baseline, Expectation, exit_status, record_range, write_entry
 from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.errors import UsageError
+from tests.conftest import repro_cli
 
 KNOWN = Expectation(
     id="k",
@@ -42,3 +52,166 @@ def test_gpu_only_expectation_ignores_compile_only_cases():
     assert baseline.judge(_result(gpu=True), "3.9.0").verdict == "fixed"
     launched = _result(Outcome.RUNTIME_ERROR, "runtime-error:launch:CudaRunError: x", gpu=True)
     assert baseline.judge(launched, "3.9.0").verdict == "known"
+
+
+FIXED_IN = Expectation(
+    id="f",
+    repro="r",
+    signature="compiler-error:ttgir:TritonGPUAssignLatencies*",
+    kind="compiler-bug",
+    targets=("sm_100",),
+    where={"num_stages": ">=2"},
+    first_bad="3.4.0",
+    fixed_in="3.6.0",
+)
+BUG = "compiler-error:ttgir:TritonGPUAssignLatencies: LLVM ERROR: failed"
+
+
+def test_a_known_fix_makes_a_pass_ok_and_the_old_failure_a_regression():
+    baseline = Baseline([FIXED_IN])
+    assert baseline.judge(_result(Outcome.COMPILER_ERROR, BUG), "3.5.1").verdict == "known"
+    assert baseline.judge(_result(), "3.5.1").verdict == "fixed"  # earlier than known: exit 3
+    on_fix = baseline.judge(_result(), "3.6.0")
+    newest = baseline.judge(_result(), "3.9.0+git1234")
+    assert (on_fix.verdict, newest.verdict) == ("ok", "ok")
+    assert exit_status([on_fix, newest]) == 0
+    back = baseline.judge(_result(Outcome.COMPILER_ERROR, BUG), "3.7.1")
+    assert (back.verdict, back.expectation) == ("regression", "f")  # the fixed bug came back
+    assert exit_status([back]) == 1
+    # Before first_bad the entry says nothing: the failure is new there.
+    early = baseline.judge(_result(Outcome.COMPILER_ERROR, BUG), "3.3.1")
+    assert (early.verdict, early.expectation) == ("regression", "")
+    assert baseline.judge(_result(), "3.3.1").verdict == "ok"
+
+
+def _write(path, text):
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+ENTRY = """
+    # a comment that must survive
+    [[known]]
+    id = "k"
+    repro = "tma-gemm-prefetch"
+    signature = "compiler-error:ttgir:X*"
+    kind = "compiler-bug"
+    targets = ["sm_100"]
+    where = { num_stages = ">=2" }
+    # the next entry's comment
+    """
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        ('triton = ">=3.x"', "bad triton range"),
+        ('fixed_in = "soon"', "bad fixed_in 'soon'"),
+        ('first_bad = "3.6.0"\nfixed_in = "3.4.0"', "fixed_in 3.4.0 is not after first_bad 3.6.0"),
+        ('triton = ">=3.5"\nfirst_bad = "3.4.0"', "does not hold first_bad 3.4.0"),
+    ],
+)
+def test_bad_ranges_are_one_line_usage_errors(tmp_path, extra, problem):
+    path = _write(
+        tmp_path / "b.toml", ENTRY.replace("    # the next", f"    {extra}\n    # the next")
+    )
+    with pytest.raises(UsageError, match=re.escape(problem)) as raised:
+        Baseline.load(path)
+    assert "\n" not in str(raised.value)
+
+
+def test_duplicate_ids_are_refused(tmp_path):
+    path = _write(tmp_path / "b.toml", ENTRY + ENTRY)
+    with pytest.raises(UsageError, match="duplicate id 'k'"):
+        Baseline.load(path)
+
+
+def test_write_entry_keeps_comments_and_refuses_what_would_not_load(tmp_path):
+    path = _write(tmp_path / "b.toml", ENTRY)
+    assert write_entry(path, {"id": "k", "first_bad": "3.4.0", "fixed_in": "3.6.0"}) == "updated"
+    text = path.read_text()
+    assert "# a comment that must survive" in text
+    # New keys go before the comment that introduces the next entry.
+    assert text.index('fixed_in = "3.6.0"') < text.index("# the next entry's comment")
+    assert Baseline.load(path).entry("k").fixed_in == "3.6.0"
+    before = path.read_text()
+    with pytest.raises(UsageError, match="not after first_bad"):
+        write_entry(path, {"id": "k", "fixed_in": "3.3.0"})
+    assert path.read_text() == before  # nothing half-written
+    assert not list(tmp_path.glob(".b.toml*"))
+    new = {"id": "n", "repro": "r", "signature": "s", "kind": "compiler-bug", "targets": ("sm_90",)}
+    assert write_entry(path, {**new, "where": {"BLOCK": [64, 128]}}) == "added"
+    assert Baseline.load(path).entry("n").where == {"BLOCK": [64, 128]}
+
+
+def test_record_range_fills_the_entry_that_knows_the_failure(tmp_path):
+    path = _write(tmp_path / "b.toml", ENTRY)
+    failure = CaseResult(
+        "c",
+        "tma-gemm-prefetch",
+        "sm_100",
+        {"num_stages": 3},
+        Outcome.COMPILER_ERROR,
+        Signature("compiler-error:ttgir:X: some message"),
+    )
+    assert record_range(path, failure, fixed_in="3.6.0") == "k"
+    assert Baseline.load(path).entry("k").fixed_in == "3.6.0"
+    other = CaseResult("c", "tma-gemm", "sm_100", {}, Outcome.CRASH, Signature("crash:SIGSEGV"))
+    assert record_range(path, other, fixed_in="3.6.0") is None
+
+
+def _newest_installed() -> str:
+    """The installed Triton, when no cached release venv is newer (else skip)."""
+    import triton
+    from packaging.version import Version
+
+    from suite.toolchain.venvs import venv_root
+
+    installed = triton.__version__.split("+")[0]
+    cached = [p.name.removeprefix("triton-") for p in venv_root().glob("triton-*")]
+    newer = [v for v in cached if Version(v) > Version(installed)]
+    if newer:
+        pytest.skip(f"installed triton {installed} is not the newest release ({max(newer)})")
+    return installed
+
+
+def test_the_readme_command_exits_0_on_the_newest_release(tmp_path):
+    """`repro run` over the built-ins on a fresh install with the newest Triton: exit 0, and no
+    case 'fixed' (the verdict that is a strict XPASS under `pytest --repro`)."""
+    release = _newest_installed()
+    done = repro_cli("run", "--workers", "2", "--json", "-o", str(tmp_path))
+    assert done.code == 0, done.stdout[-3000:] + done.stderr
+    run = json.loads(done.stdout)
+    assert run["environment"]["triton"].split("+")[0] == release
+    assert "fixed" not in run["summary"]["verdicts"]
+    assert "regression" not in run["summary"]["verdicts"]
+
+
+def test_pytest_repro_shows_no_strict_xpass_on_the_newest_release(tmp_path):
+    """The reproducer whose entry knows its fix (3.6.0), under `pytest --repro`."""
+    _newest_installed()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--repro",
+            "--repro-select",
+            "tma-gemm-prefetch",
+            "-p",
+            "no:randomly",
+            "-n",
+            "0",
+            "-rxX",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    assert "XPASS" not in proc.stdout
+    assert re.search(r"\d+ passed", proc.stdout)
