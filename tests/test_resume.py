@@ -74,6 +74,8 @@ def test_signal_at_a_random_point_then_resume_records_every_case_once(
 ):
     """SIGINT, SIGTERM or SIGKILL at a random point of a run; --resume finishes it."""
     out = tmp_path / "out"
+    private_tmp = tmp_path / "tmp"  # where the run's temporary folders go: none may stay
+    private_tmp.mkdir()
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -88,7 +90,7 @@ def test_signal_at_a_random_point_then_resume_records_every_case_once(
             "-o",
             str(out),
         ],
-        env={**os.environ, "HOSTILE_SLEEP": "0.4"},
+        env={**os.environ, "HOSTILE_SLEEP": "0.4", "TMPDIR": str(private_tmp)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -114,6 +116,10 @@ def test_signal_at_a_random_point_then_resume_records_every_case_once(
     assert len(after) == len(set(after)) == 8
     assert after[: len(recorded)] == recorded
     assert json.loads((run / "summary.json").read_text())["cases"] == 8
+    deadline = time.monotonic() + 30  # after a SIGKILL the template cleans up on EOF
+    while list(private_tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not list(private_tmp.iterdir())
 
 
 def _case_ids(run: Path) -> list[str]:

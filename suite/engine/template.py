@@ -143,6 +143,21 @@ def _case(request: dict[str, Any], protocol: int) -> int:
 
 
 def serve() -> None:
+    children: set[int] = set()
+    try:
+        _serve(children)
+    finally:
+        # The run is over, or its process died (even while this one started: the ready
+        # message then meets a closed pipe): nothing started here may stay.
+        for pid in list(children):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        _kill_adopted(set(), {})
+        # A run that was SIGKILLed leaves its FIFO folder to no one else.
+        shutil.rmtree(os.environ.get(FOLDER_VARIABLE) or "/nonexistent", ignore_errors=True)
+
+
+def _serve(children: set[int]) -> None:
     protocol = int(os.environ.pop(PROTOCOL_FD_VARIABLE))
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     failed = _preload()
@@ -153,7 +168,6 @@ def serve() -> None:
     out = os.fdopen(protocol, "w", closefd=False)
     out.write(json.dumps({"ready": os.getpid(), "failed_warm_up": failed}) + "\n")
     out.flush()
-    children: set[int] = set()
     stdin = sys.stdin.fileno()
     # A child's exit wakes the loop at once: SIGCHLD writes a byte to this pipe.
     wake_read, wake_write = os.pipe()
@@ -197,13 +211,6 @@ def serve() -> None:
         for pid, code in exited.items():
             out.write(json.dumps({"exited": pid, "code": code}) + "\n")
             out.flush()
-    # The run is over (or its process died): nothing started here may stay.
-    for pid in list(children):
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    _kill_adopted(set(), {})
-    # The run's process may be gone (SIGKILL): its FIFO folder is left to no one else.
-    shutil.rmtree(os.environ.get(FOLDER_VARIABLE) or "/nonexistent", ignore_errors=True)
 
 
 if __name__ == "__main__":
