@@ -9,9 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from suite.cli.options import add_case_options, case_options, split
+from packaging.version import InvalidVersion, Version
+
+from suite.cli.options import add_case_options, add_isolation_options, case_options, split
 from suite.cli.render import Output, add_output_options
-from suite.engine.isolate import Bounds
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def add_parsers(commands: Any) -> None:
         help="search this list (releases, wheels) instead of all releases",
     )
     bisect.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
-    bisect.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
+    add_isolation_options(bisect)
     add_output_options(bisect)
 
 
@@ -116,11 +117,18 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.search.findings import Finding, locate
     from suite.toolchain import venvs
 
+    for end, version in (("--good", args.good), ("--bad", args.bad)):
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise UsageError(f"{end} {version!r}: not a release version (e.g. 3.5.0)") from None
+    if Version(args.good) == Version(args.bad):
+        raise UsageError(f"--good and --bad are both {args.good}: the range says nothing")
     path = locate(args.finding, Path(args.output))
     try:
         finding = Finding.from_json(json.loads(path.read_text()))
-    except (ValueError, TypeError, KeyError) as exc:
-        raise UsageError(f"malformed finding {path}: {exc}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise UsageError(f"malformed finding {path}: {type(exc).__name__}: {exc}") from None
     versions = split(args.versions) or venvs.released_versions()
     candidates = bisect.between(versions, args.good, args.bad)
     out = render.output_for(args)
@@ -136,8 +144,15 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             finding,
             release_of,
             candidates,
-            Execution(bounds=Bounds(timeout_s=args.timeout)),
+            Execution(),
             lambda label, state: steps.advance(f"triton {label}: {state}"),
+        )
+    # Only a conclusive answer is stored: both ends seen as they were named.
+    good_end = outcome.tried.get(args.good)
+    if good_end != bisect.GOOD:
+        raise UsageError(
+            f"--good {args.good} does not come out good ({good_end or 'not tried'}): "
+            f"the bisection is inconclusive, {path.name} is left as it was"
         )
     finding.first_good = outcome.first_good or finding.first_good
     finding.first_bad = outcome.first_bad or finding.first_bad
