@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -215,3 +216,92 @@ def test_pytest_repro_shows_no_strict_xpass_on_the_newest_release(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert "XPASS" not in proc.stdout
     assert re.search(r"\d+ passed", proc.stdout)
+
+
+FINDING = (
+    Path(__file__).parent / "data" / "findings" / "tma-gemm-prefetch-assign-latencies-3.5.0.json"
+)
+
+
+def test_accept_writes_a_new_entry_from_a_finding(tmp_path):
+    """A real finding of `repro explore` on 3.5.0, accepted into an empty baseline: the entry
+    holds its signature (the pass's family and *), targets, where from the boundary, kind."""
+    finding = json.loads(FINDING.read_text())
+    finding["first_bad"], finding["first_good"] = "3.4.0", "3.6.0"  # as bisect writes them
+    (tmp_path / "f.json").write_text(json.dumps(finding))
+    path = tmp_path / "b.toml"
+    done = repro_cli(
+        "baseline",
+        "accept",
+        str(tmp_path / "f.json"),
+        "--baseline",
+        str(path),
+        "--upstream",
+        "https://github.com/triton-lang/triton/issues/1",
+        "--json",
+    )
+    assert done.code == 0, done.stderr
+    assert json.loads(done.stdout)["action"] == "added"
+    (entry,) = Baseline.load(path).expectations
+    assert entry.repro == "tma-gemm-prefetch" and entry.targets == ("sm_100",)
+    assert entry.signature == "compiler-error:ttgir:TritonGPUAssignLatencies*"
+    assert entry.kind == "compiler-bug"
+    assert dict(entry.where) == {"num_stages": ">=2", "num_warps": "<=8"}
+    assert (entry.first_bad, entry.fixed_in) == ("3.4.0", "3.6.0")
+    assert entry.upstream.endswith("/issues/1")
+    again = repro_cli("baseline", "accept", str(tmp_path / "f.json"), "--baseline", str(path))
+    assert again.code == 0 and again.stdout.startswith("updated ")
+    assert len(Baseline.load(path).expectations) == 1
+
+
+def test_accept_updates_the_entry_that_knows_the_finding(tmp_path):
+    path = tmp_path / "b.toml"
+    shipped = (Path(__file__).parent.parent / "repros" / "baseline.toml").read_text()
+    path.write_text(shipped.replace('fixed_in = "3.6.0"\n', ""))
+    done = repro_cli("baseline", "accept", str(FINDING), "--baseline", str(path))
+    assert done.code == 0, done.stderr
+    assert done.stdout.startswith("updated assign-latencies-prefetch")
+    # The finding was not bisected: nothing it does not know is written or removed.
+    assert Baseline.load(path).entry("assign-latencies-prefetch").fixed_in == ""
+    assert path.read_text().count("\n#") == shipped.count("\n#")  # every comment kept
+
+
+def test_check_names_every_problem_and_exits_2(tmp_path):
+    path = _write(
+        tmp_path / "b.toml",
+        """
+        [[known]]
+        id = "x"
+        repro = "no-such-repro"
+        signature = "s"
+        kind = "compiler-bug"
+        [[known]]
+        id = "x"
+        repro = "tma-gemm"
+        signature = "s"
+        kind = "compiler-bug"
+        first_bad = "3.6.0"
+        fixed_in = "3.5.0"
+        """,
+    )
+    done = repro_cli("baseline", "check", "--baseline", str(path))
+    assert done.code == 2
+    assert "unknown reproducer 'no-such-repro'" in done.stdout
+    assert "duplicate id 'x'" in done.stdout
+    assert "fixed_in 3.5.0 is not after first_bad 3.6.0" in done.stdout
+    assert len(done.stderr.splitlines()) == 1 and "Traceback" not in done.stderr
+    shipped = repro_cli("baseline", "check")
+    assert shipped.code == 0, shipped.stdout + shipped.stderr
+
+
+def test_show_gives_each_entry_its_status_on_the_installed_release():
+    done = repro_cli("baseline", "show", "--json")
+    assert done.code == 0, done.stderr
+    shown = json.loads(done.stdout)
+    by_id = {e["id"]: e for e in shown["entries"]}
+    entry = by_id["assign-latencies-prefetch"]
+    assert (entry["first_bad"], entry["fixed_in"]) == ("3.4.0", "3.6.0")
+    from packaging.version import Version
+
+    fixed = Version(shown["triton"].split("+")[0]) >= Version("3.6.0")
+    assert entry["state"] == ("fixed" if fixed else "known")

@@ -38,7 +38,7 @@ import tomlkit
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.errors import UsageError
 from suite.files import load_structured, write_atomic
 
@@ -196,22 +196,35 @@ class Baseline:
 
 
 def _expectation(entry: Any, path: Path, number: int) -> Expectation:
-    where = f"malformed baseline {path}: entry {number}"
-    if not isinstance(entry, dict):
-        raise UsageError(f"{where} is not a table")
-    missing = [k for k in ("id", "repro", "signature", "kind") if k not in entry]
-    if missing:
-        raise UsageError(f"{where} lacks {', '.join(missing)}")
-    allowed = set(Expectation.__dataclass_fields__)
-    unknown = set(entry) - allowed
-    if unknown:
-        raise UsageError(f"{where} has unknown key(s) {', '.join(sorted(unknown))}")
-    problem = range_problem(entry)
+    problem = entry_problem(entry)
     if problem:
-        raise UsageError(f"{where} ({entry['id']}): {problem}")
+        named = f" ({entry['id']})" if isinstance(entry, dict) and "id" in entry else ""
+        raise UsageError(f"malformed baseline {path}: entry {number}{named}: {problem}")
     entry = dict(entry)
     entry["targets"] = tuple(entry.get("targets", ()))
     return Expectation(**entry)
+
+
+def entry_problem(entry: Any) -> str:
+    """What is wrong with one entry on its own ('' when nothing): not a table, a missing or
+    unknown key, a key of the wrong type, a bad range."""
+    if not isinstance(entry, dict):
+        return "not a table"
+    missing = [k for k in ("id", "repro", "signature", "kind") if k not in entry]
+    if missing:
+        return f"lacks {', '.join(missing)}"
+    unknown = set(entry) - set(Expectation.__dataclass_fields__)
+    if unknown:
+        return f"unknown key(s) {', '.join(sorted(unknown))}"
+    texts = [k for k in ("id", "repro", "signature", "kind", "triton", "first_bad", "fixed_in")]
+    wrong = [k for k in texts if k in entry and not isinstance(entry[k], str)]
+    if wrong:
+        return f"{', '.join(wrong)} must be text"
+    if not isinstance(entry.get("where", {}), dict):
+        return "where must be a table"
+    if not isinstance(entry.get("targets", []), list):
+        return "targets must be a list"
+    return range_problem(entry)
 
 
 def range_problem(entry: Mapping[str, Any]) -> str:
@@ -281,14 +294,18 @@ def write_entry(path: Path, fields: Mapping[str, Any]) -> str:
 
 
 def record_range(
-    path: Path, result: CaseResult, first_bad: str | None = None, fixed_in: str | None = None
+    path: Path,
+    failure: CaseResult,
+    first_bad: str | None = None,
+    fixed_in: str | None = None,
 ) -> str | None:
-    """Fill ``first_bad``/``fixed_in`` of the entry that knows ``result`` (a failure of the
-    bug, on any release): what ``repro bisect`` calls with its conclusive answer. Returns the
-    entry's id, or None when no entry knows the failure (``repro baseline accept`` adds one)."""
+    """Fill ``first_bad``/``fixed_in`` of the entry that knows ``failure`` (a failing case of
+    the bug, on any release): what ``repro bisect --baseline FILE`` calls with its conclusive
+    answer. Returns the entry's id, or None when no entry knows the failure (``repro baseline
+    accept`` adds one)."""
     baseline = Baseline.load(path)
     known = next(
-        (e for e in baseline.expectations if e.applies(result) and e.matches(result)), None
+        (e for e in baseline.expectations if e.applies(failure) and e.matches(failure)), None
     )
     if known is None or not (first_bad or fixed_in):
         return None
@@ -299,6 +316,14 @@ def record_range(
         fields["fixed_in"] = fixed_in
     write_entry(path, fields)
     return known.id
+
+
+def failure_of(repro: str, target: str, config: Mapping[str, Any], signature: str) -> CaseResult:
+    """A failing case of ``repro`` with ``signature``, as a finding describes it."""
+    outcome = Outcome.from_label(signature.split(":", 1)[0])
+    return CaseResult(
+        f"{repro}[finding]", repro, target, dict(config), outcome, Signature(signature)
+    )
 
 
 def _document(path: Path) -> tomlkit.TOMLDocument:
@@ -316,7 +341,7 @@ def _put(table: Any, key: str, value: Any) -> None:
         table[key] = value
         return
     body = table.value.body
-    trailing = []
+    trailing: list[Any] = []
     while body and body[-1][0] is None:
         trailing.insert(0, body.pop())
     table[key] = value
