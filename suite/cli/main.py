@@ -5,6 +5,8 @@ Exit status of ``repro run``:
   1  a failure that the baseline does not list (a regression)
   2  bad usage or bad input (one line on stderr, never a traceback)
   3  a known bug no longer reproduces (fixed upstream)
+  70 an internal error: the tool broke (one line on stderr; the traceback is kept in a file)
+  130, 143  stopped by SIGINT, SIGTERM (finished cases are kept: --resume)
 """
 
 from __future__ import annotations
@@ -15,15 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from suite.cli import completion
 from suite.cli import baseline as baseline_cli
 from suite.cli import capture as capture_cli
+from suite.cli import completion, guard
 from suite.cli import doctor as doctor_cli
 from suite.cli import explore as explore_cli
 from suite.cli import gate as gate_cli
 from suite.cli import nightly as nightly_cli
-from suite.cli import releases as releases_cli
 from suite.cli import reduce as reduce_cli
+from suite.cli import releases as releases_cli
 from suite.cli import replay as replay_cli
 from suite.cli import report as report_cli
 from suite.cli.options import add_case_options, case_options
@@ -178,35 +180,47 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        parser = build_parser()
-        completion.autocomplete(parser)
-        args = parser.parse_args(argv)
-        commands = {
-            "run": cmd_run,
-            "list": cmd_list,
-            "explore": explore_cli.cmd_explore,
-            "findings": explore_cli.cmd_findings,
-            "matrix": releases_cli.cmd_matrix,
-            "bisect": releases_cli.cmd_bisect,
-            "dashboard": releases_cli.cmd_dashboard,
-            "gate": gate_cli.cmd_gate,
-            "report": report_cli.cmd_report,
-            "replay": replay_cli.cmd_replay,
-            "reduce": reduce_cli.cmd_reduce,
-            "doctor": doctor_cli.cmd_doctor,
+    with guard.signals_stop():
+        try:
+            return _dispatch(argv)
+        except UsageError as exc:
+            print(f"repro: error: {guard.one_line(exc)}", file=sys.stderr)
+            return EXIT_USAGE
+        except guard.Stopped as stop:
+            print(f"repro: stopped by {stop} (repro run --resume finishes a run)", file=sys.stderr)
+            return stop.exit_status
+        except KeyboardInterrupt:
+            print("repro: interrupted (repro run --resume finishes a run)", file=sys.stderr)
+            return 130
+        except Exception as exc:  # the tool's own failure: its own exit code
+            return guard.internal_error(exc)
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    completion.autocomplete(parser)
+    args = parser.parse_args(argv)
+    guard.check_arguments(args)
+    guard.choose_execution(args)
+    commands = {
+        "run": cmd_run,
+        "list": cmd_list,
+        "explore": explore_cli.cmd_explore,
+        "findings": explore_cli.cmd_findings,
+        "matrix": releases_cli.cmd_matrix,
+        "bisect": releases_cli.cmd_bisect,
+        "dashboard": releases_cli.cmd_dashboard,
+        "gate": gate_cli.cmd_gate,
+        "report": report_cli.cmd_report,
+        "replay": replay_cli.cmd_replay,
+        "reduce": reduce_cli.cmd_reduce,
+        "doctor": doctor_cli.cmd_doctor,
         "capture": capture_cli.cmd_capture,
-            "baseline": baseline_cli.cmd_baseline,
-            "nightly": nightly_cli.cmd_nightly,
-            "merge": nightly_cli.cmd_merge,
-        }
-        return commands[args.command](args)
-    except UsageError as exc:
-        print(f"repro: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("repro: interrupted (repro run keeps finished cases: --resume)", file=sys.stderr)
-        return 130
+        "baseline": baseline_cli.cmd_baseline,
+        "nightly": nightly_cli.cmd_nightly,
+        "merge": nightly_cli.cmd_merge,
+    }
+    return commands[args.command](args)
 
 
 if __name__ == "__main__":
