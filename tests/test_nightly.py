@@ -12,6 +12,8 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import repro_cli
 
 PLANTED = """
@@ -223,3 +225,54 @@ def test_a_malformed_state_or_plan_is_one_line_exit_2(tmp_path):
     assert bad.code == 2 and "unreadable plan" in bad.stderr
     not_run = repro_cli("nightly", "plan", str(tmp_path), "--state", str(tmp_path / "fresh"))
     assert not_run.code == 2 and "not a finished run folder" in not_run.stderr
+
+
+SERIES = ("3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.1", "3.5.1")
+PREFETCH, WS = "tma-gemm-prefetch", "upstream-9728-ws-pointer-dot-hopper"
+
+
+@pytest.mark.venv
+def test_a_series_of_releases_as_nightly_builds(tmp_path):
+    """Cached release venvs stand in for nightly builds (the last night: 3.5.1 again, a nightly
+    that brought the AssignLatencies bug back). Two bugs, 7 cases a night: AssignLatencies
+    (3.4.0-3.5.1, fixed_in 3.6.0 in the baseline) and #9728 (3.4.0 on, its message changes
+    in 3.7)."""
+    from suite.toolchain.venvs import for_version
+
+    state, plans = tmp_path / "state", []
+    for number, release in enumerate(SERIES):
+        python = for_version(release).python
+        done = repro_cli(
+            "run", "tma-gemm-prefetch", "upstream-9728-ws-pointer-dot-hopper", "-c", "trigger",
+            "-t", "sm_90", "-t", "sm_100", "--python", python, "--json", "-o", str(tmp_path),
+        )  # fmt: skip
+        assert done.code in (0, 1), done.stderr
+        run = json.loads(done.stdout)["run"]
+        plan = tmp_path / f"plan-{number}.json"
+        planned = repro_cli("nightly", "plan", run, "--state", str(state), "--plan", str(plan))
+        assert planned.code == 0, planned.stderr
+        assert repro_cli("nightly", "advance", str(plan), "--state", str(state)).code == 0
+        plans.append(json.loads(plan.read_text()))
+
+    said = [
+        [(a["action"], a["repro"], ", ".join(a["reasons"])) for a in p["actions"]] for p in plans
+    ]
+    assert [[(a, f) for a, f, _ in night if a != "none"] for night in said] == [
+        [],
+        [("open", PREFETCH), ("open", WS)],
+        [],
+        [],
+        [("close", PREFETCH)],
+        [("comment", WS)],
+        [("reopen", PREFETCH), ("comment", WS)],
+    ]
+    assert said[4][0][2] == "fixed in 3.6.0; the baseline knows the fix"
+    before, after = said[5][1][2].removeprefix("message changed: ").split(" -> ")
+    assert (
+        before.startswith("compiler-error:ttgir:NVGPUWarpSpecialization") and "Assertion" in before
+    )
+    assert after.endswith("unsupported load type for producer commit")
+    assert said[6][0][2] == "fails again (fixed on 3.6.0)"
+    findings = {a["repro"]: a["finding"] for p in plans for a in p["actions"]}
+    assert [a["finding"] for a in plans[-1]["actions"]] == [findings[PREFETCH], findings[WS]]
+    assert [p["changed"] for p in plans] == [False, True, False, False, True, True, True]
