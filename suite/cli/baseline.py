@@ -27,6 +27,20 @@ def _states() -> dict[str, str]:
     }
 
 
+def add_action_output_options(
+    group: argparse.ArgumentParser, action: argparse.ArgumentParser
+) -> None:
+    """The output options on a command with actions (``repro baseline --json show``) and on
+    its action (``repro baseline show --json``): the action's copies have no default, so
+    they never undo what was given before the action's name."""
+    if not any(a.dest == "format" for a in group._actions):
+        add_output_options(group)
+    add_output_options(action)
+    for option in action._actions:
+        if option.dest in ("format", "quiet", "verbose"):
+            option.default = argparse.SUPPRESS
+
+
 def add_parsers(commands: Any) -> None:
     baseline = commands.add_parser(
         "baseline", help="accept a finding into, check or show the baseline"
@@ -46,7 +60,7 @@ def add_parsers(commands: Any) -> None:
     show.add_argument("--python", help="interpreter whose Triton the status is for")
     for parser in (accept, check, show):
         parser.add_argument("--baseline", help="the file (default: the shipped baseline)")
-        add_output_options(parser)
+        add_action_output_options(baseline, parser)
 
 
 def _path(args: argparse.Namespace) -> Path:

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from suite.cli.baseline import add_action_output_options
 from suite.cli.options import DEFAULT_OUTPUT
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
@@ -36,7 +37,7 @@ def add_parsers(commands: Any) -> None:
     show = actions.add_parser("show", help="the findings the state tracks")
     for parser in (plan, advance, show):
         parser.add_argument("--state", required=True, help="the folder that keeps state.json")
-        add_output_options(parser)
+        add_action_output_options(nightly, parser)
 
     merge = commands.add_parser("merge", help="merge the run folders of a sharded run")
     merge.add_argument("runs", nargs="+", help="the shards' run folders")
