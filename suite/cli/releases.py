@@ -50,6 +50,10 @@ def add_parsers(commands: Any) -> None:
     )
     bisect.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
     add_isolation_options(bisect)
+    bisect.add_argument(
+        "--baseline",
+        help="fill first_bad/fixed_in of the entry that knows the finding in this file",
+    )
     add_output_options(bisect)
 
 
@@ -158,6 +162,18 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     finding.first_bad = outcome.first_bad or finding.first_bad
     finding.bisect = outcome.to_json()
     path.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+    if args.baseline:  # the bisected range goes into the baseline entry (issue 16)
+        import sys
+
+        from suite.engine.baseline import failure_of, record_range
+
+        failure = failure_of(
+            finding.repro, finding.target, finding.minimal_config, finding.signature
+        )
+        first_bad = outcome.first_bad if outcome.good is not None else None
+        entry = record_range(Path(args.baseline), failure, first_bad, outcome.first_good)
+        said = f"entry {entry} updated" if entry else "no entry knows it (repro baseline accept)"
+        print(f"baseline {args.baseline}: {said}", file=sys.stderr)
     if outcome.direction == "fix":
         verdict = f"first good: {outcome.good or 'none in range'} (last bad: {outcome.bad})"
     else:
