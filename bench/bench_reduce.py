@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -206,14 +207,23 @@ def run_cvise(planted: Planted, scratch: Path, signature: str, jobs: int, cap: f
     # C-Vise wants the test case named relative to its working folder.
     argv = ["cvise", "--n", str(jobs), "--timeout", "120", str(script), planted.file]
     started = time.monotonic()
+    # Its own session, so that the cap stops C-Vise and every helper and test it started.
+    cvise = subprocess.Popen(
+        argv,
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        ended = subprocess.run(
-            argv, cwd=work, capture_output=True, text=True, check=False, timeout=cap
-        )
-        finished = ended.returncode == 0
+        _, stderr = cvise.communicate(timeout=cap)
+        finished = cvise.returncode == 0
         if not finished:
-            print(f"  cvise exited {ended.returncode}: {ended.stderr[-500:]}", flush=True)
+            print(f"  cvise exited {cvise.returncode}: {stderr[-500:]}", flush=True)
     except subprocess.TimeoutExpired:
+        os.killpg(cvise.pid, signal.SIGKILL)
+        cvise.communicate()
         finished = False  # C-Vise writes each improvement into the file: that is its best
     wall = time.monotonic() - started
     compiles = len(counter.read_text().splitlines()) if counter.exists() else 0

@@ -76,7 +76,9 @@ def _venv(version: str) -> str:
     return str(python)
 
 
-def _finding(path: Path, source: Path, python: str, release: str) -> Path:
+def _finding(
+    path: Path, source: Path, python: str, release: str, first_good: str | None = None
+) -> Path:
     carried = capture({"path": str(source)})
     assert carried is not None
     record = Finding(
@@ -96,6 +98,7 @@ def _finding(path: Path, source: Path, python: str, release: str) -> Path:
         first_seen="",
         last_seen="",
         source=carried.to_json(with_text=True),
+        first_good=first_good,
     )
     path.write_text(json.dumps(record.to_json(), indent=2))
     return path
@@ -155,7 +158,8 @@ def test_reduced_kernel_fails_the_same_way_and_the_fixed_release_compiles_it(
 ) -> None:
     bad = _venv("3.5.0")
     good = _venv("3.6.0")
-    finding = _finding(tmp_path / "finding.json", PREFETCH, bad, "3.5.0")
+    # bisect's first good release: every kept kernel must also compile there.
+    finding = _finding(tmp_path / "finding.json", PREFETCH, bad, "3.5.0", first_good="3.6.0")
     done = _reduce(str(finding), "-o", str(tmp_path), "-j", "2", "--time-budget", "600")
     assert done.returncode == 0, done.stderr
     reduced = Path(done.stdout.strip().splitlines()[-1])

@@ -53,6 +53,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "OUTPUT/reduce/<finding id>/ (default: reports)",
     )
     reduce.add_argument("--python", help="interpreter whose Triton judges the candidates")
+    reduce.add_argument(
+        "--fixed-release",
+        metavar="VERSION",
+        help="a Triton release where the bug is fixed: every kept kernel must compile there "
+        "(default: the finding's first_good, once bisect has found it; 'none' to skip)",
+    )
     add_isolation_options(reduce, timeout=120.0)
     add_output_options(reduce, formats=False)
 
@@ -86,6 +92,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.engine.sources import reproducer_for
     from suite.search.findings import locate
     from suite.search.reduce import reduce
+    from suite.toolchain.venvs import for_version
 
     if args.jobs < 1 or args.time_budget <= 0:
         raise UsageError("--jobs and --time-budget must be positive")
@@ -96,6 +103,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     found, note = reproducer_for(finding.repro, finding.source, path.parent)
     if "path" not in found.source:
         raise UsageError(f"{finding.repro} comes from a module, not a file: nothing to reduce")
+    fixed = args.fixed_release or finding.first_good or ""
+    fixed_python = "" if fixed in ("", "none") else for_version(fixed).python
     out = render.output_for(args)
     if note:
         out.note(note)
@@ -111,6 +120,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         args.time_budget,
         args.seed,
         out.note,
+        fixed_python,
     )
     progress = done.progress
     finding.reduced = {

@@ -20,14 +20,14 @@ import json
 import shutil
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from suite.api import Reproducer
 from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
-from suite.engine.outcome import CaseResult
+from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import CaseInterrupted, Execution, Workers, run_case
 
 
@@ -41,6 +41,9 @@ class Expectation:
     config: dict[str, Any]
     python: str = sys.executable
     label: str = ""  # the reproducer's case label format, for readable case ids
+    # A release where the bug is fixed: when given, a candidate must also compile there
+    # (so a reduction cannot wander into a kernel that another bug breaks).
+    fixed_python: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +62,7 @@ class Verdict:
     outcome: str
     signature: str | None
     duration_s: float = 0.0
+    fixed_outcome: str = ""  # the outcome on the fixed release, when it was asked
 
 
 def judge(result: CaseResult, signature: str) -> Verdict:
@@ -95,6 +99,7 @@ class SignatureTest:
     work: Path
     workers: Workers | None = None
     execution: Execution = field(default_factory=Execution)
+    fixed_workers: Workers | None = None
 
     def __post_init__(self) -> None:
         self._repro = _stand_in(self.expectation)
@@ -103,15 +108,25 @@ class SignatureTest:
         found = Found(self._repro, {"path": str(source.resolve())})
         return CaseSpec(found, dict(self.expectation.config), self.expectation.target)
 
-    def __call__(self, source: Path, name: str = "case") -> Verdict:
-        case_dir = self.work / name
+    def _run(
+        self, source: Path, case_dir: Path, execution: Execution, workers: Workers | None
+    ) -> CaseResult:
         try:
-            result = run_case(self.spec(source), case_dir, self.execution, self.workers)
+            return run_case(self.spec(source), case_dir, execution, workers)
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
-        return judge(result, self.expectation.signature)
+
+    def __call__(self, source: Path, name: str = "case") -> Verdict:
+        result = self._run(source, self.work / name, self.execution, self.workers)
+        verdict = judge(result, self.expectation.signature)
+        if not verdict.interesting or not self.expectation.fixed_python:
+            return verdict
+        fixed = replace(self.execution, python=self.expectation.fixed_python)
+        seen = self._run(source, self.work / f"{name}-fixed", fixed, self.fixed_workers)
+        passed = seen.outcome is Outcome.PASSED
+        return replace(verdict, interesting=passed, fixed_outcome=seen.outcome.label)
 
 
 def main(argv: list[str]) -> int:
@@ -132,7 +147,8 @@ def main(argv: list[str]) -> int:
     execution = Execution(python=expectation.python, warm=False)
     with tempfile.TemporaryDirectory(prefix="repro-interesting-") as work:
         verdict = SignatureTest(expectation, Path(work), None, execution)(source)
-    print(f"{verdict.outcome} {verdict.signature or ''}".rstrip())
+    fixed = f" (fixed release: {verdict.fixed_outcome})" if verdict.fixed_outcome else ""
+    print(f"{verdict.outcome} {verdict.signature or ''}{fixed}".rstrip())
     return 0 if verdict.interesting else 1
 
 

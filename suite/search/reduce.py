@@ -31,10 +31,11 @@ import itertools
 import json
 import os
 import shutil
+import textwrap
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from suite.engine.discover import Found
@@ -138,7 +139,9 @@ def reducer_form(finding: Finding, found: Found, python: str, origin: str, findi
             config=dict(finding.minimal_config),
             requires=tuple(repro.requires),
             label=repro.label,
-            globals_=call.globals_,
+            globals_=_constants(
+                call.globals_, call.kernels, Path(found.source["path"]).read_text()
+            ),
             kernels=call.kernels,
             signature_dict=call.signature,
             constexprs={name: repr(value) for name, value in call.constexprs.items()},
@@ -146,6 +149,32 @@ def reducer_form(finding: Finding, found: Found, python: str, origin: str, findi
             specialization=_specialization(call.signature, call.attrs),
         )
     )
+
+
+def _constants(
+    captured: list[tuple[str, str]], kernels: list[str], original: str
+) -> list[tuple[str, str]]:
+    """The module constants the kernels read, as ``tl.constexpr`` (a jit function reads no
+    other global): those the capture wrote as literals, and those it could not (a
+    ``tl.constexpr(...)`` value is callable, so the capture skips it) from the file itself."""
+    read = {
+        node.id
+        for kernel in kernels
+        for node in ast.walk(ast.parse(textwrap.dedent(kernel)))
+        if isinstance(node, ast.Name)
+    }
+    found = dict(captured)
+    for node in ast.parse(original).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in read and target.id.isupper():
+                found.setdefault(target.id, ast.unparse(node.value))
+    wrapped = []
+    for name, value in found.items():
+        if name in read:
+            plain = value.startswith(("tl.constexpr(", "triton.language.constexpr("))
+            wrapped.append((name, value if plain else f"tl.constexpr({value})"))
+    return wrapped
 
 
 def _specialization(signature: dict[str, str], attrs: dict[str, list[list[object]]]) -> str:
@@ -300,8 +329,10 @@ def reduce(
     time_budget_s: float = DEFAULT_TIME_BUDGET_S,
     seed: int = 0,
     say: Callable[[str], None] = print,
+    fixed_python: str = "",
 ) -> Reduction:
-    """Reduce ``found`` (the finding's reproducer) into ``folder/reduced.py``."""
+    """Reduce ``found`` (the finding's reproducer) into ``folder/reduced.py``; with
+    ``fixed_python`` (a release where the bug is fixed) every kept kernel compiles there."""
     original_text = Path(found.source["path"]).read_text()
     expectation = Expectation(
         repro=finding.repro,
@@ -310,6 +341,7 @@ def reduce(
         config=dict(finding.minimal_config),
         python=python,
         label=found.repro.label,
+        fixed_python=fixed_python,
     )
     folder.mkdir(parents=True, exist_ok=True)
     best_path, state_path = folder / REDUCED, folder / STATE
@@ -318,7 +350,12 @@ def reduce(
     work.mkdir()
     execution = Execution(python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm)
     workers = Workers(execution, [CaseSpec(found, dict(finding.minimal_config), finding.target)])
-    test = SignatureTest(expectation, work, workers, execution)
+    fixed_workers = None
+    if fixed_python:
+        fixed_execution = replace(execution, python=fixed_python)
+        spec = CaseSpec(found, dict(finding.minimal_config), finding.target)
+        fixed_workers = Workers(fixed_execution, [spec])
+    test = SignatureTest(expectation, work, workers, execution, fixed_workers)
     previous = Progress.read(state_path)
     resumed = bool(
         previous
@@ -342,6 +379,11 @@ def reduce(
         else:
             verdict = test(Path(found.source["path"]), "original")
             if not verdict.interesting:
+                if verdict.fixed_outcome:
+                    raise UsageError(
+                        f"{origin} does not compile on the fixed release ({fixed_python}: "
+                        f"{verdict.fixed_outcome}); reduce without it"
+                    )
                 raise UsageError(
                     f"{origin} does not reproduce the finding: expected {finding.signature}, "
                     f"saw {verdict.signature or verdict.outcome} (triton at {python})"
@@ -389,5 +431,7 @@ def reduce(
         raise
     finally:
         workers.close()
+        if fixed_workers is not None:
+            fixed_workers.close()
         shutil.rmtree(work, ignore_errors=True)
     return Reduction(best_path, progress, resumed, not finished)
