@@ -6,7 +6,7 @@ For each input under bench/reduce_inputs/ (a reproducer file, 120-250 lines) thi
 that it fails with the same signature as its hand-written minimal form on the bug's
 release, makes a finding of it, runs `repro reduce` on the finding, and runs C-Vise (its
 default passes, `--n JOBS`) on the same file with the same interestingness test
-(`python -m suite.search.interesting`, which runs the case in isolation and compares the
+(`python -m suite.reduce.interesting`, which runs the case in isolation and compares the
 signature). Then both results are checked: same signature on the bug's release, a pass on
 the fixed release. Lines and tokens are those of the @triton.jit functions, normalized by
 ast.unparse (reduce_passes.kernel_measure), so layout and comments count for no one.
@@ -28,9 +28,9 @@ from pathlib import Path
 
 from suite.engine.runner import Execution
 from suite.engine.sources import capture
+from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.passes import kernel_measure
 from suite.search.findings import Finding
-from suite.search.interesting import Expectation, SignatureTest
-from suite.search.reduce_passes import kernel_measure
 from suite.toolchain.venvs import for_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -201,7 +201,7 @@ def run_cvise(planted: Planted, scratch: Path, signature: str, jobs: int, cap: f
     script.write_text(
         "#!/bin/sh\n"
         f"echo x >> {counter}\n"
-        f"exec {sys.executable} -m suite.search.interesting {work / 'expect.json'} {planted.file}\n"
+        f"exec {sys.executable} -m suite.reduce.interesting {work / 'expect.json'} {planted.file}\n"
     )
     script.chmod(0o755)
     # C-Vise wants the test case named relative to its working folder.

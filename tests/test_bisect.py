@@ -134,7 +134,5 @@ def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
         "3.1.0": "compiler-error:ttir: Unsupported dtype fp64",
         "3.3.1": "compiler-error:ttir: Unsupported lhs dtype fp64",
     }
-    assert finding.message_note() == (
-        "message changed in 3.3.1: Unsupported lhs dtype fp64"
-    )
+    assert finding.message_note() == ("message changed in 3.3.1: Unsupported lhs dtype fp64")
     assert finding.evaluations["first_failure"] == 1  # the curated config came first

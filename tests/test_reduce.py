@@ -16,9 +16,9 @@ import pytest
 
 from suite.engine.runner import Execution
 from suite.engine.sources import capture
+from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.search.findings import Finding
-from suite.search.interesting import Expectation, SignatureTest
-from suite.search.reduce_passes import PASSES, candidates, kernel_measure, well_formed
 from suite.toolchain.venvs import venv_root
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -455,7 +455,8 @@ def test_no_token_valid_fences_and_trimmed_output(tmp_path, monkeypatch, capsys)
     done = repro_cli("run", str(planted), "-o", str(tmp_path / "out"), env=secrets)
     assert done.code == 1, done.stdout + done.stderr
     (run,) = (tmp_path / "out" / "runs").iterdir()
-    assert FAKE_TOKEN in (run / "environment.json").read_text()  # the run kept it; reports won't
+    kept = "".join(p.read_text() for p in run.rglob("*") if p.is_file())
+    assert FAKE_TOKEN not in kept and "hunter2" not in kept  # scrubbed at write time
     assert report(f"{run}:planted-flood[sm_90-100000]", "-o", str(tmp_path / "out")) == 0
     folder = tmp_path / "out" / "planted-flood_sm_90-100000"
     everything = "".join(p.read_text() for p in folder.iterdir()) + capsys.readouterr().out

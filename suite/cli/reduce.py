@@ -1,7 +1,7 @@
 """The ``repro reduce`` command, for :mod:`suite.cli.main` to mount.
 
 ``repro reduce FINDING`` reduces the finding's reproducer kernel at the Python AST level
-while it still fails with the finding's signature (:mod:`suite.search.reduce`), writes
+while it still fails with the finding's signature (:mod:`suite.reduce.reducer`), writes
 ``<output>/reduce/<finding id>/reduced.py`` and points the finding at it.
 
 Exit status: 0 reduced (or stopped by --time-budget with the best so far written); 2 bad
@@ -90,8 +90,8 @@ def _interpreter(environment: dict[str, Any], python: str | None) -> str:
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine.sources import reproducer_for
+    from suite.reduce.reducer import reduce
     from suite.search.findings import locate
-    from suite.search.reduce import reduce
     from suite.toolchain.venvs import for_version
 
     if args.jobs < 1 or args.time_budget <= 0:

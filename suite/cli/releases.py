@@ -116,7 +116,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.engine.expand import case_id
     from suite.engine.runner import Execution
+    from suite.engine.sources import reproducer_for
     from suite.releases import bisect
     from suite.search.findings import Finding, locate
     from suite.toolchain import venvs
@@ -153,14 +155,15 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         )
     # Only a conclusive answer is stored: both ends seen as they were named.
     good_end = outcome.tried.get(args.good)
-    if good_end != bisect.GOOD:
+    if good_end != bisect.GOOD and not outcome.unsupported_before:
+        still = "; ".join(outcome.configs.get(args.good, []))
         raise UsageError(
-            f"--good {args.good} does not come out good ({good_end or 'not tried'}): "
+            f"--good {args.good} does not come out good ({good_end or 'not tried'}"
+            + (f": {still}" if still else "")
+            + "): "
             f"the bisection is inconclusive, {path.name} is left as it was"
         )
-    finding.first_good = outcome.first_good or finding.first_good
-    finding.first_bad = outcome.first_bad or finding.first_bad
-    finding.bisect = outcome.to_json()
+    bisect.record(finding, outcome)
     path.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
     if args.baseline:  # the bisected range goes into the baseline entry (issue 16)
         import sys
@@ -170,7 +173,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         failure = failure_of(
             finding.repro, finding.target, finding.minimal_config, finding.signature
         )
-        first_bad = outcome.first_bad if outcome.good is not None else None
+        first_bad = outcome.first_bad if outcome.conclusive else None
         entry = record_range(Path(args.baseline), failure, first_bad, outcome.first_good)
         said = f"entry {entry} updated" if entry else "no entry knows it (repro baseline accept)"
         print(f"baseline {args.baseline}: {said}", file=sys.stderr)
@@ -181,7 +184,11 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     listing = render.Listing((render.Column("release", "id"), render.Column("state", "text")))
     for label, state in outcome.tried.items():
         listing.add(label, state)
-    lines = [f"{path.stem}: {finding.signature} on {finding.target}: {verdict}"]
+        for line in outcome.configs.get(label, []):  # which configs fail where
+            listing.add("", line)
+    found, _ = reproducer_for(finding.repro, finding.source)  # a file given by path too
+    case = case_id(found.repro, finding.target, finding.minimal_config)
+    lines = [f"{path.stem}: {case} {finding.signature}: {verdict}"]
     if outcome.note:
         lines.append(outcome.note)
     out.show(
@@ -189,6 +196,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             data={
                 "finding": path.stem,
                 "file": str(path),
+                "case_id": case,
                 "signature": finding.signature,
                 "target": finding.target,
                 **outcome.to_json(),

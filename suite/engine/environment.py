@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from suite.engine.scrub import home_to_tilde, safe_variables
+
 
 def _run(argv: list[str]) -> str:
     try:
@@ -33,16 +35,11 @@ def _tool_version(path: str) -> str:
     return f"{match.group(1)} (V{match.group(2)})" if match else out.splitlines()[-1] if out else ""
 
 
-def _home(text: str) -> str:
-    home = str(Path.home())
-    return text.replace(home, "~") if home not in ("", "/") else text
-
-
 def probe() -> dict[str, Any]:
     """The facts, as seen from this interpreter."""
     facts: dict[str, Any] = {
         "python": platform.python_version(),
-        "python_executable": _home(sys.executable),
+        "python_executable": home_to_tilde(sys.executable),
         "platform": platform.platform(),
     }
     try:
@@ -60,7 +57,7 @@ def probe() -> dict[str, Any]:
     for candidate in [override] if override else sorted(bindir.glob("ptxas*")):
         if candidate and os.path.exists(candidate):
             ptxas[Path(candidate).name] = {
-                "path": _home(str(candidate)),
+                "path": home_to_tilde(str(candidate)),
                 "version": _tool_version(str(candidate)),
             }
     facts["ptxas"] = ptxas
@@ -70,9 +67,10 @@ def probe() -> dict[str, Any]:
         facts["cache_env"] = dict(get_cache_invalidating_env_vars())
     except ImportError:
         facts["cache_env"] = None
-    facts["triton_env"] = {
-        k: _home(v) for k, v in sorted(os.environ.items()) if k.startswith("TRITON_")
-    }
+    # A secret-like name or value is never written (issue 14: scrub at write time).
+    facts["triton_env"] = safe_variables(
+        {k: v for k, v in os.environ.items() if k.startswith("TRITON_")}
+    )
     facts.update(_gpu())
     return facts
 
@@ -114,13 +112,13 @@ def capture(python: str) -> dict[str, Any]:
     from suite.engine.shim import child_env
     from suite.errors import UsageError
 
-    exit = run_isolated(
+    probed = run_isolated(
         [python, "-m", "suite.engine.environment"], env=child_env(), bounds=Bounds(timeout_s=180)
     )
     try:
-        facts = json.loads(exit.stdout.text.strip().splitlines()[-1])
+        facts = json.loads(probed.stdout.text.strip().splitlines()[-1])
     except (IndexError, json.JSONDecodeError):
-        line = exit.stderr.text.strip().splitlines()[-1:] or ["no output"]
+        line = probed.stderr.text.strip().splitlines()[-1:] or ["no output"]
         raise UsageError(f"cannot probe the interpreter {python}: {line[0]}") from None
     if not facts.get("triton"):
         raise UsageError(f"{python} cannot import triton: {facts.get('triton_error', '')}")

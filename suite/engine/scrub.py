@@ -40,13 +40,38 @@ _CREDENTIAL_PATTERNS = (
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
     # Long hex (not a 40-digit commit hash) and long base64-ish runs that mix cases and digits.
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{48,}(?![0-9A-Za-z])",
-    r"(?<![A-Za-z0-9+_=-])(?=[A-Za-z0-9+_-]*[a-z])(?=[A-Za-z0-9+_-]*[A-Z])"
-    r"(?=[A-Za-z0-9+_-]*[0-9])[A-Za-z0-9+_-]{40,}={0,2}(?![A-Za-z0-9+_=-])",
     # An AWS secret access key: exactly 40 characters of base64, '/' included.
     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
     r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
 )
 CREDENTIAL_VALUE = re.compile("|".join(f"(?:{p})" for p in _CREDENTIAL_PATTERNS))
+# A long run that may be a random token. Case ids and pass names are long runs too
+# ("sm_90-box256-buf256-tx1024-checkTrue-lenragged-gsnull"), so a run counts as random
+# only when one of its '-'/'_' pieces is itself long and mixes cases and digits.
+_LONG_RUN = re.compile(r"(?<![A-Za-z0-9+_=/-])[A-Za-z0-9+_/-]{40,}={0,2}(?![A-Za-z0-9+_=/-])")
+_RANDOM_PIECE_LENGTH = 24
+
+
+def _looks_random(run: str) -> bool:
+    return any(
+        len(piece) >= _RANDOM_PIECE_LENGTH
+        and re.search(r"[a-z]", piece) is not None
+        and re.search(r"[A-Z]", piece) is not None
+        and re.search(r"[0-9]", piece) is not None
+        for piece in re.split(r"[-_/]", run.rstrip("="))
+    )
+
+
+def _redact_random_runs(text: str) -> str:
+    return _LONG_RUN.sub(lambda m: REDACTED if _looks_random(m.group(0)) else m.group(0), text)
+
+
+def _has_credential(value: str) -> bool:
+    if CREDENTIAL_VALUE.search(value):
+        return True
+    return any(_looks_random(m.group(0)) for m in _LONG_RUN.finditer(value))
+
+
 _SECRET_ASSIGNMENT = re.compile(
     r"\b([A-Z0-9_]*(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]*)(\s*=\s*)(\S+)"
 )
@@ -84,7 +109,7 @@ def scrub_secrets(text: str) -> str:
         lambda m: m.group(0) if m.group(3) == REDACTED else m.group(1) + m.group(2) + REDACTED,
         text,
     )
-    return CREDENTIAL_VALUE.sub(REDACTED, text)
+    return _redact_random_runs(CREDENTIAL_VALUE.sub(REDACTED, text))
 
 
 def scrub(text: str) -> str:
@@ -104,7 +129,7 @@ def scrub_tree(value: Any) -> Any:
 
 
 def looks_secret(name: str, value: str) -> bool:
-    return bool(SECRET_NAME.search(name) or CREDENTIAL_VALUE.search(value))
+    return bool(SECRET_NAME.search(name) or _has_credential(value))
 
 
 def safe_variables(variables: Mapping[str, Any]) -> dict[str, str]:

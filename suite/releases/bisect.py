@@ -61,6 +61,13 @@ class Bisection:
     configs: dict[str, list[str]] = field(default_factory=dict)
     # release -> the signature the finding's bug showed there
     signatures: dict[str, str] = field(default_factory=dict)
+    # A regression whose older releases cannot run the reproducer at all (unsupported):
+    # the bad end is the first release where the bug can be reached.
+    unsupported_before: bool = False
+
+    @property
+    def conclusive(self) -> bool:
+        return self.good is not None or self.unsupported_before
 
     @property
     def first_good(self) -> str | None:
@@ -80,7 +87,7 @@ def record(finding: Finding, outcome: Bisection) -> Finding:
     an inconclusive answer (no good release found keeps what was stored)."""
     if outcome.first_good:
         finding.first_good = outcome.first_good
-    if outcome.first_bad and outcome.good is not None:
+    if outcome.first_bad and outcome.conclusive:
         finding.first_bad = outcome.first_bad
     finding.signatures = {**finding.signatures, **outcome.signatures}
     finding.bisect = outcome.to_json()
@@ -216,7 +223,19 @@ def run(
     bad = order[last_bad]
     good = order[first_good] if first_good < len(order) else None
     notes = []
-    if good is None:
+    older = [v for v in set_aside if Version(v) < Version(bad)]
+    unsupported_before = (
+        not fix
+        and good is None
+        and candidates[-1] in older
+        and all(set_aside[v] == UNSUPPORTED for v in older)
+    )
+    if unsupported_before:
+        notes.append(
+            f"the releases before {bad} cannot run the reproducer (unsupported): {bad} is "
+            "the first release where the bug can be reached"
+        )
+    elif good is None:
         notes.append("no release in the range comes out good: every one tried still fails")
     between_ends = [v for v in set_aside if good is not None and _inside(v, bad, good)]
     if between_ends:
@@ -236,6 +255,7 @@ def run(
         "; ".join(notes),
         lines,
         seen,
+        unsupported_before,
     )
 
 

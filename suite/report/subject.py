@@ -152,9 +152,7 @@ def interpreter_for(environment: Mapping[str, Any], python: str | None) -> str |
     return None
 
 
-def rerun(
-    finding: Finding, found: Found, python: str, work: Path
-) -> CaseResult:
+def rerun(finding: Finding, found: Found, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine, to capture its output,
     within the command's --timeout, --memory-cap and --isolation."""
     from suite.engine.expand import CaseSpec

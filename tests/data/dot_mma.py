@@ -45,13 +45,15 @@ REPRO = Reproducer(
 
 
 @triton.jit
-def dot_kernel(a_ptr, b_ptr, c_ptr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, DTYPE: tl.constexpr):
+def dot_kernel(
+    a_ptr, b_ptr, c_ptr, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, DTYPE: tl.constexpr
+):
     rm = tl.arange(0, BLOCK_M)
     rn = tl.arange(0, 64)
     rk = tl.arange(0, BLOCK_K)
     a = tl.load(a_ptr + rm[:, None] * BLOCK_K + rk[None, :]).to(DTYPE)
     b = tl.load(b_ptr + rk[:, None] * 64 + rn[None, :]).to(DTYPE)
-    out = tl.float64 if DTYPE == tl.float64 else tl.float32
+    out = tl.float64 if tl.float64 == DTYPE else tl.float32
     c = tl.dot(a, b, out_dtype=out)
     tl.store(c_ptr + rm[:, None] * 64 + rn[None, :], c.to(tl.float32))
 

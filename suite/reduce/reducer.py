@@ -10,9 +10,9 @@ How a reduction goes:
    reproducer file (``reduced_repro.py.j2``): the ``@triton.jit`` kernel and helpers, and
    a compile function with literal ``signature`` and ``constexprs`` dicts, pinned to the
    finding's config and target. It must fail the same way too.
-3. **Passes to a fixpoint** (:mod:`suite.search.reduce_passes`): each pass proposes
+3. **Passes to a fixpoint** (:mod:`suite.reduce.passes`): each pass proposes
    well-formed edits in a stable order; they are judged ``jobs`` at a time in the warm
-   isolated workers by the one interestingness test (:mod:`suite.search.interesting`),
+   isolated workers by the one interestingness test (:mod:`suite.reduce.interesting`),
    and the first interesting edit of a batch that makes the file smaller is kept. A cache
    of tried texts means no text is compiled twice. Renaming runs once, last.
 4. **Best so far.** ``reduced.py`` and ``state.json`` are rewritten after every
@@ -43,9 +43,8 @@ from suite.engine.expand import CaseSpec
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import DEFAULTS, Execution, Workers
 from suite.errors import UsageError
-from suite.search.findings import Finding
-from suite.search.interesting import Expectation, SignatureTest, Verdict
-from suite.search.reduce_passes import (
+from suite.reduce.interesting import Expectation, SignatureTest, Verdict
+from suite.reduce.passes import (
     FINAL_PASSES,
     PASSES,
     Pass,
@@ -53,6 +52,7 @@ from suite.search.reduce_passes import (
     kernel_measure,
     size,
 )
+from suite.search.findings import Finding
 from suite.templating import template_environment
 
 STATE = "state.json"

@@ -12,7 +12,7 @@ The passes (:data:`PASSES`) go cheap and big first, as in Hypothesis's shrinker 
 drop functions, delete blocks, delete statements, take a branch of an ``if``, replace a loop
 with its body or one trip, inline helpers, drop unused parameters, inline constexprs, drop
 masks and keywords, replace expressions with an operand or a constant, shrink integer
-constants, and rename to short names last. The driver (:mod:`suite.search.reduce`) runs them
+constants, and rename to short names last. The driver (:mod:`suite.reduce.reducer`) runs them
 to a fixpoint and keeps an edit only when the result is interesting and smaller
 (:func:`size`), which makes the reduction terminate.
 """

@@ -10,7 +10,7 @@ interesting, so a reduction never slips from one bug to another.
 - :func:`judge` answers for a result already in hand;
 - :class:`SignatureTest` runs a source file through the engine's isolation
   (:func:`suite.engine.runner.run_case`, warm workers when given) and judges it;
-- ``python -m suite.search.interesting EXPECTATION.json FILE`` is the same test as a
+- ``python -m suite.reduce.interesting EXPECTATION.json FILE`` is the same test as a
   program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
 """
 
@@ -130,10 +130,10 @@ class SignatureTest:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m suite.search.interesting EXPECTATION.json FILE``: exit 0 when ``FILE`` is
+    """``python -m suite.reduce.interesting EXPECTATION.json FILE``: exit 0 when ``FILE`` is
     interesting, 1 when it is not, 2 on bad input (C-Vise reads only 0 or not 0)."""
     if len(argv) != 2:
-        print("usage: python -m suite.search.interesting EXPECTATION.json FILE", file=sys.stderr)
+        print("usage: python -m suite.reduce.interesting EXPECTATION.json FILE", file=sys.stderr)
         return 2
     try:
         expectation = Expectation.from_json(json.loads(Path(argv[0]).read_text()))

@@ -1,0 +1,1 @@
+"""repro reduce: the smallest kernel that still fails the same way (AST passes, C-Vise anchor)."""
