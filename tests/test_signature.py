@@ -114,6 +114,56 @@ def test_same_pass_other_message_is_the_same_bug_but_other_frontend_errors_are_n
     )
 
 
+CAPABILITY = 'Assertion `false && "computeCapability not supported"\' failed'
+
+
+def test_a_crash_and_a_compiler_error_are_one_bug_only_on_one_informative_message():
+    abort = f"crash:SIGABRT:compile: {CAPABILITY}"
+    recovered = f"compiler-error:ttgir:TritonGPUAccelerateMatmul: {CAPABILITY}"
+    assert same_bug(abort, recovered) and same_bug(recovered, abort)
+    # Another message, a message that names nothing, a contradicting stage or pass, a crash
+    # outside the compile: different bugs.
+    assert not same_bug(abort, "compiler-error:ttgir:TritonGPUAccelerateMatmul: other text")
+    bare = "Assertion `false' failed"
+    assert not same_bug(f"crash:SIGABRT:compile: {bare}", f"compiler-error:ttgir:P: {bare}")
+    assert not same_bug(f"crash:SIGABRT:compile:llir: {CAPABILITY}", recovered)
+    assert not same_bug(f"crash:SIGABRT:compile:ttgir:TritonGPUPipeline: {CAPABILITY}", recovered)
+    assert not same_bug(f"crash:SIGABRT:launch: {CAPABILITY}", recovered)
+    # Two compiler errors of different passes stay apart even with one message.
+    assert not same_bug(recovered, f"compiler-error:ttgir:TritonGPUPipeline: {CAPABILITY}")
+
+
+@pytest.mark.venv
+def test_an_assertion_aborts_on_3_2_0_and_is_a_pass_error_on_3_3_0(tmp_path):
+    """#6087's port on sm_120: 3.0-3.2 run passes without MLIR's crash recovery, so the
+    assertion in AccelerateMatmul's getMMAVersionSafe aborts the process; 3.3.0 recovers
+    and reports the same printed assertion as the pass's failure. One bug."""
+    seen, stderr = {}, {}
+    for version in ("3.2.0", "3.3.0"):
+        out = tmp_path / version
+        done = repro(
+            "run",
+            "upstream-6087-sm120-mma-version",
+            "--python",
+            _python(version),
+            "-o",
+            str(out),
+        )
+        assert done.code == 0, done.stderr  # the shipped baseline knows both
+        ((_case, record),) = _results(out).items()
+        seen[version] = record["signature"]
+        run = next(out.glob("runs/*"))
+        stderr[version] = next(run.glob("cases/*/stderr.txt")).read_text()
+    assert seen == {
+        "3.2.0": f"crash:SIGABRT:compile: {CAPABILITY}",
+        "3.3.0": f"compiler-error:ttgir:TritonGPUAccelerateMatmul: {CAPABILITY}",
+    }
+    for text in stderr.values():  # the same assertion in the same function, printed alike
+        assert "AccelerateMatmul.cpp" in text and "getMMAVersionSafe" in text
+    assert "Pipeline failed while executing `TritonGPUAccelerateMatmul`" in stderr["3.3.0"]
+    assert same_bug(seen["3.2.0"], seen["3.3.0"])
+
+
 def test_a_compile_that_succeeds_but_prints_an_mlir_error_is_a_diagnostic():
     text = "/x/k.py:20:8: error: operation scheduled before its operands\n"
     verdict = diagnostic_verdict(text)
