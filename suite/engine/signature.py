@@ -194,13 +194,13 @@ def reported_apart(one: str, other: str) -> bool:
     ...``). They are one bug when the message keys are identical and informative
     (:func:`informative`) and the stage and pass, where both name one, agree.
     """
-    sites = compile_failure_site(one), compile_failure_site(other)
-    if sites[0] is None or sites[1] is None or sites[0][0] == sites[1][0]:
+    site_a, site_b = compile_failure_site(one), compile_failure_site(other)
+    if site_a is None or site_b is None or site_a[0] == site_b[0]:
         return False
     key = message_of(one)
     if not key or key != message_of(other) or not informative(key):
         return False
-    (_, stage_a, pass_a), (_, stage_b, pass_b) = sites
+    (_, stage_a, pass_a), (_, stage_b, pass_b) = site_a, site_b
     return (not stage_a or not stage_b or stage_a == stage_b) and (
         not pass_a or not pass_b or pass_a == pass_b
     )
