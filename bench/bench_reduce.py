@@ -1,15 +1,18 @@
 """`repro reduce` against C-Vise, side by side, on bugs planted in realistic larger kernels.
 
-    python bench/bench_reduce.py --jobs 2 --cvise-cap 600 --json reduce-bench.json
+    python bench/bench_reduce.py --jobs 2 --budget 900 --cvise-cap 240 --json reduce-bench.json
 
 For each input under bench/reduce_inputs/ (a reproducer file, 120-250 lines) this checks
 that it fails with the same signature as its hand-written minimal form on the bug's
 release, makes a finding of it, runs `repro reduce` on the finding, and runs C-Vise (its
 default passes, `--n JOBS`) on the same file with the same interestingness test
 (`python -m suite.reduce.interesting`, which runs the case in isolation and compares the
-signature). Then both results are checked: same signature on the bug's release, a pass on
-the fixed release. Lines and tokens are those of the @triton.jit functions, normalized by
-ast.unparse (reduce_passes.kernel_measure), so layout and comments count for no one.
+signature). With the fixed-release guard (the default; --no-fixed-guard turns it off) both
+get the same stricter test: a candidate must also compile on the fixed release (the finding's
+first_good for `repro reduce`, the expectation's fixed_python for C-Vise). Then both results
+are checked: same signature on the bug's release, a pass on the fixed release. Lines and
+tokens are those of the @triton.jit functions, normalized by ast.unparse
+(suite.reduce.tree.kernel_measure), so layout and comments count for no one.
 """
 
 from __future__ import annotations
@@ -138,7 +141,9 @@ def _measure(path: Path) -> dict[str, int]:
     return {"lines": lines, "tokens": tokens}
 
 
-def run_reduce(planted: Planted, scratch: Path, signature: str, jobs: int, budget: float) -> dict:
+def run_reduce(
+    planted: Planted, scratch: Path, signature: str, jobs: int, budget: float, guard: bool
+) -> dict:
     source = INPUTS / planted.file
     repro = _repro_id(source)
     carried = capture({"path": str(source)})
@@ -161,6 +166,7 @@ def run_reduce(planted: Planted, scratch: Path, signature: str, jobs: int, budge
         first_seen="",
         last_seen="",
         source=carried.to_json(with_text=True),
+        first_good=planted.good if guard else None,
     )
     findings = scratch / "findings"
     findings.mkdir(parents=True, exist_ok=True)
@@ -168,6 +174,7 @@ def run_reduce(planted: Planted, scratch: Path, signature: str, jobs: int, budge
     finding_path.write_text(json.dumps(finding.to_json(), indent=2, default=str))
     argv = [sys.executable, "-m", "suite.cli", "reduce", str(finding_path), "-o", str(scratch)]
     argv += ["-j", str(jobs), "--time-budget", str(budget)]
+    argv += [] if guard else ["--fixed-release", "none"]
     started = time.monotonic()
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     wall = time.monotonic() - started
@@ -179,13 +186,20 @@ def run_reduce(planted: Planted, scratch: Path, signature: str, jobs: int, budge
         "file": str(reduced),
         "wall_s": round(wall, 1),
         "compiles": state["tries"],
+        "cached": state.get("cached"),
+        "rounds": state.get("rounds"),
+        "by_pass": state.get("by_pass"),
+        "improvements_by_pass": state.get("passes"),
+        "fresh_check": state.get("fresh_check"),
         "complete": state["done"],
         **_measure(reduced),
         **_checks(reduced, repro, planted, signature),
     }
 
 
-def run_cvise(planted: Planted, scratch: Path, signature: str, jobs: int, cap: float) -> dict:
+def run_cvise(
+    planted: Planted, scratch: Path, signature: str, jobs: int, cap: float, guard: bool
+) -> dict:
     source = INPUTS / planted.file
     repro = _repro_id(source)
     work = scratch / "cvise"
@@ -193,7 +207,12 @@ def run_cvise(planted: Planted, scratch: Path, signature: str, jobs: int, cap: f
     case = work / planted.file
     shutil.copy(source, case)
     expectation = Expectation(
-        repro, signature, planted.target, dict(planted.config), for_version(planted.bad).python
+        repro,
+        signature,
+        planted.target,
+        dict(planted.config),
+        for_version(planted.bad).python,
+        fixed_python=for_version(planted.good).python if guard else "",
     )
     (work / "expect.json").write_text(json.dumps(expectation.to_json()))
     counter = work / "compiles"
@@ -269,6 +288,13 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=900.0, help="repro reduce --time-budget")
     parser.add_argument("--cvise-cap", type=float, default=900.0, help="C-Vise wall-clock cap")
     parser.add_argument("--only", action="append", help="input file names to run")
+    parser.add_argument(
+        "--no-fixed-guard",
+        dest="guard",
+        action="store_false",
+        help="judge on the bug's release only (by default both tools' candidates must also "
+        "compile on the fixed release)",
+    )
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
     rows = []
@@ -293,10 +319,12 @@ def main() -> int:
         print(f"{planted.file}: {outcome} {signature}", flush=True)
         with tempfile.TemporaryDirectory(prefix="bench-reduce-") as scratch:
             row["reduce"] = run_reduce(
-                planted, Path(scratch) / "ours", signature, args.jobs, args.budget
+                planted, Path(scratch) / "ours", signature, args.jobs, args.budget, args.guard
             )
             print(f"  repro reduce: {row['reduce']}", flush=True)
-            row["cvise"] = run_cvise(planted, Path(scratch), signature, args.jobs, args.cvise_cap)
+            row["cvise"] = run_cvise(
+                planted, Path(scratch), signature, args.jobs, args.cvise_cap, args.guard
+            )
             print(f"  cvise: {row['cvise']}", flush=True)
             for tool in ("reduce", "cvise"):
                 entry = row[tool]

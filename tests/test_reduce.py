@@ -10,14 +10,17 @@ import ast
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from suite.engine.runner import Execution
 from suite.engine.sources import capture
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.interesting import Expectation, SignatureTest, Verdict
+from suite.reduce.judge import Judge
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
+from suite.reduce.reducer import Progress
 from suite.search.findings import Finding
 from suite.toolchain.venvs import venv_root
 
@@ -215,3 +218,54 @@ def test_a_file_that_is_not_a_finding_exits_2(tmp_path: Path) -> None:
     done = _reduce(str(bogus), "-o", str(tmp_path))
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_propagate_copies_takes_the_copies_inlining_leaves() -> None:
+    kernel = SMALL.replace(
+        "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n",
+        "    start = tl.program_id(0) * BLOCK\n    offs = start + tl.arange(0, BLOCK)\n"
+        "    y = y_ptr\n",
+    ).replace("tl.store(y_ptr + offs", "tl.store(y + offs")
+    chosen = next(p for p in PASSES if p.name == "propagate-copies")
+    texts = [text for _, text in candidates(kernel, chosen)]
+    assert all(well_formed(ast.parse(t)) for t in texts)
+    # Every copy at once first: `start` (read once) and `y` (a copy of a name).
+    assert "start =" not in texts[0] and "y = y_ptr" not in texts[0]
+    assert "offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)" in texts[0]
+    assert "tl.store(y_ptr + offs" in texts[0]
+    # `offs` and `mask` are read twice and are not copies: they stay in every candidate.
+    assert all("offs = " in t and "mask = offs < n" in t for t in texts)
+
+
+class _Scripted:
+    """A stand-in test: a candidate is interesting when its text says so; compiles take
+    scripted times, so that later candidates finish first."""
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.seen: list[str] = []
+
+    def __call__(self, source: Path, name: str = "case") -> Verdict:
+        text = source.read_text()
+        self.seen.append(text)
+        time.sleep(float(text.split()[1]))
+        good = text.startswith("yes")
+        return Verdict(good, "crash" if good else "passed", "sig" if good else None)
+
+
+def test_the_judge_accepts_the_first_interesting_candidate_in_order(tmp_path: Path) -> None:
+    progress = Progress("f", "sig", "", 0)
+    stream = ["no 0.3", "no 0.0", "yes 0.2", "yes 0.0", "no 0.0"]
+    for jobs in (1, 2, 3):
+        judge = Judge(_Scripted(tmp_path), jobs, progress)  # type: ignore[arg-type]
+        try:
+            found = judge.first(iter(enumerate(stream)), lambda _: True, lambda: False)
+            assert found == (2, "yes 0.2")  # not "yes 0.0", which finished first
+            assert judge.first(iter(enumerate(stream)), lambda t: "0.0" in t, lambda: False) == (
+                3,
+                "yes 0.0",
+            )
+        finally:
+            judge.close()
+    # The cache answers texts seen before: nothing compiled twice.
+    assert progress.cached > 0 and progress.tries <= 3 * len(stream)

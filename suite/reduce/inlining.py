@@ -190,3 +190,86 @@ def inline_constexprs(tree: ast.Module) -> Iterator[Edit]:
             return True
 
         yield edit
+
+
+def _definitions(fn: ast.FunctionDef) -> dict[str, int]:
+    """How many times each name is bound in ``fn``: parameters and every store."""
+    counts = dict.fromkeys(param_names(fn), 1)
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
+
+
+def _copy(fn: ast.FunctionDef, node: ast.AST) -> str:
+    """The name ``node`` binds when it is an assignment whose value may replace the name's
+    reads: the name is bound once, the value's names are bound at most once (so no read
+    moves past a rebinding), and the value is a name or a constant, or the name is read
+    once. '' when it is not."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+    ):
+        return ""
+    name = node.targets[0].id
+    definitions = _definitions(fn)
+    if definitions.get(name) != 1 or any(definitions.get(n, 0) > 1 for n in names_read(node)):
+        return ""
+    reads = (
+        sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == name and n is not node)
+        - 1
+    )  # the target itself
+    simple = isinstance(node.value, (ast.Name, ast.Constant))
+    return name if reads >= 1 and (simple or reads == 1) else ""
+
+
+def _propagate(module: ast.Module, position: int, index: int) -> bool:
+    slot = slots(module)[position]
+    fn = jit_functions(module)[index]
+    name = _copy(fn, slot.node)
+    if not name:
+        return False
+    assert isinstance(slot.node, ast.Assign)
+    value = slot.node.value
+    items = getattr(slot.parent, slot.name)
+    del items[slot.index]
+    if slot.name == "body" and not items:
+        items.append(ast.Pass())
+    Renamer({name: value}).visit(fn)
+    return True
+
+
+def _copies(tree: ast.Module) -> list[tuple[int, int]]:
+    """``(slot position, kernel index)`` of every assignment :func:`_copy` accepts."""
+    functions = jit_functions(tree)
+    owner = {id(n): i for i, fn in enumerate(functions) for n in ast.walk(fn)}
+    return [
+        (position, owner[id(slot.node)])
+        for position, slot in enumerate(slots(tree))
+        if slot.index >= 0
+        and id(slot.node) in owner
+        and _copy(functions[owner[id(slot.node)]], slot.node)
+    ]
+
+
+def propagate_copies(tree: ast.Module) -> Iterator[Edit]:
+    """Replace the reads of a name bound once to a copy (``k = j``, ``x = 16``), or read once
+    (``t = a + b; y = f(t)``), with its value, and drop the assignment: what inlining leaves.
+    Every copy at once first (one compile when all of them may go), then one at a time."""
+    found = _copies(tree)
+    if len(found) > 1:
+
+        def every(module: ast.Module) -> bool:
+            changed = False
+            while (copies := _copies(module)) and _propagate(module, *copies[0]):
+                changed = True
+            return changed
+
+        yield every
+    for position, index in found:
+
+        def edit(module: ast.Module, position: int = position, index: int = index) -> bool:
+            return _propagate(module, position, index)
+
+        yield edit

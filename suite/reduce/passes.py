@@ -41,7 +41,12 @@ from suite.reduce.expressions import (
     shrink_constants,
     simplify_expressions,
 )
-from suite.reduce.inlining import drop_params, inline_constexprs, inline_helpers
+from suite.reduce.inlining import (
+    drop_params,
+    inline_constexprs,
+    inline_helpers,
+    propagate_copies,
+)
 from suite.reduce.naming import rename
 from suite.reduce.tree import Edit, kernel_measure, size, split, well_formed, write
 
@@ -58,29 +63,52 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Pass:
-    """One named pass: the edits it proposes for a module."""
+    """One named pass: the edits it proposes for a module.
+
+    ``together``: the pass's edits are independent (each names its target by a name, or by
+    a position that the edits after it in the pass's order cannot move), so the first
+    candidate applies all of them at once, last first: when they may all go (every unread
+    parameter, every mask) that is one compile instead of one each.
+    """
 
     name: str
     edits: Callable[[ast.Module], Iterator[Edit]]
+    together: bool = False
 
 
 PASSES: tuple[Pass, ...] = (
-    Pass("drop-functions", drop_functions),
+    Pass("drop-functions", drop_functions, together=True),
     Pass("delete-blocks", delete_blocks),
     Pass("delete-statements", delete_statements),
     Pass("if-to-branch", if_to_branch),
     Pass("loop-to-body", loop_to_body),
     Pass("loop-single-trip", loop_single_trip),
     Pass("inline-helpers", inline_helpers),
-    Pass("drop-params", drop_params),
-    Pass("inline-constexprs", inline_constexprs),
-    Pass("drop-masks", drop_masks),
+    Pass("drop-params", drop_params, together=True),
+    Pass("inline-constexprs", inline_constexprs, together=True),
+    Pass("propagate-copies", propagate_copies),
+    Pass("drop-masks", drop_masks, together=True),
     Pass("simplify-expressions", simplify_expressions),
-    Pass("drop-keywords", drop_keywords),
+    Pass("drop-keywords", drop_keywords, together=True),
     Pass("shrink-constants", shrink_constants),
 )
 # Renaming changes no structure: it runs once, after the fixpoint.
 FINAL_PASSES: tuple[Pass, ...] = (Pass("rename", rename),)
+
+
+def _all_of(edits: list[Edit]) -> Edit:
+    """One edit applying ``edits``, last first (those that do not apply are passed over)."""
+
+    def edit(module: ast.Module) -> bool:
+        applied = False
+        for one in reversed(edits):
+            try:
+                applied |= one(module)
+            except (IndexError, StopIteration, ValueError, AssertionError):
+                continue
+        return applied
+
+    return edit
 
 
 def candidates(
@@ -94,6 +122,9 @@ def candidates(
     order = list(range(len(edits)))
     if seed:
         random.Random(seed).shuffle(order)
+    if chosen.together and len(edits) > 1:
+        edits.append(_all_of(list(edits)))
+        order.insert(0, len(edits) - 1)
     for k in range(start, len(order)):
         module = copy.deepcopy(tree)
         try:

@@ -27,23 +27,22 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import itertools
 import json
 import os
 import shutil
 import textwrap
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
 from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.runner import DEFAULTS, Execution, Workers
+from suite.engine.runner import DEFAULTS, Execution
 from suite.errors import UsageError
-from suite.reduce.interesting import Expectation, SignatureTest, Verdict
+from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.passes import (
     FINAL_PASSES,
     PASSES,
@@ -79,6 +78,11 @@ class Progress:
     current_pass: str = ""
     done: bool = False
     passes: dict[str, int] = field(default_factory=dict)  # improvements per pass
+    by_pass: dict[str, list[float]] = field(default_factory=dict)  # [compiles, seconds]
+    rounds: int = 0  # rounds of PASSES run
+    # The reduced file judged in a fresh interpreter at the end (the candidates were forked):
+    # its outcome and signature, "" until then.
+    fresh_check: str = ""
 
     @classmethod
     def read(cls, path: Path) -> Progress | None:
@@ -200,44 +204,11 @@ def _specialization(signature: dict[str, str], attrs: dict[str, list[list[object
     return words
 
 
-class _Judge:
-    """Candidates judged in parallel, each text at most once."""
-
-    def __init__(self, test: SignatureTest, jobs: int, progress: Progress) -> None:
-        self.test = test
-        self.jobs = jobs
-        self.progress = progress
-        self.cache: dict[str, Verdict] = {}
-        self._pool = ThreadPoolExecutor(max_workers=jobs)
-        self._serial = itertools.count(1)
-
-    def one(self, text: str) -> Verdict:
-        folder = self.test.work / f"c{next(self._serial):06d}"
-        folder.mkdir(parents=True, exist_ok=True)
-        source = folder / "candidate.py"
-        source.write_text(text)
-        try:
-            return self.test(source, f"{folder.name}-case")
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    def batch(self, texts: list[str]) -> list[Verdict]:
-        fresh = [t for t in dict.fromkeys(texts) if _sha(t) not in self.cache]
-        for text, verdict in zip(fresh, self._pool.map(self.one, fresh), strict=True):
-            self.cache[_sha(text)] = verdict
-            self.progress.tries += 1
-        self.progress.cached += len(texts) - len(fresh)
-        return [self.cache[_sha(t)] for t in texts]
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
-
-
 @dataclass
 class Reducer:
     """One reduction's state: the current best text and how it got there."""
 
-    judge: _Judge
+    judge: Judge
     progress: Progress
     best_path: Path
     state_path: Path
@@ -272,19 +243,10 @@ class Reducer:
         self.say(self._line())
         kept_any = False
         start = 0
+        self.judge.label = chosen.name
         while not self.out_of_time():
-            current = size(_tree(self.text))
             stream: Iterator[tuple[int, str]] = candidates(self.text, chosen, start, self.seed)
-            accepted = None
-            while accepted is None and not self.out_of_time():
-                batch = [item for _, item in zip(range(self.judge.jobs), stream, strict=False)]
-                if not batch:
-                    break
-                verdicts = self.judge.batch([text for _, text in batch])
-                for (k, text), verdict in zip(batch, verdicts, strict=True):
-                    if verdict.interesting and size(_tree(text)) < current:
-                        accepted = (k, text)
-                        break
+            accepted = self.judge.first(stream, _smaller_than(self.text), self.out_of_time)
             if accepted is None:
                 return kept_any
             start, self.text = accepted
@@ -300,6 +262,7 @@ class Reducer:
         changed = True
         while changed and not self.out_of_time():
             changed = False
+            self.progress.rounds += 1
             for chosen in PASSES:
                 changed |= self.run_pass(chosen)
                 if self.out_of_time():
@@ -314,8 +277,31 @@ class Reducer:
         return finished
 
 
+def _check_fresh(reducer: Reducer, test: SignatureTest, signature: str) -> None:
+    """Judge the reduced file once more in a fresh interpreter: the candidates were forked
+    from a warm template, and what is handed to a maintainer must fail on its own."""
+    fresh = replace(test.execution, warm=False)
+    verdict = replace(test, workers=None, fixed_workers=None, execution=fresh)(
+        reducer.best_path, "fresh"
+    )
+    reducer.progress.fresh_check = f"{verdict.outcome} {verdict.signature or ''}".strip()
+    if not verdict.interesting:
+        reducer.progress.done = False
+        reducer.progress.current_pass = "fresh check failed"
+        reducer.say(
+            f"reduce: {reducer.best_path} does not fail with {signature} in a fresh "
+            f"interpreter (saw {reducer.progress.fresh_check}); it is kept, marked incomplete"
+        )
+    reducer._save()
+
+
 def _tree(text: str) -> ast.Module:
     return ast.parse(text)
+
+
+def _smaller_than(text: str) -> Callable[[str], bool]:
+    bound = size(_tree(text))
+    return lambda candidate: size(_tree(candidate)) < bound
 
 
 def reduce(
@@ -349,12 +335,12 @@ def reduce(
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     execution = Execution(python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm)
-    workers = Workers(execution, [CaseSpec(found, dict(finding.minimal_config), finding.target)])
+    spec = CaseSpec(found, dict(finding.minimal_config), finding.target)
+    workers = ForkingWorkers(execution, [spec])
     fixed_workers = None
     if fixed_python:
         fixed_execution = replace(execution, python=fixed_python)
-        spec = CaseSpec(found, dict(finding.minimal_config), finding.target)
-        fixed_workers = Workers(fixed_execution, [spec])
+        fixed_workers = ForkingWorkers(fixed_execution, [spec])
     test = SignatureTest(expectation, work, workers, execution, fixed_workers)
     previous = Progress.read(state_path)
     resumed = bool(
@@ -407,7 +393,7 @@ def reduce(
                 tries=2,
             )
             _atomic_write(folder / "original.py", original_text)
-        judge = _Judge(test, jobs, progress)
+        judge = Judge(test, jobs, progress)
         reducer = Reducer(
             judge,
             progress,
@@ -424,6 +410,8 @@ def reduce(
             finished = reducer.run()
         finally:
             judge.close()
+        if finished:
+            _check_fresh(reducer, test, finding.signature)
     except UsageError:
         shutil.rmtree(work, ignore_errors=True)
         if not any(folder.iterdir()):

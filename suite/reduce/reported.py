@@ -1,0 +1,69 @@
+"""What ``repro report`` takes from a reduction: the reduced kernel for the issue, the
+original reproducer as an attachment.
+
+``repro reduce`` points the finding at its result (``finding.reduced``: ``path``,
+``original``, sizes, ``complete``). :func:`reduced_of` reads that record back and checks the
+files are still there; a report then captures its compile call from the reduced file (so
+``repro.py``, the snippet in the issue and ``--verify`` all use the reduced kernel) and
+attaches the original as :data:`ORIGINAL_NAME`. A record whose files are gone is ignored:
+the report falls back to the original reproducer, as before ``repro reduce`` ran.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ORIGINAL_NAME = "original_repro.py"
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A finding's reduction, as the report uses it."""
+
+    path: Path
+    original: Path
+    lines: int
+    tokens: int
+    original_lines: int
+    original_tokens: int
+    complete: bool
+
+    @property
+    def source(self) -> dict[str, str]:
+        """The reduced file as a reproducer source (what ``capture_compile`` loads)."""
+        return {"path": str(self.path)}
+
+    def context(self) -> dict[str, Any]:
+        """What the issue template says about the reduction."""
+        return {
+            "lines": self.lines,
+            "tokens": self.tokens,
+            "original_lines": self.original_lines,
+            "original_tokens": self.original_tokens,
+            "complete": self.complete,
+            "original_name": ORIGINAL_NAME,
+        }
+
+
+def reduced_of(record: dict[str, Any] | None) -> Reduced | None:
+    """The reduction a finding's record points to, or None (none, or its files are gone)."""
+    entry = (record or {}).get("reduced")
+    if not isinstance(entry, dict):
+        return None
+    try:
+        reduced = Reduced(
+            path=Path(entry["path"]),
+            original=Path(entry["original"]),
+            lines=int(entry["lines"]),
+            tokens=int(entry["tokens"]),
+            original_lines=int(entry["original_lines"]),
+            original_tokens=int(entry["original_tokens"]),
+            complete=bool(entry.get("complete")),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (reduced.path.is_file() and reduced.original.is_file()):
+        return None
+    return reduced
