@@ -102,6 +102,11 @@ def case_options(
         python=python,
         shard=shard,
     )
+    if getattr(args, "command", "run") != "run":
+        # `repro run` plans its cases before its first progress line; `repro matrix` resolves
+        # (and may build) a venv per release first, so what it was told is checked here.
+        check_selection(selection)
+        check_release_specs(split(getattr(args, "triton", None)), getattr(args, "wheel", None))
     execution = Execution(
         python=python or sys.executable,
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
@@ -110,3 +115,36 @@ def case_options(
         warm=args.isolation == "warm",
     )
     return selection, execution, Baseline.load(Path(args.baseline) if args.baseline else None)
+
+
+def check_selection(selection: Selection) -> None:
+    """Refuse, before any work, a selection that names nothing or something unknown:
+    reproducers, targets, config sets, the config file, the shard."""
+    from suite.engine import discover
+    from suite.engine.expand import expand, load_config_file
+    from suite.engine.expand import shard as shard_of
+
+    found = discover.select(list(selection.repros))
+    configs = load_config_file(selection.config_file) if selection.config_file else []
+    specs = expand(found, selection.targets, selection.sets, configs)
+    if not specs:
+        wanted = ", ".join(selection.targets) or "their own targets"
+        raise UsageError(f"nothing to run: no case of the selection has target(s) {wanted}")
+    shard_of(specs, selection.shard)
+
+
+def check_release_specs(specs: Sequence[str], wheels: Sequence[str] | None = None) -> None:
+    """Each ``--triton`` is ``latest`` or a version, each ``--wheel`` an existing file; said
+    before the first release's venv is looked up (or built: minutes)."""
+    from packaging.version import InvalidVersion, Version
+
+    for spec in specs:
+        if spec == "latest" or spec.endswith(".whl") or "/" in spec:
+            continue
+        try:
+            Version(spec)
+        except InvalidVersion:
+            raise UsageError(f"--triton {spec!r}: not a Triton version (e.g. 3.5.0)") from None
+    for wheel in wheels or ():
+        if not Path(wheel).is_file():
+            raise UsageError(f"--wheel {wheel}: no such file")
