@@ -14,6 +14,10 @@ process in its own session (so the whole process group can be killed), with:
   by the process tree, since such a case is a child subreaper
   (``suite.engine.template``) that adopts every orphan below it.
 
+A fresh process runs under a keeper (``suite.engine.template.keep``), a child subreaper that
+kills everything below it when the case ends or when this process dies, SIGKILL included
+(``prctl(PR_SET_PDEATHSIG)``); a warm template does the same for the cases it forks.
+
 Every case being watched is registered here, so that an interrupted run
 (``stop_all``) kills each one and its whole tree at once.
 """
@@ -21,9 +25,12 @@ Every case being watched is registered here, so that an interrupted run
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -33,6 +40,8 @@ from dataclasses import dataclass, field
 from typing import IO, Protocol
 
 import psutil
+
+from suite.engine.template import keeper_argv
 
 TOKEN_VARIABLE = "REPRO_CASE_TOKEN"
 # How often the timeout and the memory cap are checked. An exit is noticed at once
@@ -173,9 +182,12 @@ def run_isolated(
     token = new_token()
     child_env = dict(os.environ if env is None else env)
     child_env[TOKEN_VARIABLE] = token
+    _check_runnable(argv[0], child_env)
     started = time.monotonic()
+    # Under a keeper (``suite.engine.template.keep``): the case and everything it starts die
+    # with this process, even a SIGKILLed one.
     proc = subprocess.Popen(
-        list(argv),
+        keeper_argv(sys.executable, list(argv)),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -184,6 +196,17 @@ def run_isolated(
         start_new_session=True,
     )
     return supervise(_Popened(proc), token, bounds or Bounds(), started)
+
+
+def _check_runnable(program: str, env: Mapping[str, str]) -> None:
+    """Raise what ``subprocess.Popen`` would for a program that cannot start: the keeper
+    would only see it fail in its child."""
+    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is not None:
+        return
+    if os.sep in program and os.path.exists(program):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
 class _Watched:

@@ -16,6 +16,13 @@ the case's exit, and kills its whole tree when its stdin closes (the run ended o
 A warm-up compile that fails is reported in the ready message: cases of that target then
 run as fresh interpreters.
 
+Run as ``python -I -S template.py --keep PARENT ARGV...`` the same file is the keeper of one
+fresh-interpreter case (``suite.engine.isolate.run_isolated``): a child subreaper that runs
+``ARGV`` as its child and exits as it did. A SIGKILLed run cannot clean up after itself, so
+the keeper watches it instead: it gets SIGTERM when its parent dies
+(``prctl(PR_SET_PDEATHSIG)``), and its child gets SIGKILL when the keeper dies; either way,
+and whenever the case ends, the keeper kills every process below it before it exits.
+
 Standard library and triton only, like ``suite.engine.child``.
 """
 
@@ -31,6 +38,7 @@ import select
 import shutil
 import signal
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -39,9 +47,11 @@ WARM_UP_VARIABLE = "REPRO_WARM_UP"
 PROTOCOL_FD_VARIABLE = "REPRO_PROTOCOL_FD"
 FOLDER_VARIABLE = "REPRO_TEMPLATE_FOLDER"
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
-# A fork bomb adopted round after round still ends: this many kill rounds, then give up.
-_KILL_ROUNDS = 200
+KEEP_FLAG = "--keep"
+# A fork bomb adopted round after round still ends: kill rounds for this long, then give up.
+_KILL_PATIENCE_S = 10.0
 
 
 def _prctl(option: int, value: int) -> None:
@@ -49,9 +59,11 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _children(parent: int) -> list[int]:
-    """The pids whose parent is ``parent`` (a scan of /proc: standard library only)."""
-    found = []
+def _tree() -> dict[int, list[int]]:
+    """Every process's children, by parent pid (one scan of /proc). Zombies stay in: a
+    process whose first thread has ended shows as a zombie while its other threads still
+    hold its children, which are not orphans yet."""
+    children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -60,25 +72,39 @@ def _children(parent: int) -> list[int]:
                 fields = stat.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == parent:
-            found.append(int(entry))
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    return children
+
+
+def _below(tree: dict[int, list[int]], roots: list[int]) -> list[int]:
+    """``roots`` and all their descendants in ``tree``."""
+    found, queue = [], list(roots)
+    while queue:
+        pid = queue.pop()
+        found.append(pid)
+        queue.extend(tree.get(pid, ()))
     return found
 
 
 def _kill_adopted(cases: set[int], exited: dict[int, int]) -> int:
-    """Kill this process's children that are not cases: orphans it adopted as a subreaper.
-    Cases that end meanwhile are reaped into ``exited``."""
-    killed = 0
-    for _ in range(_KILL_ROUNDS):
-        adopted = [pid for pid in _children(os.getpid()) if pid not in cases]
+    """Kill this process's children that are not cases (orphans it adopted as a subreaper),
+    with everything below them, until none is left. Cases that end meanwhile are reaped into
+    ``exited``; with no cases, everything below this process dies."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + _KILL_PATIENCE_S
+    while time.monotonic() < deadline:
+        tree = _tree()
+        adopted = [pid for pid in tree.get(os.getpid(), ()) if pid not in cases]
         if not adopted:
             break
-        for pid in adopted:
+        # A killed process takes a moment to die; its orphans come here on a later round.
+        for pid in _below(tree, adopted):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
+                killed.add(pid)
         _reap(cases, exited)
-    return killed
+        time.sleep(0.005)
+    return len(killed)
 
 
 def _reap(cases: set[int], exited: dict[int, int]) -> None:
@@ -213,5 +239,90 @@ def _serve(children: set[int]) -> None:
             out.flush()
 
 
+def keeper_argv(python: str, argv: list[str]) -> list[str]:
+    """``argv`` run under a keeper (see the module's docstring), started by this process."""
+    return [python, "-I", "-S", os.path.abspath(__file__), KEEP_FLAG, str(os.getpid()), *argv]
+
+
+def keep(parent: int, argv: list[str]) -> None:
+    """Run ``argv`` as a child; exit as it did, or with 137 once ``parent`` is gone, after
+    killing every process below this one (never returns)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    wake_read, wake_write = os.pipe()
+    os.set_blocking(wake_read, False)
+    os.set_blocking(wake_write, False)
+    signal.set_wakeup_fd(wake_write)
+    orphaned: list[int] = []
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    signal.signal(signal.SIGTERM, lambda signum, frame: orphaned.append(signum))
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the line above: no signal will come
+        orphaned.append(signal.SIGTERM)
+    status: int | None = None
+    if not orphaned:
+        me = os.getpid()
+        case = os.fork()
+        if case == 0:
+            _exec_case(argv, keeper=me, fds=(wake_read, wake_write))
+        while not orphaned and status is None:
+            select.select([wake_read], [], [])
+            with contextlib.suppress(OSError):
+                os.read(wake_read, 4096)
+            status = _reap_case(case)
+    _kill_adopted(set(), {})
+    if orphaned or status is None:
+        os._exit(137)
+    _exit_as(status)
+
+
+def _exec_case(argv: list[str], keeper: int, fds: tuple[int, int]) -> None:
+    """In the keeper's child: die with the keeper, then become ``argv``."""
+    try:
+        signal.set_wakeup_fd(-1)
+        for signum in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_DFL)
+        for fd in fds:
+            os.close(fd)
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() == keeper:
+            os.execvp(argv[0], argv)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.write(2, f"cannot run {argv[0]}: {exc}\n".encode())
+        os._exit(127)
+    os._exit(137)
+
+
+def _reap_case(case: int) -> int | None:
+    """Reap every ended child (adopted orphans too); the case's wait status once it ended."""
+    status = None
+    while True:
+        try:
+            pid, code = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return status
+        if pid == 0:
+            return status
+        if pid == case:
+            status = code
+
+
+def _exit_as(status: int) -> None:
+    """End this process as the case ended: the same exit code, or the same signal."""
+    if os.WIFSIGNALED(status):
+        signum = os.WTERMSIG(status)
+        _prctl(_PR_SET_DUMPABLE, 0)  # the case's crash is not the keeper's: no second core
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        os._exit(128 + signum)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == [KEEP_FLAG]:
+        keep(int(sys.argv[2]), sys.argv[3:])
     serve()

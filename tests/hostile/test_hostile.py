@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import psutil
@@ -189,6 +190,50 @@ def test_sigterm_kills_a_hung_case_and_its_escaped_child(tmp_path):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["partial"] is True and summary["cases"] == 0
     assert not list(Path("/tmp").glob(f"repro-fifo-*/{proc.pid}*"))
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes (zombies left out) whose environment holds ``marker``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if state not in (b"Z", b"X") and marker.encode() in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("isolation", ["warm", "fresh"])
+def test_sigkill_of_the_run_takes_a_hung_case_and_its_descendants_along(tmp_path, isolation):
+    """SIGKILL cannot be caught: the keeper (fresh) or the template (warm) cleans up."""
+    pids = tmp_path / "pids"
+    token = uuid.uuid4().hex
+    marker = f"HOSTILE_MARKER={token}"
+    argv = ["run", str(MISBEHAVE), "-c", "hang", "--timeout", "600", "--isolation", isolation]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "suite.cli.main", *argv, "-o", str(tmp_path / "out")],
+        env={**os.environ, "HOSTILE_PIDS": str(pids), "HOSTILE_MARKER": token},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while len(pids_in(pids)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(pids_in(pids)) == 2, "the hung case never started"
+    case, escaped = pids_in(pids)
+    assert {case, escaped} <= set(marked(marker))
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 60  # how long the cleanup may take under load, not a goal
+    while marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not marked(marker)
+    assert not alive([case, escaped])
 
 
 def test_a_template_that_cannot_start_means_fresh_cases_not_a_dead_run(tmp_path):
