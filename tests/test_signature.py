@@ -20,6 +20,7 @@ from suite.engine.signature import (
     family_of,
     judge,
     meaningful_message,
+    named_pass,
     normalize,
     same_bug,
 )
@@ -112,6 +113,20 @@ def test_same_pass_other_message_is_the_same_bug_but_other_frontend_errors_are_n
         "compiler-error:ttir: Unsupported dtype fp64",
         "compiler-error:ttir: Input shapes should have M >= N, N >= N and K >= N",
     )
+
+
+def test_passes_named_in_capitals_count_as_passes():
+    """NVGPUWarpSpecialization failing with another message on another release (#9728:
+    3.6.0 asserts, 3.7.0 reports an LLVM ERROR) is the same bug; a signal or an exit status
+    is never taken for a pass."""
+    assert same_bug(
+        "compiler-error:ttgir:NVGPUWarpSpecialization: Assertion `false' failed",
+        "compiler-error:ttgir:NVGPUWarpSpecialization: LLVM ERROR: unsupported load type for "
+        "producer commit",
+    )
+    assert named_pass("compiler-error:ttgir:NVWSInsertAref: x") == "NVWSInsertAref"
+    assert named_pass("crash:SIGABRT:compile: x") is None
+    assert named_pass("crash:exit-1:compile: x") is None
 
 
 CAPABILITY = 'Assertion `false && "computeCapability not supported"\' failed'

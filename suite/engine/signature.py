@@ -119,7 +119,10 @@ def message_of(signature: str) -> str:
     return parts[1] if len(parts) == 2 else ""
 
 
-_PASS_NAME = re.compile(r"^[A-Z][a-z]\w*$|^[a-z][\w]*-[\w-]+$")
+# A pass: CamelCase with at least one lower-case letter (TritonGPUAssignLatencies,
+# NVGPUWarpSpecialization, NVWSInsertAref; never a signal like SIGABRT), or a dashed
+# pipeline name (tritongpu-assign-latencies; never an exit status like exit-1).
+_PASS_NAME = re.compile(r"^(?!SIG)[A-Z]\w*[a-z]\w*$|^(?!exit-\d+$)[a-z]\w*-[\w-]+$")
 _PASS_OUTCOMES = ("compiler-error", "crash", "timeout")
 SIMILAR = 0.6
 
