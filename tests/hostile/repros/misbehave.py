@@ -33,6 +33,9 @@ FAULTS = (
     "many-children",
     "hang",
 )
+# What the "oom" fault takes and keeps: well past the 1 GiB cap the tests and the probe set,
+# far below a machine's memory.
+HOARD_MIB = 3072
 # Built at run time, so that this file's own text (which a run keeps, to load it again)
 # holds none of them: only what the case prints and raises does.
 SECRETS = tuple(
@@ -115,7 +118,12 @@ def compile_case(case):
             sys.stdout.buffer.write(b"y" * (1 << 20))
         sys.stdout.flush()
     if fault == "oom":
-        hoard = [b"\1" * (1 << 26) for _ in range(200)]
+        # Past any cap a test sets (1 GiB), then it holds what it took: however late the
+        # supervisor looks, it finds the hoard over the cap. An endless hoard would meet the
+        # kernel's OOM killer, or stall a loaded machine, before the cap on a busy box.
+        hoard = [b"\1" * (1 << 24) for _ in range(HOARD_MIB // 16)]
+        while True:
+            time.sleep(1)
         return Compiled(shared_bytes=len(hoard))
     if fault == "close-streams":
         os.close(1)
