@@ -136,3 +136,74 @@ def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
     }
     assert finding.message_note() == ("message changed in 3.3.1: Unsupported lhs dtype fp64")
     assert finding.evaluations["first_failure"] == 1  # the curated config came first
+
+
+CAPABILITY = 'Assertion `false && "computeCapability not supported"\' failed'
+
+
+@pytest.mark.venv
+def test_an_abort_that_a_later_release_reports_as_a_compiler_error_stays_bad():
+    """#6087 (sm_120): 3.2.0 aborts on the assertion, 3.3.0 reports the same assertion as
+    TritonGPUAccelerateMatmul's error, 3.3.1 compiles. 3.3.0 is bad, not set aside, so the
+    bisection names 3.3.1 with nothing between the ends."""
+    config = {"BLOCK": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "USE_DOT": True}
+    finding = _finding(
+        repro="upstream-6087-sm120-mma-version",
+        signature=f"crash:SIGABRT:compile: {CAPABILITY}",
+        outcome="crash",
+        message=f"SIGABRT in compile: {CAPABILITY}",
+        target="sm_120",
+        targets=["sm_120"],
+        minimal_config=config,
+        failing_configs=[],
+        source=None,
+        signatures={"3.2.0": f"crash:SIGABRT:compile: {CAPABILITY}"},
+    )
+    outcome = bisect.run(
+        finding,
+        for_version,
+        ["3.2.0", "3.3.0", "3.3.1"],
+        Execution(bounds=Bounds(timeout_s=300), warm=False),
+        max_configs=1,
+    )
+    assert outcome.tried == {"3.2.0": bisect.BAD, "3.3.1": bisect.GOOD, "3.3.0": bisect.BAD}
+    assert (outcome.first_good, outcome.set_aside) == ("3.3.1", {})
+    bisect.record(finding, outcome)
+    assert finding.signatures["3.3.0"] == (
+        f"compiler-error:ttgir:TritonGPUAccelerateMatmul: {CAPABILITY}"
+    )
+
+
+TCGEN05 = (
+    "crash:SIGABRT:compile:ptx: LLVM ERROR: Cannot select: intrinsic llvm.nvvm.tcgen05.wait.st"
+)
+
+
+@pytest.mark.venv
+def test_a_toolchain_gap_after_the_bugs_stage_is_past_the_bug():
+    """#8473 (sm_103): 3.5.0 crashes in LLVM instruction selection (the ptx stage); 3.5.1,
+    which holds the fix (#8485), gets through ptx and stops at its ptxas, which does not know
+    sm_103a. That release is past the bug: the first good one, not set aside."""
+    config = {"BLOCK": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 2, "USE_DOT": True}
+    finding = _finding(
+        repro="upstream-8473-sm103-tcgen05-wait",
+        signature=TCGEN05,
+        outcome="crash",
+        message="SIGABRT in compile (ptx)",
+        target="sm_103",
+        targets=["sm_103"],
+        minimal_config=config,
+        failing_configs=[],
+        source=None,
+        signatures={"3.5.0": TCGEN05},
+    )
+    outcome = bisect.run(
+        finding,
+        for_version,
+        ["3.5.0", "3.5.1", "3.6.0"],
+        Execution(bounds=Bounds(timeout_s=300), warm=False),
+        max_configs=1,
+    )
+    assert (outcome.bad, outcome.first_good, outcome.set_aside) == ("3.5.0", "3.5.1", {})
+    (line,) = outcome.configs["3.5.1"]
+    assert "past the bug's stage (toolchain-gap: this Triton's ptxas does not know sm_103a)" in line

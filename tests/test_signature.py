@@ -16,6 +16,7 @@ from conftest import ROOT
 from conftest import repro_cli as repro
 
 from suite.engine.signature import (
+    completed_stage,
     diagnostic_verdict,
     family_of,
     judge,
@@ -127,6 +128,15 @@ def test_passes_named_in_capitals_count_as_passes():
     assert named_pass("compiler-error:ttgir:NVWSInsertAref: x") == "NVWSInsertAref"
     assert named_pass("crash:SIGABRT:compile: x") is None
     assert named_pass("crash:exit-1:compile: x") is None
+
+
+def test_a_compile_that_reached_a_later_stage_completed_the_bugs_stage():
+    ptx_crash = "crash:SIGABRT:compile:ptx: LLVM ERROR: Cannot select: intrinsic x"
+    assert completed_stage(ptx_crash, "cubin")
+    assert not completed_stage(ptx_crash, "ptx")
+    assert not completed_stage("crash:SIGABRT:compile: no stage named", "cubin")
+    assert completed_stage("compiler-error:ttgir:TritonGPUPipeline: x", "cubin")
+    assert not completed_stage("ptxas-error:C7602", "cubin")
 
 
 CAPABILITY = 'Assertion `false && "computeCapability not supported"\' failed'

@@ -209,6 +209,21 @@ def reported_apart(one: str, other: str) -> bool:
     )
 
 
+#: The compile stages in the order they run.
+STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "cubin")
+
+
+def completed_stage(signature: str, reached: str | None) -> bool:
+    """Whether a compile that reached stage ``reached`` (and stopped there for another
+    reason, such as a ptxas that does not know the target) had completed the stage in which
+    ``signature``'s compile failure happens. ``False`` when either stage is unknown."""
+    site = compile_failure_site(signature)
+    stage = site[1] if site else None
+    if stage not in STAGE_ORDER or reached not in STAGE_ORDER:
+        return False
+    return STAGE_ORDER.index(str(reached)) > STAGE_ORDER.index(str(stage))
+
+
 def stage_of(frames: list[str]) -> str | None:
     """The compile stage of the innermost frame that names one (frames outermost first)."""
     stage = None
@@ -410,11 +425,13 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
     combined = text + "\n" + stderr
     unknown_arch = PTXAS_UNKNOWN_ARCH.search(combined)
     if unknown_arch:
+        # The stage the compile had reached (cubin: ptxas runs there): every stage before it
+        # completed, which bisection reads as "past a bug of an earlier stage".
         return Verdict(
             "skipped",
             [],
             message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
-            detail={"toolchain_gap": unknown_arch.group(1)},
+            detail={"toolchain_gap": unknown_arch.group(1), "stage": error.get("stage")},
         )
     if kind == "PTXASError" or "ptxas" in text.lower():
         code_match = PTXAS_CODE.search(combined)

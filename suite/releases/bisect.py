@@ -8,7 +8,10 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
 
 - bad when any of them fails as the finding does (:func:`suite.engine.signature.same_bug`:
   the same family, its message possibly changed; the signature seen is kept per release);
-- good only when none fails at all and at least one passes;
+- good only when none fails at all and at least one passes, or got past the stage where
+  the bug fails (a compile that reached ptxas, which does not know the target, has
+  completed the ``ptx`` stage of an LLVM instruction-selection crash:
+  :func:`suite.engine.signature.completed_stage`);
 - set aside otherwise: every config skipped (``unsupported`` or ``toolchain-gap``, the
   vocabulary of run and matrix), or a config failing some other way. A set-aside release
   is named, never counted as good or bad, and never the last bad.
@@ -33,7 +36,7 @@ from packaging.version import Version
 from suite.engine.discover import Found
 from suite.engine.outcome import TOOLCHAIN_GAP, UNSUPPORTED, Outcome
 from suite.engine.runner import Execution
-from suite.engine.signature import same_bug
+from suite.engine.signature import completed_stage, same_bug
 from suite.engine.sources import reproducer_for
 from suite.errors import UsageError
 from suite.search.explore import Evaluator
@@ -199,6 +202,11 @@ def run(
                     "bad" + ("" if signature == finding.signature else f" ({signature})"),
                 )
                 seen.setdefault(label, signature)
+            elif result.outcome is Outcome.SKIPPED and completed_stage(
+                finding.signature, result.detail.get("stage")
+            ):
+                # Stopped by the toolchain after the stage where the bug fails: past it.
+                state, shown = GOOD, f"past the bug's stage ({result.message})"
             elif result.outcome is Outcome.SKIPPED:
                 state, shown = result.skip_kind, result.message
             elif result.outcome.is_failure or result.outcome is Outcome.HARNESS_ERROR:
@@ -240,8 +248,9 @@ def run(
     between_ends = [v for v in set_aside if good is not None and _inside(v, bad, good)]
     if between_ends:
         notes.append(
-            f"{', '.join(between_ends)} lie between {bad} and {good} and were set aside: the "
-            "change may have come in one of them"
+            f"{', '.join(between_ends)} "
+            + ("lies" if len(between_ends) == 1 else "lie")
+            + f" between {bad} and {good}, set aside: the change may have come there"
         )
     if set_aside:
         named = ", ".join(f"{v} ({why})" for v, why in set_aside.items())
