@@ -72,21 +72,26 @@ def _has_credential(value: str) -> bool:
     return any(_looks_random(m.group(0)) for m in _LONG_RUN.finditer(value))
 
 
+# A value after a name: quoted (also as a JSON string holds it, \"...\"), or a run that stops
+# at a quote, a backslash or a separator, so that a JSON string around it stays valid.
+_VALUE = r"""(\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s,;&"'<>\\]+)"""
 _SECRET_ASSIGNMENT = re.compile(
-    r"\b([A-Z0-9_]*(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]*)(\s*=\s*)(\S+)"
+    r"\b([A-Z0-9_]*(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]*)(\s*=\s*)" + _VALUE
 )
 # Lowercase and mixed-case names too, with '=' or ':' (YAML, headers, URLs' query strings);
 # a bare "token" is left alone: "unexpected token: ')'" is a parser's, not a secret.
 _NAMED_SECRET = re.compile(
     r"(?i)\b((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key"
     r"|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token"
-    r"|refresh[_-]?token|(?:[a-z0-9]+[_.-])token))(\s*(?:=|:(?!:))\s*)(\"[^\"]*\"|'[^']*'|[^\s,;&\"'<>]+)"
+    r"|refresh[_-]?token|(?:[a-z0-9]+[_.-])token))(\s*(?:=|:(?!:))\s*)" + _VALUE
 )
 _AUTH_HEADER = re.compile(
-    r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?:(bearer|basic|token|digest)\s+)?(\S+)"
+    r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?:(bearer|basic|token|digest)\s+)?"
+    r"([^\s\"'\\<>,;]+)"
 )
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@")
+# A URL's user and password hold no '"' or backslash (RFC 3986): they end in a JSON string.
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@\"\\]+:[^/\s@\"\\]+@")
 REDACTED = "[redacted]"
 #: Variables worth showing in a report: what changes what Triton, MLIR, LLVM or CUDA do.
 RELEVANT_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "CUDA_", "NVIDIA_", "PTXAS", "NVCC")
