@@ -207,3 +207,38 @@ def test_a_toolchain_gap_after_the_bugs_stage_is_past_the_bug():
     assert (outcome.bad, outcome.first_good, outcome.set_aside) == ("3.5.0", "3.5.1", {})
     (line,) = outcome.configs["3.5.1"]
     assert "past the bug's stage (toolchain-gap: this Triton's ptxas does not know sm_103a)" in line
+
+
+ALLOCATE_WARP_GROUPS = (
+    "compiler-error:llir:TritonGPUAllocateWarpGroups: Assertion `!empty()' failed"
+)
+
+
+@pytest.mark.venv
+def test_a_bug_that_becomes_another_failure_ends_there_without_a_first_good_release():
+    """#8005's port (sm_100, num_warps=2): 3.4.0 asserts in AllocateWarpGroups; from 3.5.0
+    (#8005) the kernel is rejected with a diagnostic instead. No release passes, so none is
+    named first good, but the bug's own failure ends in 3.5.0, and bisect says so."""
+    config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 2, "num_stages": 2}
+    finding = _finding(
+        repro="upstream-8005-ws-two-warps",
+        signature=ALLOCATE_WARP_GROUPS,
+        target="sm_100",
+        targets=["sm_100"],
+        minimal_config=config,
+        failing_configs=[],
+        source=None,
+        signatures={"3.4.0": ALLOCATE_WARP_GROUPS},
+    )
+    outcome = bisect.run(
+        finding,
+        for_version,
+        ["3.4.0", "3.5.0"],
+        Execution(bounds=Bounds(timeout_s=300), warm=False),
+        max_configs=1,
+    )
+    assert (outcome.bad, outcome.replaced_in, outcome.first_good) == ("3.4.0", "3.5.0", None)
+    assert "the bug ends in 3.5.0" in outcome.note
+    assert "NVWSLowerWarpGroup: warp-specialized kernels requires num_warps" in outcome.note
+    bisect.record(finding, outcome)
+    assert finding.first_good is None and finding.bisect["replaced_in"] == "3.5.0"

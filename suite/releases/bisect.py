@@ -16,6 +16,11 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
   vocabulary of run and matrix), or a config failing some other way. A set-aside release
   is named, never counted as good or bad, and never the last bad.
 
+A fix search in which no release passes but the bug's own failure ends (from some release
+on the configs fail another way: #8005's assertion became a diagnostic in 3.5.0) names
+that release as ``replaced_in``, with what the configs show there, and no first good
+release.
+
 The direction follows the user's ``--good`` and ``--bad``: a good release newer than the
 bad one asks for the first good release (the fix); an older one asks for the first bad
 release (the regression). :func:`record` writes a conclusive answer into the finding
@@ -67,6 +72,10 @@ class Bisection:
     # A regression whose older releases cannot run the reproducer at all (unsupported):
     # the bad end is the first release where the bug can be reached.
     unsupported_before: bool = False
+    # A fix search where no release passes, but the bug's failure ends: from this release on
+    # the same configs fail some other way (a diagnostic that replaced a crash, or another
+    # failure hiding the bug). Never a first good release.
+    replaced_in: str | None = None
 
     @property
     def conclusive(self) -> bool:
@@ -231,6 +240,25 @@ def run(
     bad = order[last_bad]
     good = order[first_good] if first_good < len(order) else None
     notes = []
+    replaced_in = None
+    if fix and good is None and OTHER in set_aside.values():
+        # No release passes: where does the bug's own failure end? The same search with
+        # "fails otherwise" counted as "not this bug".
+        last, after, kept, _ = bisect(
+            candidates, lambda label: GOOD if state_of(label) == OTHER else state_of(label)
+        )
+        if after < len(kept) and tried.get(kept[after]) == OTHER:
+            bad, replaced_in = kept[last], kept[after]
+            set_aside = {v: why for v, why in set_aside.items() if v != replaced_in}
+            others = sorted(
+                {ln.split(": ", 1)[1] for ln in lines[replaced_in] if not ln.endswith("passed")}
+            )
+            notes.append(
+                f"no release in the range passes, but the bug ends in {replaced_in}: from "
+                f"there the configs that failed with it fail otherwise ({'; '.join(others)}); "
+                "the bug was fixed into that failure or is hidden behind it, so no first good "
+                "release is named"
+            )
     older = [v for v in set_aside if Version(v) < Version(bad)]
     unsupported_before = (
         not fix
@@ -243,7 +271,7 @@ def run(
             f"the releases before {bad} cannot run the reproducer (unsupported): {bad} is "
             "the first release where the bug can be reached"
         )
-    elif good is None:
+    elif good is None and replaced_in is None:
         notes.append("no release in the range comes out good: every one tried still fails")
     between_ends = [v for v in set_aside if good is not None and _inside(v, bad, good)]
     if between_ends:
@@ -265,6 +293,7 @@ def run(
         lines,
         seen,
         unsupported_before,
+        replaced_in,
     )
 
 
