@@ -21,20 +21,20 @@ from suite.cli import main as cli
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RunStore, safe_name
 from suite.engine.shim import child_env
-from suite.replay.child import (
+from suite.replay.bindings import map_passes
+from suite.replay.case import ReplayCase, choose_reproducer
+from suite.replay.diagnostic import Diagnostic, parse_diagnostic
+from suite.replay.ir_text import IRText
+from suite.replay.passes import probe
+from suite.replay.pipeline import (
     PassSpec,
-    map_passes,
     normalize_name,
     parse_pipeline,
     pass_flag,
     split_reproducer,
 )
-from suite.replay.diagnostic import Diagnostic, parse_diagnostic
-from suite.replay.ir_reduce import IRText
-from suite.replay.passes import probe
 from suite.replay.replay import replay
 from suite.replay.script import lit_test
-from suite.replay.subject import Subject, choose_reproducer
 from tests.conftest import ROOT, Completed, repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
@@ -267,13 +267,13 @@ def test_ir_text_reads_ops_regions_and_values():
     assert values["%a"].type == "i32" and values["%i"].type == "i32"
 
 
-def _subject(tmp_path: Path) -> Subject:
+def _subject(tmp_path: Path) -> ReplayCase:
     result = CaseResult(CASE, "tma-gemm-prefetch", "sm_100", TRIGGER, Outcome.COMPILER_ERROR)
-    return Subject(result, safe_name(CASE), {}, [], sys.executable, "3.5.0")
+    return ReplayCase(result, safe_name(CASE), {}, [], sys.executable, "3.5.0")
 
 
 def test_lit_test_uses_verify_diagnostics_for_located_errors(tmp_path):
-    from suite.replay.child import Mapped
+    from suite.replay.bindings import Mapped
 
     step = Mapped(PassSpec(PASS, {"num-stages": "2"}, f"{PASS}{{num-stages=2}}"), "b", [], [], "")
     diagnostic = Diagnostic(
@@ -292,7 +292,7 @@ def test_lit_test_uses_verify_diagnostics_for_located_errors(tmp_path):
 
 
 def test_lit_test_for_a_crash_is_a_regression_test(tmp_path):
-    from suite.replay.child import Mapped
+    from suite.replay.bindings import Mapped
 
     step = Mapped(PassSpec(PASS, {"num-stages": "2"}, f"{PASS}{{num-stages=2}}"), "b", [], [], "")
     diagnostic = Diagnostic(pass_name="TritonGPUAssignLatencies", crashed=True)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from suite.replay.child import map_passes, parse_pipeline
+from suite.replay.bindings import map_passes
+from suite.replay.pipeline import parse_pipeline
 from tests.conftest import repro_cli
 
 UPSTREAM = (

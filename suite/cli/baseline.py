@@ -77,7 +77,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def _accept(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.releases.accept import accept
-    from suite.search.findings import Finding, locate
+    from suite.search.findings import Finding
+    from suite.search.subject import locate
 
     path = locate(args.finding, Path(args.output))
     try:

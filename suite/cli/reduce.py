@@ -73,7 +73,7 @@ def _load(path: Path) -> Any:
 
 
 def _interpreter(environment: dict[str, Any], python: str | None) -> str:
-    from suite.report.subject import interpreter_for
+    from suite.search.subject import interpreter_for
     from suite.toolchain.venvs import for_version
 
     if python and not Path(python).exists():
@@ -91,7 +91,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine.sources import reproducer_for
     from suite.reduce.reducer import reduce
-    from suite.search.findings import locate
+    from suite.search.subject import locate
     from suite.toolchain.venvs import for_version
 
     if args.jobs < 1 or args.time_budget <= 0:

@@ -31,7 +31,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     replay.add_argument(
         "subject",
         metavar="FINDING-or-RESULT",
-        help="a finding (file, or name under OUTPUT/findings) or RUN_DIR:CASE_ID",
+        help="a finding id, a finding file path, or RUN_DIR:CASE_ID (findings under "
+        "OUTPUT/findings)",
     )
     which = replay.add_mutually_exclusive_group()
     which.add_argument("--python", help="interpreter whose Triton replays the passes")
@@ -71,8 +72,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.replay.replay import default_folder, replay
-    from suite.replay.subject import resolve
+    from suite.replay.case import replay_case_of
+    from suite.replay.replay import replay
+    from suite.report.folder import default_folder
+    from suite.search.subject import subject_of
 
     if args.budget_tries < 1:
         raise UsageError("--budget-tries must be at least 1")
@@ -85,14 +88,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         out.steps("replay") as steps,
     ):
         steps.begin(f"resolving {args.subject}")
-        subject = resolve(
-            args.subject, output, python=args.python, triton=args.triton, work=Path(scratch)
-        )
-        for note in subject.notes:
+        subject = subject_of(args.subject, output)
+        case = replay_case_of(subject, Path(scratch), python=args.python, triton=args.triton)
+        for note in case.notes:
             out.note(note)
         done = replay(
-            subject,
-            default_folder(output, subject.report_id),
+            case,
+            default_folder(output, case.report_id),
             reduce=args.reduce,
             budget_tries=args.budget_tries,
             budget_s=args.budget_s,
@@ -102,7 +104,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     out.show(
         render.View(
             data={
-                "id": subject.report_id,
+                "id": case.report_id,
                 "folder": str(done.folder),
                 "exit_status": done.exit_status,
                 "record": str(done.folder / "replay.json"),

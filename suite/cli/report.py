@@ -28,8 +28,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     report.add_argument(
         "subject",
         metavar="FINDING-or-RESULT",
-        help="a finding (id or file under OUTPUT/findings), RUN_DIR:CASE_ID, or a "
-        "results.jsonl / run folder with --case",
+        help="a finding id, a finding file path, or RUN_DIR:CASE_ID (findings under "
+        "OUTPUT/findings), or a results.jsonl / run folder with --case",
     )
     report.add_argument("--case", help="the case id, with a results.jsonl or a run folder")
     report.add_argument(
@@ -70,15 +70,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine.baseline import Baseline
     from suite.engine.record import safe_name
-    from suite.report.report import (
-        check_report_folder,
-        check_report_id,
-        default_folder,
-        describe,
-        github_text,
-    )
-    from suite.report.report import write_report as write
-    from suite.report.subject import resolve
+    from suite.report.folder import check_report_folder, check_report_id, default_folder
+    from suite.report.report import describe, github_text, write_report
+    from suite.search.subject import recapture, subject_of
 
     output = Path(args.output)
     if args.id is not None and (not args.id or safe_name(args.id) != args.id):
@@ -97,14 +91,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         out.steps("report", 2) as steps,
     ):
         steps.begin(f"resolving {args.subject}")
-        subject = resolve(
-            args.subject,
-            output,
-            case=args.case,
-            python=args.python,
-            work=Path(scratch),
-            rerun_finding=not args.no_rerun,
-        )
+        subject = subject_of(args.subject, output, case=args.case)
+        subject.load_reproducer()
+        if not args.no_rerun:
+            recapture(subject, args.python, Path(scratch))
         steps.advance(f"subject {subject.report_id}")
         subject.report_id = args.id or subject.report_id
         folder = default_folder(output, subject.report_id)
@@ -113,7 +103,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             if args.verify
             else "writing"
         )
-        written = write(
+        written = write_report(
             subject, folder, templates=templates, baseline=baseline, verify_release=args.verify
         )
         steps.advance(f"{written.kind} in {written.folder}")

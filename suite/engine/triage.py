@@ -76,7 +76,6 @@ ARCH_SUFFIX_SOURCE = (
     "setmaxnreg, tensormap.replace, tcgen05, ...) need the 'a' target (sm_90a, sm_100a), which "
     f"is not forward compatible ({PTX_ISA_URL}#ptx-module-directives-target)"
 )
-TRITON_DOCS = "Triton documentation, triton.compile / triton.Config (num_warps, num_stages)"
 
 
 @dataclass(frozen=True)
@@ -93,10 +92,6 @@ class Triage:
     rule: str | None
     explanation: str
     source: str
-
-    @property
-    def is_user_error(self) -> bool:
-        return self.label.startswith(USER_ERROR + ":")
 
     @property
     def is_bug(self) -> bool:

@@ -1,9 +1,9 @@
 """The isolated side of ``repro replay``: ``python -m suite.replay.child COMMAND ...``.
 
 Standard library and triton only: it runs under whatever interpreter holds the Triton
-release a reproducer came from. The engine (:mod:`suite.replay.replay`) imports the pure
-functions below (reproducer and pipeline parsing, the pass-to-binding mapping) without
-importing triton.
+release a reproducer came from. Reading reproducers and pipelines
+(:mod:`suite.replay.pipeline`) and mapping passes to bindings (:mod:`suite.replay.bindings`)
+live beside it, without triton.
 
 Commands:
 
@@ -29,8 +29,10 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
 from typing import Any
+
+from suite.replay.bindings import doc_params, param_kind
+from suite.replay.pipeline import PassSpec, parse_pipeline
 
 EXIT_OK = 0
 EXIT_PASS_FAILED = 1
@@ -41,433 +43,7 @@ EXIT_NO_BINDING = 4
 # Backends whose bindings carry passes (``triton._C.libtriton.<backend>.passes``).
 BACKENDS = ("nvidia", "amd")
 
-# Where a pass name cannot be derived from the binding's name and the binding cannot
-# be probed (a release without ``get_pipeline_str``, or an argument type that cannot be
-# built). The probe makes these unnecessary whenever it works.
-ALIASES = {
-    "canonicalize": "add_canonicalizer",
-    "inline": "add_inliner",
-    "loop-invariant-code-motion": "add_licm",
-    "tritongpu-F32DotTC": "add_f32_dot_tc",
-    "enable-line-info": "add_di_scope",
-    "allocate-shared-memory": "add_allocate_shared_memory",
-    "tritongpu-global-scratch-memory-allocation": "add_allocate_global_scratch_memory",
-    "tritongpu-automatic-warp-specialization": "add_warp_specialize",
-    "nvgpu-warp-specialization": "add_hopper_warpspec",
-    "triton-nvidia-mma-lowering": "add_lower_mma",
-    "convert-triton-gpu-to-llvm": "add_to_llvmir",
-    "convert-triton-to-tritongpu": "add_convert_to_ttgpuir",
-    "convert-index-to-llvm": "add_index_to_llvmir",
-    "convert-arith-to-llvm": "add_arith_to_llvmir",
-    "convert-nv-gpu-to-llvm": "add_nvgpu_to_llvm",
-    "decompose-unsupported-nvidia-conversions": "add_decompose_unsupported_conversions",
-    "triton-gpu-taskid-propagate": "add_taskid_propagate",
-    "tritongpu-warp-spec-task-partition": "add_ws_task_partition",
-    "tritongpu-warp-spec-data-partition": "add_ws_data_partition",
-    "tritongpu-warp-spec-code-partition": "add_ws_code_partition",
-    "tritongpu-warp-spec-lowering": "add_ws_lowering",
-    "triton-tensor-memory-allocation": "add_allocate_tensor_memory",
-}
-# The pass options a multi-argument binding takes, in its argument order, for releases
-# whose pass manager cannot print its pipeline (3.0-3.2: no ``get_pipeline_str``), where
-# the probe cannot learn it. The order is the one those releases' own compiler.py uses.
-POSITIONAL_OPTIONS = {
-    "convert-triton-to-tritongpu": ("target", "num-warps", "threads-per-warp", "num-ctas"),
-    "convert-triton-gpu-to-llvm": ("compute-capability", "ptx-version"),
-    "tritongpu-warp-spec-code-partition": (
-        "num-buffers",
-        "num-consumer-groups",
-        "producer-reg-dec",
-        "consumer-reg-inc",
-    ),
-}
-# Prefixes a pass name carries that its binding's name leaves out.
-NAME_PREFIXES = (
-    "tritonamdgpu",
-    "tritonnvidiagpu",
-    "tritonnvidia",
-    "tritongpu",
-    "tritoninstrument",
-    "triton",
-    "nvgpu",
-    "nvws",
-    "convert",
-    "gluon",
-)
 
-#: The anchor of an op-agnostic pass manager in a textual pipeline.
-OP_AGNOSTIC = "any"
-REPRODUCER_BLOCK = re.compile(r"\{-#.*?#-\}", re.S)
-PIPELINE_FIELD = re.compile(r'pipeline:\s*"((?:[^"\\]|\\.)*)"')
-
-
-class PipelineError(ValueError):
-    """A pipeline string this tool cannot read."""
-
-
-# ---------------------------------------------------------------------------------------------
-# Reproducer files and pipeline strings (pure; the engine imports these).
-# ---------------------------------------------------------------------------------------------
-
-
-def split_reproducer(text: str) -> tuple[str, str | None]:
-    """The IR of an MLIR reproducer file without its ``{-# ... #-}`` block, and its pipeline."""
-    pipeline = None
-    for block in REPRODUCER_BLOCK.findall(text):
-        if "mlir_reproducer" in block:
-            found = PIPELINE_FIELD.search(block)
-            if found:
-                pipeline = found.group(1).replace('\\"', '"')
-    ir = REPRODUCER_BLOCK.sub("", text).rstrip() + "\n"
-    return ir, pipeline
-
-
-def _split_top(text: str, separators: str) -> list[str]:
-    """Split at separators that are not inside (), {}, [], <> or quotes."""
-    parts: list[str] = []
-    depth = 0
-    quote = False
-    current: list[str] = []
-    for char in text:
-        if char == '"':
-            quote = not quote
-        elif not quote and char in "({[<":
-            depth += 1
-        elif not quote and char in ")}]>":
-            depth -= 1
-        if not quote and depth == 0 and char in separators:
-            parts.append("".join(current))
-            current = []
-            continue
-        current.append(char)
-    if depth != 0 or quote:
-        raise PipelineError(f"unbalanced brackets or quotes in {text!r}")
-    parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip()]
-
-
-@dataclass
-class PassSpec:
-    """One element of a textual pass pipeline: ``name{opt=value ...}``, or a nested
-    pipeline ``anchor(...)`` (``nested`` holds its elements)."""
-
-    name: str
-    options: dict[str, str] = field(default_factory=dict)
-    text: str = ""
-    nested: list[PassSpec] | None = None
-
-    @property
-    def key(self) -> str:
-        if self.nested is None:
-            return self.name
-        return f"{self.name}({','.join(p.key for p in self.nested)})"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "options": self.options,
-            "text": self.text,
-            "nested": [p.to_json() for p in self.nested] if self.nested is not None else None,
-        }
-
-    @classmethod
-    def from_json(cls, record: dict[str, Any]) -> PassSpec:
-        nested = record.get("nested")
-        return cls(
-            record["name"],
-            dict(record.get("options") or {}),
-            record.get("text", ""),
-            [cls.from_json(p) for p in nested] if nested is not None else None,
-        )
-
-
-def parse_options(text: str) -> dict[str, str]:
-    """``a=1 b={x y} c="q r"`` as a dict (a bare name is ``true``)."""
-    options = {}
-    for item in _split_top(text, " \t\n"):
-        name, eq, value = item.partition("=")
-        options[name.strip()] = value.strip() if eq else "true"
-    return options
-
-
-def parse_element(text: str) -> PassSpec:
-    text = text.strip()
-    match = re.fullmatch(r"([\w.$-]+)\s*(.*)", text, re.S)
-    if not match:
-        raise PipelineError(f"cannot read pipeline element {text!r}")
-    name, rest = match.group(1), match.group(2).strip()
-    if not rest:
-        return PassSpec(name, {}, text)
-    if rest.startswith("{") and rest.endswith("}"):
-        return PassSpec(name, parse_options(rest[1:-1]), text)
-    if rest.startswith("(") and rest.endswith(")"):
-        inner = [parse_element(part) for part in _split_top(rest[1:-1], ",")]
-        return PassSpec(name, {}, text, inner)
-    raise PipelineError(f"cannot read pipeline element {text!r}")
-
-
-def parse_pipeline(text: str) -> tuple[str, list[PassSpec]]:
-    """``builtin.module(a{x=1},b)`` (or ``any(...)``) as its anchor and its passes.
-
-    Triton 3.0-3.2 ran an op-agnostic pass manager on the module, which MLIR's crash
-    reproducer records as ``builtin.module(any(a,b))``: the passes ran on the module
-    itself, as each binding adds them, so that one ``any`` group is unwrapped.
-    """
-    outer = parse_element(text)
-    if outer.nested is None:
-        raise PipelineError(f"not a pass pipeline (no anchor(...)): {text!r}")
-    passes = outer.nested
-    if len(passes) == 1 and passes[0].name == OP_AGNOSTIC and passes[0].nested is not None:
-        passes = passes[0].nested
-    return outer.name, passes
-
-
-def pass_flag(spec: PassSpec, options: dict[str, str] | None = None) -> str:
-    """The ``triton-opt`` flag for one pass: ``-name`` or ``-name=a=1`` or ``-name="a=1 b=2"``."""
-    options = spec.options if options is None else options
-    if not options:
-        return f"-{spec.name}"
-    joined = " ".join(f"{k}={v}" for k, v in options.items())
-    return f"-{spec.name}={joined}" if len(options) == 1 else f'-{spec.name}="{joined}"'
-
-
-def normalize_name(name: str) -> str:
-    """A pass name, or a binding's (``add_`` dropped), reduced to lower-case letters and
-    digits without the prefixes pass names carry: ``tritongpu-assign-latencies`` and
-    ``add_assign_latencies`` both give ``assignlatencies``."""
-    name = name[4:] if name.startswith("add_") else name
-    flat = re.sub(r"[^a-z0-9]", "", name.lower())
-    for prefix in NAME_PREFIXES:
-        if flat.startswith(prefix) and len(flat) > len(prefix):
-            flat = flat[len(prefix) :]
-            break
-    return flat
-
-
-# ---------------------------------------------------------------------------------------------
-# Mapping recorded passes to bindings (pure; works on the probe's table).
-# ---------------------------------------------------------------------------------------------
-
-INT_TYPES = ("int", "typing.SupportsInt", "SupportsInt")
-FLOAT_TYPES = ("float", "typing.SupportsFloat", "SupportsFloat")
-
-
-def param_kind(type_text: str) -> str:
-    t = type_text.strip()
-    if t in INT_TYPES:
-        return "int"
-    if t in FLOAT_TYPES:
-        return "float"
-    if t == "bool":
-        return "bool"
-    if t == "str":
-        return "str"
-    return "object"
-
-
-def doc_params(doc: str | None) -> list[str] | None:
-    """The argument types after the pass manager, from a pybind11 or nanobind signature line."""
-    line = (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
-    match = re.match(r"\w+\((.*)\)\s*->", line)
-    if not match:
-        return None
-    params = [p for p in _split_top(match.group(1), ",") if p not in ("/", "*")]
-    types = []
-    for param in params[1:]:
-        _, colon, kind = param.partition(":")
-        types.append(kind.split("=")[0].strip() if colon else "")
-    return types
-
-
-@dataclass
-class Mapped:
-    """A recorded pass and the binding call that adds it."""
-
-    spec: PassSpec
-    binding: str
-    args: list[dict[str, Any]]
-    notes: list[str]
-    how: str
-
-    @property
-    def call(self) -> str:
-        shown = []
-        for arg in self.args:
-            if arg["kind"] == "object":
-                shown.append(f"{arg['class']}()")
-            else:
-                shown.append(repr(arg["value"]))
-        return f"{self.binding}(pm{''.join(', ' + s for s in shown)})"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "pass": self.spec.to_json(),
-            "binding": self.binding,
-            "args": self.args,
-            "call": self.call,
-            "notes": self.notes,
-            "how": self.how,
-        }
-
-
-def _convert(kind: str, value: str) -> Any:
-    value = value.strip().strip('"')
-    if kind == "int":
-        return int(value)
-    if kind == "float":
-        return float(value)
-    if kind == "bool":
-        if value.lower() in ("true", "1"):
-            return True
-        if value.lower() in ("false", "0"):
-            return False
-        raise ValueError(f"not a bool: {value!r}")
-    return value
-
-
-def _default_arg(kind: str) -> Any:
-    return {"int": 0, "float": 0.0, "bool": False, "str": ""}[kind]
-
-
-def _args_for(
-    spec: PassSpec, entry: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[str]] | str:
-    """The arguments that make ``entry``'s binding add ``spec``; a reason string when none do."""
-    args: list[dict[str, Any]] = []
-    notes: list[str] = []
-    set_by_args = set()
-    for index, param in enumerate(entry["params"]):
-        kind, option = param["kind"], param.get("option")
-        if kind == "object":
-            args.append({"kind": "object", "class": param["class"]})
-            notes.append(
-                f"argument {index + 1} is a default {param['class']}() (not a pass option; "
-                "the pipeline does not record it)"
-            )
-            continue
-        if option is None:
-            value = _default_arg(kind)
-            args.append({"kind": kind, "value": value})
-            notes.append(f"argument {index + 1} ({kind}) sets no pass option; passed {value!r}")
-            continue
-        set_by_args.add(option)
-        if option not in spec.options:
-            return f"the pipeline gives no value for option {option!r} of {spec.name}"
-        try:
-            args.append({"kind": kind, "value": _convert(kind, spec.options[option])})
-        except ValueError:
-            return f"option {option}={spec.options[option]} of {spec.name} is not a {kind}"
-    fixed = {k: v for k, v in entry["options"].items() if k not in set_by_args}
-    for name, value in spec.options.items():
-        if name in set_by_args:
-            continue
-        if name not in fixed:
-            notes.append(f"option {name}={value} is not one this release's pass prints")
-        elif _same_value(fixed[name], value) is False:
-            notes.append(
-                f"option {name}={value} was recorded; the binding always sets {name}={fixed[name]}"
-            )
-    return args, notes
-
-
-def _same_value(a: str, b: str) -> bool:
-    return " ".join(a.split()) == " ".join(b.split())
-
-
-def expand_nested(passes: list[PassSpec]) -> list[PassSpec]:
-    """``tt.func(a, b)`` as ``tt.func(a)``, ``tt.func(b)``: MLIR prints adjacent nested passes
-    of one anchor as one group, while each binding adds one of them."""
-    flat: list[PassSpec] = []
-    for spec in passes:
-        if spec.nested is not None and len(spec.nested) > 1:
-            for inner in spec.nested:
-                flat.append(PassSpec(spec.name, {}, f"{spec.name}({inner.text})", [inner]))
-        else:
-            flat.append(spec)
-    return flat
-
-
-def map_passes(
-    passes: list[PassSpec], table: list[dict[str, Any]]
-) -> tuple[list[Mapped], list[str]]:
-    """Each recorded pass's binding call, from the probe's table; and the passes with none.
-
-    First the binding whose probe printed the same pass (exact); then, for bindings the
-    probe could not run, a name match after normalization or through :data:`ALIASES`.
-    """
-    by_pass: dict[str, list[dict[str, Any]]] = {}
-    unprobed = []
-    for entry in table:
-        if entry.get("pass"):
-            by_pass.setdefault(entry["pass"], []).append(entry)
-        elif entry.get("params") is not None:
-            unprobed.append(entry)
-    mapped: list[Mapped] = []
-    missing: list[str] = []
-    for spec in expand_nested(passes):
-        reasons = []
-        done = False
-        for entry in by_pass.get(spec.key, []):
-            result = _args_for(spec, entry)
-            if isinstance(result, str):
-                reasons.append(f"{entry['path']}: {result}")
-                continue
-            args, notes = result
-            mapped.append(Mapped(spec, entry["path"], args, notes, "probe"))
-            done = True
-            break
-        if not done and spec.nested is None:
-            fallback = _by_name(spec, unprobed)
-            if isinstance(fallback, Mapped):
-                mapped.append(fallback)
-                done = True
-            elif fallback:
-                reasons.append(fallback)
-        if not done:
-            why = f" ({'; '.join(reasons)})" if reasons else ""
-            missing.append(f"{spec.text or spec.key}{why}")
-    return mapped, missing
-
-
-def _by_name(spec: PassSpec, unprobed: list[dict[str, Any]]) -> Mapped | str | None:
-    """A binding for ``spec`` by name, for bindings the probe could not run."""
-    wanted = ALIASES.get(spec.name)
-    target = normalize_name(spec.name)
-    for entry in unprobed:
-        function = entry["path"].rsplit(".", 1)[-1]
-        if function != wanted and normalize_name(function) != target:
-            continue
-        kinds = [p["kind"] for p in entry["params"]]
-        order = POSITIONAL_OPTIONS.get(spec.name)
-        if order is None:
-            # Without a known order, only one option can go to one argument.
-            order = tuple(spec.options) if len(spec.options) == 1 else ()
-        values = sum(kind != "object" for kind in kinds)
-        if values > len(order) or not set(order[:values]) <= set(spec.options):
-            return f"{entry['path']} matches by name but its arguments {kinds} cannot be matched"
-        args: list[dict[str, Any]] = []
-        notes = ["matched by name (not probed)"]
-        options = iter(order)
-        for param in entry["params"]:
-            if param["kind"] == "object":
-                args.append({"kind": "object", "class": param["class"]})
-                notes.append(f"a default {param['class']}() (not a pass option)")
-                continue
-            value = spec.options[next(options)]
-            try:
-                args.append({"kind": param["kind"], "value": _convert(param["kind"], value)})
-            except ValueError:
-                return f"{entry['path']}: option {value!r} is not a {param['kind']}"
-        unused = [name for name in spec.options if name not in order[:values]]
-        notes += [
-            f"option {name}={spec.options[name]} is not set by the binding" for name in unused
-        ]
-        return Mapped(spec, entry["path"], args, notes, "name")
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# The triton side.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -631,10 +207,18 @@ def cmd_probe(out_path: str, skip: list[str]) -> int:
     return EXIT_OK
 
 
-def _parse(lt: Any, ctx: Any, path: str) -> Any:
-    module = lt.ir.parse_mlir_module(path, ctx)
+def _parsed(path: str) -> tuple[Any, Any, Any] | None:
+    """libtriton, a context and the module parsed from ``path``; None (said on stderr) when
+    the IR does not parse or verify in this release."""
+    lt = _libtriton()
+    ctx = _context(lt)
+    try:
+        module = lt.ir.parse_mlir_module(path, ctx)
+    except Exception as exc:
+        print(f"replay_child: {path} does not parse: {exc}", file=sys.stderr)
+        return None
     module.context = ctx
-    return module
+    return lt, ctx, module
 
 
 def _run_pm(pm: Any, module: Any) -> None:
@@ -655,13 +239,10 @@ def _module_text(module: Any) -> str:
 def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
     with open(pass_json, encoding="utf-8") as handle:
         plan = json.load(handle)
-    lt = _libtriton()
-    ctx = _context(lt)
-    try:
-        module = _parse(lt, ctx, ir_path)
-    except Exception as exc:
-        print(f"replay_child: {ir_path} does not parse: {exc}", file=sys.stderr)
+    parsed = _parsed(ir_path)
+    if parsed is None:
         return EXIT_UNPARSABLE
+    lt, ctx, module = parsed
     function = resolve_binding(lt, plan["binding"])
     if function is None:
         print(f"replay_child: no binding {plan['binding']} in this release", file=sys.stderr)
@@ -699,13 +280,10 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
 
 
 def cmd_types(ir_path: str) -> int:
-    lt = _libtriton()
-    ctx = _context(lt)
-    try:
-        module = _parse(lt, ctx, ir_path)
-    except Exception as exc:
-        print(f"replay_child: {ir_path} does not parse: {exc}", file=sys.stderr)
+    parsed = _parsed(ir_path)
+    if parsed is None:
         return EXIT_UNPARSABLE
+    _, _, module = parsed
     lines: dict[int, list[str]] = {}
     count = [0]
 

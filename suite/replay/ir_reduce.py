@@ -2,7 +2,7 @@
 
 The one question asked of every candidate is the replay's interestingness test: does
 this IR still parse and verify, and does the same pass still fail on it with the same
-diagnostic? Each try runs in its own child (``suite.replay.replay.run_pass``).
+diagnostic? Each try runs in its own child (:func:`suite.replay.passes.run_pass`).
 """
 
 from __future__ import annotations
@@ -14,272 +14,25 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from suite.files import write_atomic
-from suite.replay.child import Mapped, PipelineError, _split_top
+from suite.replay.bindings import Mapped
 from suite.replay.diagnostic import Diagnostic
+from suite.replay.ir_text import (
+    TERMINATORS,
+    IRText,
+    Op,
+    alias_pattern,
+    arg_span,
+    count_lines,
+    text_size,
+    token_pattern,
+    visible_at,
+)
 from suite.replay.passes import ir_types, run_pass
-
-# ---------------------------------------------------------------------------------------------
-# IR reduction.
-# ---------------------------------------------------------------------------------------------
-
-NAME = r"%[\w$.-]+"
-RESULTS_AT = re.compile(rf"^\s*((?:{NAME}(?::\d+)?)(?:\s*,\s*{NAME}(?::\d+)?)*)\s*=\s")
-HEADER_DEF = re.compile(rf"({NAME})\s*=\s")
-TYPED_DEF = re.compile(rf"({NAME}):\s")
-ALIAS = re.compile(r"^\s*([#!][\w$.-]+)\s*=")
-TERMINATORS = re.compile(r"(yield|return|condition|terminator)\b")
-
-
-def _token(name: str) -> re.Pattern[str]:
-    """A use of ``name`` (``%12#0``, ``%a``), not of a longer name."""
-    return re.compile(re.escape(name) + (r"(?![\w$.#-])" if "#" not in name else r"(?!\d)"))
-
-
-@dataclass
-class Region:
-    start: int
-    end: int = -1
-
-
-@dataclass
-class Op:
-    """One operation in the text: its lines, what it defines, where it sits."""
-
-    start: int
-    end: int
-    name: str
-    names: list[str]  # the SSA names it defines (``%12`` for ``%12:4``)
-    slots: list[str]  # how each result is used: ``%12#0``... or ``%a``
-    region: Region | None  # the region it sits in
-    regions: list[Region] = field(default_factory=list)
-    block_args: list[str] = field(default_factory=list)
-
-    @property
-    def has_regions(self) -> bool:
-        return bool(self.regions)
-
-
-@dataclass
-class Value:
-    token: str
-    line: int  # 0-based line of its definition
-    region: Region | None
-    type: str | None
-    kind: str  # func-arg, block-arg, result
-
-
-class IRText:
-    """A light structural reading of printed MLIR: ops, regions, values, aliases."""
-
-    def __init__(self, text: str) -> None:
-        self.lines = text.rstrip("\n").split("\n")
-        self.ops: list[Op] = []
-        self.aliases: dict[str, int] = {}
-        self.labels: list[tuple[int, Region | None]] = []
-        stack: list[tuple[Op, Region]] = []
-        for index, line in enumerate(self.lines):
-            stripped = line.strip()
-            if not stripped or stripped.startswith("//"):
-                continue
-            if not stack and ALIAS.match(line):
-                self.aliases[ALIAS.match(line).group(1)] = index  # type: ignore[union-attr]
-                continue
-            if stripped.startswith("^"):
-                self.labels.append((index, stack[-1][1] if stack else None))
-                continue
-            if stripped.startswith("}"):
-                if not stack:
-                    continue
-                op, region = stack.pop()
-                region.end = index
-                if stripped.endswith("{"):
-                    fresh = Region(index)
-                    op.regions.append(fresh)
-                    stack.append((op, fresh))
-                else:
-                    op.end = index
-                continue
-            results = RESULTS_AT.match(line)
-            names: list[str] = []
-            slots: list[str] = []
-            rest = line
-            if results:
-                for part in results.group(1).split(","):
-                    base, _, count = part.strip().partition(":")
-                    names.append(base)
-                    if count:
-                        slots += [f"{base}#{i}" for i in range(int(count))]
-                    else:
-                        slots.append(base)
-                rest = line[results.end() :]
-            opname = rest.strip().split(" ")[0].split("(")[0].strip('"')
-            op = Op(index, index, opname, names, slots, stack[-1][1] if stack else None)
-            self.ops.append(op)
-            if stripped.endswith("{"):
-                header = rest
-                op.block_args = HEADER_DEF.findall(header) + TYPED_DEF.findall(header)
-                region = Region(index)
-                op.regions.append(region)
-                stack.append((op, region))
-
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
-
-    def uses(self, token: str) -> int:
-        pattern = _token(token)
-        return sum(len(pattern.findall(line)) for line in self.lines)
-
-    def used(self, op: Op) -> bool:
-        """Whether any result of ``op`` is used (each name appears once where defined)."""
-        text = self.text()
-        return any(len(_token(name).findall(text)) > 1 for name in op.names)
-
-    def without(self, spans: list[tuple[int, int]]) -> list[str]:
-        drop = {i for start, end in spans for i in range(start, end + 1)}
-        return [line for i, line in enumerate(self.lines) if i not in drop]
-
-    def values(self, types: dict[str, list[str]]) -> list[Value]:
-        """Every SSA value with the type the child printed for it (or read from the text)."""
-        expand = self._alias_expander()
-        found: list[Value] = []
-        for op in self.ops:
-            printed = types.get(str(op.start + 1))
-            for index, slot in enumerate(op.slots):
-                kind = printed[index] if printed and index < len(printed) else None
-                found.append(Value(slot, op.start, op.region, kind, "result"))
-            if op.regions and op.block_args:
-                region = op.regions[0]
-                header = self.lines[op.start]
-                typed = dict(_typed_args(header, expand))
-                iter_types = printed or []
-                plain = [a for a in HEADER_DEF.findall(header)]
-                for arg in op.block_args:
-                    kind = typed.get(arg)
-                    if kind is None and op.name == "scf.for" and arg in plain:
-                        position = plain.index(arg)
-                        if position == 0:
-                            end = re.search(r":\s*([\w]+)\s*\{\s*$", header)
-                            kind = end.group(1) if end else "index"
-                        elif position - 1 < len(iter_types):
-                            kind = iter_types[position - 1]
-                    found.append(
-                        Value(
-                            arg,
-                            op.start,
-                            region,
-                            kind,
-                            "func-arg" if op.name.endswith("func") else "block-arg",
-                        )
-                    )
-        return found
-
-    def enclosing_func(self, op: Op) -> Op | None:
-        funcs = [f for f in self.ops if f.name.endswith("func") and f.start < op.start <= f.end]
-        return funcs[-1] if funcs else None
-
-    def fresh_name(self, offset: int) -> str:
-        text = self.text()
-        index = 0
-        while True:
-            name = f"%red{index}"
-            if not _token(name).search(text):
-                if offset == 0:
-                    return name
-                offset -= 1
-            index += 1
-
-    def with_arguments(self, func: Op, extra: list[str]) -> str | None:
-        """The function's header line with ``extra`` arguments appended."""
-        header = self.lines[func.start]
-        span = _arg_span(header)
-        if span is None:
-            return None
-        open_at, close_at = span
-        inner = header[open_at + 1 : close_at].strip()
-        joined = ", ".join(([inner] if inner else []) + extra)
-        return header[: open_at + 1] + joined + header[close_at:]
-
-    def alias_compressor(self) -> Callable[[str], str]:
-        """Printed types use no aliases; put the file's own aliases back in."""
-        table = sorted(
-            ((self.lines[i].split("=", 1)[1].strip(), a) for a, i in self.aliases.items()),
-            key=lambda pair: len(pair[0]),
-            reverse=True,
-        )
-
-        def compress(text: str) -> str:
-            for value, alias in table:
-                text = text.replace(value, alias)
-            return text
-
-        return compress
-
-    def _alias_expander(self) -> Callable[[str], str]:
-        table = {}
-        for alias, index in self.aliases.items():
-            table[alias] = self.lines[index].split("=", 1)[1].strip()
-        names = sorted(table, key=len, reverse=True)
-
-        def expand(text: str) -> str:
-            for _ in range(4):
-                changed = text
-                for alias in names:
-                    changed = re.sub(re.escape(alias) + r"(?![\w$.-])", table[alias], changed)
-                if changed == text:
-                    break
-                text = changed
-            return text
-
-        return expand
-
-
-def _typed_args(header: str, expand: Callable[[str], str]) -> Iterator[tuple[str, str]]:
-    """``%arg0: type`` pairs of a header (function arguments, partition arguments)."""
-    for match in TYPED_DEF.finditer(header):
-        rest = header[match.end() :]
-        depth = 0
-        end = len(rest)
-        for index, char in enumerate(rest):
-            if char in "<([{":
-                if depth == 0 and char == "{" and rest[:index].strip():
-                    end = index
-                    break
-                depth += 1
-            elif char in ">)]}":
-                if depth == 0:
-                    end = index
-                    break
-                depth -= 1
-            elif char == "," and depth == 0:
-                end = index
-                break
-        kind = re.sub(r"\s+loc\(.*$", "", rest[:end]).strip()
-        yield match.group(1), expand(kind)
-
-
-def _visible(value: Value, op: Op) -> bool:
-    """Whether ``value`` dominates ``op`` (defined before it, in a region that holds it)."""
-    if value.line >= op.start:
-        return False
-    region = value.region
-    if region is None:
-        return True
-    end = region.end if region.end >= 0 else 10**9
-    return region.start <= op.start <= end
-
-
-def count_lines(text: str) -> int:
-    return len([line for line in text.splitlines() if line.strip()])
-
-
-def _size(text: str) -> tuple[int, int]:
-    """What the reducer makes smaller: lines first, then characters."""
-    return count_lines(text), len(text)
+from suite.replay.pipeline import PipelineError, split_top
 
 
 class Reducer:
@@ -428,7 +181,7 @@ class Reducer:
                             if self._exhausted():
                                 break
                             candidate = "\n".join(lines) + "\n"
-                            if _size(candidate) >= _size(self.best):
+                            if text_size(candidate) >= text_size(self.best):
                                 continue
                             if self.interesting(candidate):
                                 self._accept(candidate, what)
@@ -462,7 +215,7 @@ class Reducer:
         unused = [
             (alias, index)
             for alias, index in ir.aliases.items()
-            if len(_token_alias(alias).findall(text)) == 1
+            if len(alias_pattern(alias).findall(text)) == 1
         ]
         if not unused:
             return
@@ -513,7 +266,9 @@ class Reducer:
                     used = []
                     break
                 same = [
-                    v for v in values if v.type == mine.type and v.token != slot and _visible(v, op)
+                    v
+                    for v in values
+                    if v.type == mine.type and v.token != slot and visible_at(v, op)
                 ]
                 same.sort(key=lambda v: (order[v.kind], v.line))
                 used.append((slot, mine.type, [v.token for v in same[:2]]))
@@ -546,7 +301,7 @@ class Reducer:
                     lines[func.start] = header
                 lines = [line for i, line in enumerate(lines) if not op.start <= i <= op.end]
                 for slot, replacement in mapping.items():
-                    pattern = _token(slot)
+                    pattern = token_pattern(slot)
                     lines = [pattern.sub(replacement, line) for line in lines]
                 shown = ", ".join(f"{k}->{v}" for k, v in mapping.items())
                 what = "new arguments" if fresh else "earlier values"
@@ -563,7 +318,7 @@ class Reducer:
                 for keep in names:
                     if keep == drop:
                         continue
-                    pattern = _token_alias(drop)
+                    pattern = alias_pattern(drop)
                     index = ir.aliases[drop]
                     lines = [
                         pattern.sub(keep, line) for i, line in enumerate(ir.lines) if i != index
@@ -575,12 +330,12 @@ class Reducer:
             if not op.name.endswith("func"):
                 continue
             header = ir.lines[op.start]
-            span = _arg_span(header)
+            span = arg_span(header)
             if span is None:
                 continue
             open_at, close_at = span
             try:
-                args = _split_top(header[open_at + 1 : close_at], ",")
+                args = split_top(header[open_at + 1 : close_at], ",")
             except PipelineError:
                 continue
             unused = [
@@ -617,30 +372,10 @@ class Reducer:
                     spans = [(o.start, o.end) for o in chunk]
                     drop = {i for a, b in spans for i in range(a, b + 1)}
                     outside = "\n".join(line for i, line in enumerate(text_lines) if i not in drop)
-                    if any(_token(name).search(outside) for o in chunk for name in o.names):
+                    if any(token_pattern(name).search(outside) for o in chunk for name in o.names):
                         continue
                     where = f"{chunk[0].start + 1}-{chunk[-1].end + 1}"
                     yield f"delete {len(chunk)} ops at lines {where}", ir.without(spans)
                 if size == 1:
                     break
                 size //= 2
-
-
-def _arg_span(header: str) -> tuple[int, int] | None:
-    """Where the argument list of a ``tt.func @name(...)`` header opens and closes."""
-    open_at = header.find("(", header.find("@"))
-    if open_at < 0 or header.find("@") < 0:
-        return None
-    depth = 0
-    for index in range(open_at, len(header)):
-        if header[index] in "(<[{":
-            depth += 1
-        elif header[index] in ")>]}":
-            depth -= 1
-            if depth == 0:
-                return open_at, index
-    return None
-
-
-def _token_alias(alias: str) -> re.Pattern[str]:
-    return re.compile(re.escape(alias) + r"(?![\w$.-])")

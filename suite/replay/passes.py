@@ -13,13 +13,8 @@ from typing import Any
 from suite.engine.isolate import Bounds, Exit, run_isolated
 from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
-from suite.replay.child import (
-    EXIT_NO_BINDING,
-    EXIT_OK,
-    EXIT_PASS_FAILED,
-    EXIT_UNPARSABLE,
-    Mapped,
-)
+from suite.replay.bindings import Mapped
+from suite.replay.child import EXIT_NO_BINDING, EXIT_OK, EXIT_PASS_FAILED, EXIT_UNPARSABLE
 from suite.replay.diagnostic import PROBE_RESTARTS, Diagnostic, ReplayError, parse_diagnostic
 
 

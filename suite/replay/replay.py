@@ -28,15 +28,8 @@ from typing import Any
 
 from suite.engine.record import safe_name
 from suite.files import write_atomic
-from suite.replay.child import (
-    Mapped,
-    PassSpec,
-    PipelineError,
-    map_passes,
-    parse_pipeline,
-    pass_flag,
-    split_reproducer,
-)
+from suite.replay.bindings import Mapped, map_passes
+from suite.replay.case import ReplayCase, choose_reproducer
 from suite.replay.diagnostic import (
     DIAGNOSTIC,
     EXIT_FOUND,
@@ -46,8 +39,14 @@ from suite.replay.diagnostic import (
     ReplayError,
 )
 from suite.replay.passes import PassRun, first_error_line, probe, run_pass
+from suite.replay.pipeline import (
+    PassSpec,
+    PipelineError,
+    parse_pipeline,
+    pass_flag,
+    split_reproducer,
+)
 from suite.replay.script import lit_test, replay_script
-from suite.replay.subject import Subject, choose_reproducer
 
 # ---------------------------------------------------------------------------------------------
 # The replay.
@@ -76,7 +75,7 @@ def pass_file_name(spec: PassSpec) -> str:
 
 
 def replay(
-    subject: Subject,
+    case: ReplayCase,
     folder: Path,
     reduce: bool = False,
     budget_tries: int = 400,
@@ -84,9 +83,9 @@ def replay(
     timeout_s: float = PASS_TIMEOUT_S,
     say: Callable[[str], None] = lambda line: None,
 ) -> Replay:
-    """Replay ``subject``'s reproducer under ``subject.python``; write the outputs to ``folder``."""
+    """Replay ``case``'s reproducer under ``case.python``; write the outputs to ``folder``."""
     started = time.monotonic()
-    source = choose_reproducer(subject.reproducers, subject.result.detail.get("stage"))
+    source = choose_reproducer(case.reproducers, case.result.detail.get("stage"))
     ir_text, pipeline = split_reproducer(source.read_text(errors="replace"))
     if not pipeline:
         raise ReplayError(f"{source} has no mlir_reproducer pipeline: not an MLIR reproducer")
@@ -99,8 +98,8 @@ def replay(
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="repro-replay-") as scratch:
         work = Path(scratch)
-        version, table = probe(subject.python, work)
-        say(f"triton {version} ({subject.python}): {len(table)} pass bindings probed")
+        version, table = probe(case.python, work)
+        say(f"triton {version} ({case.python}): {len(table)} pass bindings probed")
         mapped, missing = map_passes(passes, table)
         if missing:
             raise ReplayError(
@@ -115,7 +114,7 @@ def replay(
         failed_run: PassRun | None = None
         for index, step in enumerate(mapped):
             after = work / f"ir-{index + 1:03d}.mlir"
-            ran = run_pass(subject.python, current, step, after, work, timeout_s)
+            ran = run_pass(case.python, current, step, after, work, timeout_s)
             scan.append(
                 {
                     "index": index + 1,
@@ -133,7 +132,7 @@ def replay(
                 if index == 0:
                     raise ReplayError(
                         f"the reproducer does not parse under triton {version} (captured under "
-                        f"triton {subject.recorded_triton or 'unknown'}; MLIR text is specific "
+                        f"triton {case.recorded_triton or 'unknown'}; MLIR text is specific "
                         f"to a release): {line}"
                     )
                 raise ReplayError(
@@ -152,15 +151,15 @@ def replay(
         record: dict[str, Any] = {
             "schema": SCHEMA,
             "subject": {
-                **subject.origin,
-                "case_id": subject.result.case_id,
-                "signature": str(subject.result.signature or ""),
-                "outcome": subject.result.outcome.label,
+                **case.origin,
+                "case_id": case.result.case_id,
+                "signature": str(case.result.signature or ""),
+                "outcome": case.result.outcome.label,
             },
             "triton": version,
-            "recorded_triton": subject.recorded_triton,
-            "python": subject.python,
-            "notes": list(subject.notes),
+            "recorded_triton": case.recorded_triton,
+            "python": case.python,
+            "notes": list(case.notes),
             "reproducer": {
                 "path": str(source),
                 "copy": "captured.mlir",
@@ -192,7 +191,7 @@ def replay(
         before = folder / f"before-{name}.mlir"
         before_text = current.read_text()
         write_atomic(before, before_text)
-        confirm = run_pass(subject.python, before, step, None, work, timeout_s)
+        confirm = run_pass(case.python, before, step, None, work, timeout_s)
         confirmed = (
             confirm.failed and confirm.diagnostic.pass_name == failed_run.diagnostic.pass_name
         ) or confirm.status == failed_run.status == "timeout"
@@ -244,7 +243,7 @@ def replay(
             )
 
             reducer = Reducer(
-                subject.python,
+                case.python,
                 step,
                 diagnostic,
                 folder / f"reduced-{name}.mlir",
@@ -266,9 +265,9 @@ def replay(
                 + (", interrupted" if outcome["interrupted"] else "")
                 + f"): reduced-{name}.mlir"
             )
-        write_atomic(folder / "replay.py", replay_script(before.name, step, version, subject))
+        write_atomic(folder / "replay.py", replay_script(before.name, step, version, case))
         (folder / "replay.py").chmod(0o755)
-        lit = lit_test(lit_source, step, flag, lit_diagnostic, version, subject)
+        lit = lit_test(lit_source, step, flag, lit_diagnostic, version, case)
         write_atomic(folder / f"{name}.mlir", lit)
         record["files"]["lit_test"] = f"{name}.mlir"
         record["seconds"] = round(time.monotonic() - started, 3)
@@ -291,10 +290,3 @@ def _options_set(step: Mapped, table: list[dict[str, Any]]) -> list[str]:
 def _diagnostic_lines(text: str, limit: int = 40) -> list[str]:
     """The diagnostic lines of a child's stderr, without the reproducer MLIR may print."""
     return [line for line in text.splitlines() if DIAGNOSTIC.match(line.strip())][:limit]
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def default_folder(output: Path, report_id: str) -> Path:
-    return output / report_id

@@ -11,15 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from jinja2 import (
-    Environment,
-)
+from jinja2 import Environment
 
 from suite.engine.isolate import run_isolated
 from suite.engine.outcome import CaseResult
 from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
-from suite.report.subject import REPRO_TIMEOUT_S, Subject
+from suite.search.subject import Subject
 
 
 @dataclass
@@ -117,7 +115,8 @@ def repro_script(
         globals_=call.globals_,
         kernels=call.kernels,
         kernel_name=call.kernel_name,
-        timeout_s=REPRO_TIMEOUT_S,
+        # repro.py calls a compile that runs past the command's --timeout a hang.
+        timeout_s=f"{DEFAULTS.bounds.timeout_s:g}",
         attrs=call.attrs,
         signature_module=signature_module(),
     )

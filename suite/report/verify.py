@@ -25,7 +25,7 @@ class Verification:
     ok: bool
     version: str
     line: str
-    exit: int | None = None
+    exit_status: int | None = None
     signature: str | None = None
     python: str = ""
     output: str = ""
@@ -36,7 +36,7 @@ class Verification:
             "ok": self.ok,
             "version": self.version,
             "line": self.line,
-            "exit": self.exit,
+            "exit": self.exit_status,
             "signature": self.signature,
             "python": home_to_tilde(self.python),
             "command": self.command,
@@ -92,17 +92,18 @@ def verify(script: Path, version: str, expected: str) -> Verification:
         return Verification(False, version, f"Not verified: no venv with triton {version}: {exc}")
     run = run_script(str(python), script)
     run.version = version
-    if run.exit is None:
+    if run.exit_status is None:
         run.line = run.line or f"Not verified: repro.py did not finish on triton {version}"
         return run
-    if run.exit != 0 and run.signature == expected:
+    if run.exit_status != 0 and run.signature == expected:
         run.ok = True
         run.line = (
-            f"Verified: reproduces on triton {version} (exit {run.exit}, signature {expected})"
+            f"Verified: reproduces on triton {version} (exit {run.exit_status}, "
+            f"signature {expected})"
         )
     else:
         run.line = (
-            f"Not verified: repro.py exited {run.exit} on triton {version} with signature "
+            f"Not verified: repro.py exited {run.exit_status} on triton {version} with signature "
             f"{run.signature or 'none'} (expected {expected})"
         )
     return run
@@ -119,11 +120,11 @@ def check_current(script: Path, version: str, expected: str) -> Verification | N
         return None
     run = run_script(sys.executable, script)
     run.version = current
-    reproduces = run.exit not in (None, 0) and run.signature == expected
+    reproduces = run.exit_status not in (None, 0) and run.signature == expected
     state = "still reproduces" if reproduces else "does not reproduce"
     run.ok = reproduces
     run.line = (
         f"On triton {current} (this machine's): {state} "
-        f"(exit {run.exit}, signature {run.signature or 'none'})"
+        f"(exit {run.exit_status}, signature {run.signature or 'none'})"
     )
     return run

@@ -1,0 +1,276 @@
+"""Which binding of a release adds each recorded pass: the probe's table, read without triton.
+
+The replay child probes every ``add_*`` binding of the release it runs under
+(:func:`suite.replay.child.probe_binding`); :func:`map_passes` matches each recorded pass
+to the binding whose probe printed the same pass, with the arguments that set its
+options, or, for bindings the probe could not run, by name. Standard library only, like
+:mod:`suite.replay.pipeline`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from suite.replay.pipeline import PassSpec, normalize_name, split_top
+
+# Where a pass name cannot be derived from the binding's name and the binding cannot
+# be probed (a release without ``get_pipeline_str``, or an argument type that cannot be
+# built). The probe makes these unnecessary whenever it works.
+ALIASES = {
+    "canonicalize": "add_canonicalizer",
+    "inline": "add_inliner",
+    "loop-invariant-code-motion": "add_licm",
+    "tritongpu-F32DotTC": "add_f32_dot_tc",
+    "enable-line-info": "add_di_scope",
+    "allocate-shared-memory": "add_allocate_shared_memory",
+    "tritongpu-global-scratch-memory-allocation": "add_allocate_global_scratch_memory",
+    "tritongpu-automatic-warp-specialization": "add_warp_specialize",
+    "nvgpu-warp-specialization": "add_hopper_warpspec",
+    "triton-nvidia-mma-lowering": "add_lower_mma",
+    "convert-triton-gpu-to-llvm": "add_to_llvmir",
+    "convert-triton-to-tritongpu": "add_convert_to_ttgpuir",
+    "convert-index-to-llvm": "add_index_to_llvmir",
+    "convert-arith-to-llvm": "add_arith_to_llvmir",
+    "convert-nv-gpu-to-llvm": "add_nvgpu_to_llvm",
+    "decompose-unsupported-nvidia-conversions": "add_decompose_unsupported_conversions",
+    "triton-gpu-taskid-propagate": "add_taskid_propagate",
+    "tritongpu-warp-spec-task-partition": "add_ws_task_partition",
+    "tritongpu-warp-spec-data-partition": "add_ws_data_partition",
+    "tritongpu-warp-spec-code-partition": "add_ws_code_partition",
+    "tritongpu-warp-spec-lowering": "add_ws_lowering",
+    "triton-tensor-memory-allocation": "add_allocate_tensor_memory",
+}
+# The pass options a multi-argument binding takes, in its argument order, for releases
+# whose pass manager cannot print its pipeline (3.0-3.2: no ``get_pipeline_str``), where
+# the probe cannot learn it. The order is the one those releases' own compiler.py uses.
+POSITIONAL_OPTIONS = {
+    "convert-triton-to-tritongpu": ("target", "num-warps", "threads-per-warp", "num-ctas"),
+    "convert-triton-gpu-to-llvm": ("compute-capability", "ptx-version"),
+    "tritongpu-warp-spec-code-partition": (
+        "num-buffers",
+        "num-consumer-groups",
+        "producer-reg-dec",
+        "consumer-reg-inc",
+    ),
+}
+
+# ---------------------------------------------------------------------------------------------
+
+INT_TYPES = ("int", "typing.SupportsInt", "SupportsInt")
+FLOAT_TYPES = ("float", "typing.SupportsFloat", "SupportsFloat")
+
+
+def param_kind(type_text: str) -> str:
+    t = type_text.strip()
+    if t in INT_TYPES:
+        return "int"
+    if t in FLOAT_TYPES:
+        return "float"
+    if t == "bool":
+        return "bool"
+    if t == "str":
+        return "str"
+    return "object"
+
+
+def doc_params(doc: str | None) -> list[str] | None:
+    """The argument types after the pass manager, from a pybind11 or nanobind signature line."""
+    line = (doc or "").strip().splitlines()[0] if (doc or "").strip() else ""
+    match = re.match(r"\w+\((.*)\)\s*->", line)
+    if not match:
+        return None
+    params = [p for p in split_top(match.group(1), ",") if p not in ("/", "*")]
+    types = []
+    for param in params[1:]:
+        _, colon, kind = param.partition(":")
+        types.append(kind.split("=")[0].strip() if colon else "")
+    return types
+
+
+@dataclass
+class Mapped:
+    """A recorded pass and the binding call that adds it."""
+
+    spec: PassSpec
+    binding: str
+    args: list[dict[str, Any]]
+    notes: list[str]
+    how: str
+
+    @property
+    def call(self) -> str:
+        shown = []
+        for arg in self.args:
+            if arg["kind"] == "object":
+                shown.append(f"{arg['class']}()")
+            else:
+                shown.append(repr(arg["value"]))
+        return f"{self.binding}(pm{''.join(', ' + s for s in shown)})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pass": self.spec.to_json(),
+            "binding": self.binding,
+            "args": self.args,
+            "call": self.call,
+            "notes": self.notes,
+            "how": self.how,
+        }
+
+
+def _convert(kind: str, value: str) -> Any:
+    value = value.strip().strip('"')
+    if kind == "int":
+        return int(value)
+    if kind == "float":
+        return float(value)
+    if kind == "bool":
+        if value.lower() in ("true", "1"):
+            return True
+        if value.lower() in ("false", "0"):
+            return False
+        raise ValueError(f"not a bool: {value!r}")
+    return value
+
+
+def _default_arg(kind: str) -> Any:
+    return {"int": 0, "float": 0.0, "bool": False, "str": ""}[kind]
+
+
+def _args_for(
+    spec: PassSpec, entry: dict[str, Any]
+) -> tuple[list[dict[str, Any]], list[str]] | str:
+    """The arguments that make ``entry``'s binding add ``spec``; a reason string when none do."""
+    args: list[dict[str, Any]] = []
+    notes: list[str] = []
+    set_by_args = set()
+    for index, param in enumerate(entry["params"]):
+        kind, option = param["kind"], param.get("option")
+        if kind == "object":
+            args.append({"kind": "object", "class": param["class"]})
+            notes.append(
+                f"argument {index + 1} is a default {param['class']}() (not a pass option; "
+                "the pipeline does not record it)"
+            )
+            continue
+        if option is None:
+            value = _default_arg(kind)
+            args.append({"kind": kind, "value": value})
+            notes.append(f"argument {index + 1} ({kind}) sets no pass option; passed {value!r}")
+            continue
+        set_by_args.add(option)
+        if option not in spec.options:
+            return f"the pipeline gives no value for option {option!r} of {spec.name}"
+        try:
+            args.append({"kind": kind, "value": _convert(kind, spec.options[option])})
+        except ValueError:
+            return f"option {option}={spec.options[option]} of {spec.name} is not a {kind}"
+    fixed = {k: v for k, v in entry["options"].items() if k not in set_by_args}
+    for name, value in spec.options.items():
+        if name in set_by_args:
+            continue
+        if name not in fixed:
+            notes.append(f"option {name}={value} is not one this release's pass prints")
+        elif _same_value(fixed[name], value) is False:
+            notes.append(
+                f"option {name}={value} was recorded; the binding always sets {name}={fixed[name]}"
+            )
+    return args, notes
+
+
+def _same_value(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+def expand_nested(passes: list[PassSpec]) -> list[PassSpec]:
+    """``tt.func(a, b)`` as ``tt.func(a)``, ``tt.func(b)``: MLIR prints adjacent nested passes
+    of one anchor as one group, while each binding adds one of them."""
+    flat: list[PassSpec] = []
+    for spec in passes:
+        if spec.nested is not None and len(spec.nested) > 1:
+            for inner in spec.nested:
+                flat.append(PassSpec(spec.name, {}, f"{spec.name}({inner.text})", [inner]))
+        else:
+            flat.append(spec)
+    return flat
+
+
+def map_passes(
+    passes: list[PassSpec], table: list[dict[str, Any]]
+) -> tuple[list[Mapped], list[str]]:
+    """Each recorded pass's binding call, from the probe's table; and the passes with none.
+
+    First the binding whose probe printed the same pass (exact); then, for bindings the
+    probe could not run, a name match after normalization or through :data:`ALIASES`.
+    """
+    by_pass: dict[str, list[dict[str, Any]]] = {}
+    unprobed = []
+    for entry in table:
+        if entry.get("pass"):
+            by_pass.setdefault(entry["pass"], []).append(entry)
+        elif entry.get("params") is not None:
+            unprobed.append(entry)
+    mapped: list[Mapped] = []
+    missing: list[str] = []
+    for spec in expand_nested(passes):
+        reasons = []
+        done = False
+        for entry in by_pass.get(spec.key, []):
+            result = _args_for(spec, entry)
+            if isinstance(result, str):
+                reasons.append(f"{entry['path']}: {result}")
+                continue
+            args, notes = result
+            mapped.append(Mapped(spec, entry["path"], args, notes, "probe"))
+            done = True
+            break
+        if not done and spec.nested is None:
+            fallback = _by_name(spec, unprobed)
+            if isinstance(fallback, Mapped):
+                mapped.append(fallback)
+                done = True
+            elif fallback:
+                reasons.append(fallback)
+        if not done:
+            why = f" ({'; '.join(reasons)})" if reasons else ""
+            missing.append(f"{spec.text or spec.key}{why}")
+    return mapped, missing
+
+
+def _by_name(spec: PassSpec, unprobed: list[dict[str, Any]]) -> Mapped | str | None:
+    """A binding for ``spec`` by name, for bindings the probe could not run."""
+    wanted = ALIASES.get(spec.name)
+    target = normalize_name(spec.name)
+    for entry in unprobed:
+        function = entry["path"].rsplit(".", 1)[-1]
+        if function != wanted and normalize_name(function) != target:
+            continue
+        kinds = [p["kind"] for p in entry["params"]]
+        order = POSITIONAL_OPTIONS.get(spec.name)
+        if order is None:
+            # Without a known order, only one option can go to one argument.
+            order = tuple(spec.options) if len(spec.options) == 1 else ()
+        values = sum(kind != "object" for kind in kinds)
+        if values > len(order) or not set(order[:values]) <= set(spec.options):
+            return f"{entry['path']} matches by name but its arguments {kinds} cannot be matched"
+        args: list[dict[str, Any]] = []
+        notes = ["matched by name (not probed)"]
+        options = iter(order)
+        for param in entry["params"]:
+            if param["kind"] == "object":
+                args.append({"kind": "object", "class": param["class"]})
+                notes.append(f"a default {param['class']}() (not a pass option)")
+                continue
+            value = spec.options[next(options)]
+            try:
+                args.append({"kind": param["kind"], "value": _convert(param["kind"], value)})
+            except ValueError:
+                return f"{entry['path']}: option {value!r} is not a {param['kind']}"
+        unused = [name for name in spec.options if name not in order[:values]]
+        notes += [
+            f"option {name}={spec.options[name]} is not set by the binding" for name in unused
+        ]
+        return Mapped(spec, entry["path"], args, notes, "name")
+    return None

@@ -1,0 +1,200 @@
+"""What a report says about its subject: the title, the facts, the boundary, what upstream
+knows. Everything here reads; nothing writes."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from suite.engine.baseline import Baseline, Expectation
+from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.scrub import capture_variables, safe_facts, safe_variables, scrub
+from suite.engine.triage import DRIVER_BUG, Triage
+from suite.report.evidence import error_line
+from suite.report.verify import Verification
+from suite.search.findings import Finding
+from suite.search.subject import Subject
+from suite.toolchain.limits import UnknownTarget, limits_for
+
+HEADLINE_CHARS = 90
+
+_ISSUE_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
+
+
+def known_upstream(result: CaseResult, version: str, baseline: Baseline) -> Expectation | None:
+    """The baseline entry that maps this failure to an upstream issue (a link to one)."""
+    for expectation in baseline.expectations:
+        if (
+            _ISSUE_URL.search(expectation.upstream)
+            and expectation.covers(result, version)
+            and expectation.matches(result)
+        ):
+            return expectation
+    return None
+
+
+def baseline_note(result: CaseResult, version: str, baseline: Baseline) -> Expectation | None:
+    """The baseline entry that knows this failure, link or not."""
+    for expectation in baseline.expectations:
+        if expectation.covers(result, version) and expectation.matches(result):
+            return expectation
+    return None
+
+
+def headline(result: CaseResult) -> str:
+    """The failure's real message for a title: the assertion, ``LLVM ERROR``, diagnostic or
+    Python error, not ``PassManager::run failed`` (empty when there is none)."""
+    text = str(result.detail.get("diagnostic") or "")
+    if not text and result.signature is not None:
+        text = result.signature.key
+    return text if len(text) <= HEADLINE_CHARS else text[: HEADLINE_CHARS - 1] + "…"
+
+
+def _where(result: CaseResult) -> str:
+    detail = result.detail
+    if result.outcome is Outcome.PTXAS_ERROR:
+        code = detail.get("ptxas_code")
+        return f"ptxas {code}" if code else "ptxas"
+    if detail.get("pass"):
+        return str(detail["pass"])
+    if detail.get("stage"):
+        return f"the {detail['stage']} stage"
+    return str(detail.get("phase") or "the compile")
+
+
+def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> str:
+    """``<where> <what> on <target>: <real message>`` (the reproducer's title when the
+    failure printed no message)."""
+    where = _where(result)
+    what = {
+        Outcome.COMPILER_ERROR: "fails",
+        Outcome.PTXAS_ERROR: "rejects Triton's PTX",
+        Outcome.CRASH: f"crashes ({result.detail.get('signal') or 'no report'})",
+        Outcome.TIMEOUT: "hangs",
+        Outcome.WRONG_RESULT: "gives wrong results",
+        Outcome.RUNTIME_ERROR: "fails at launch",
+    }.get(result.outcome, result.outcome.label)
+    if result.outcome in (Outcome.CRASH, Outcome.TIMEOUT) and where.startswith("the "):
+        where = where[4:]
+    message = headline(result) or repro_title or result.repro
+    if found_triage.label == DRIVER_BUG:
+        return f"TMA copy {what} on {result.target}: {message}"
+    return f"{where} {what} on {result.target}: {message}"
+
+
+def fixed_upstream_in(subject: Subject, current: Verification | None) -> str:
+    """The release that no longer fails, when a newer release than the failing one is known
+    not to: bisect's first good release, or this machine's Triton, where ``repro.py`` ran
+    and did not reproduce. '' when the newest release tried still fails (or none was)."""
+    finding = subject.finding
+    if current is not None and current.exit_status is not None:
+        if current.ok or current.exit_status != 0 or current.signature is not None:
+            return ""  # it still fails there (maybe otherwise): not known to be fixed
+        known = finding.first_good if finding is not None else None
+        if known and _release_order(known) <= _release_order(current.version):
+            return known
+        return f"{current.version} or earlier (not bisected)"
+    if finding is not None and finding.first_good:
+        newest = max(finding.signatures or {"": ""}, key=_release_order)
+        if not newest or _release_order(finding.first_good) > _release_order(newest):
+            return finding.first_good
+    return ""
+
+
+def _release_order(release: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", release.split("+")[0])[:3])
+
+
+def _boundary_rows(finding: Finding | None) -> list[dict[str, str]]:
+    if finding is None:
+        return []
+    rows = []
+    for step in finding.boundary:
+        if step.passed:
+            verdict = "passes"
+        elif step.same_signature:
+            verdict = "same failure"
+        else:
+            verdict = f"other failure: {step.signature or step.outcome}"
+        rows.append(
+            {
+                "param": step.param,
+                "change": f"{step.value_from} → {step.value_to}",
+                "outcome": step.outcome,
+                "verdict": verdict,
+            }
+        )
+    return rows
+
+
+def _passing_steps(finding: Finding | None) -> list[str]:
+    if finding is None:
+        return []
+    return [f"{s.param}={s.value_to}" for s in finding.boundary if s.passed]
+
+
+def _facts(environment: Mapping[str, Any], result: CaseResult) -> list[tuple[str, str]]:
+    env = safe_facts(dict(environment))
+    facts: list[tuple[str, str]] = [("Triton", str(env.get("triton") or "unknown"))]
+    if env.get("triton_commit"):
+        facts.append(("Triton commit", str(env["triton_commit"])))
+    if result.gpu or env.get("gpu"):
+        gpu = env.get("gpu") or "unknown"
+        facts.append(("GPU", f"{gpu} (compute capability {env.get('gpu_arch', '?')})"))
+    else:
+        facts.append(("GPU", f"none needed: compile-only for {result.target}"))
+    if env.get("driver"):
+        facts.append(("Driver", str(env["driver"])))
+    if env.get("cuda_driver_api"):
+        facts.append(("CUDA (driver API)", str(env["cuda_driver_api"])))
+    for name, tool in sorted((env.get("ptxas") or {}).items()):
+        if isinstance(tool, Mapping):
+            facts.append((f"{name} (bundled)", str(tool.get("version") or "?")))
+    if result.metrics.get("nvcc_version"):
+        facts.append(("nvcc", str(result.metrics["nvcc_version"])))
+    facts.append(("Python", str(env.get("python") or "?")))
+    facts.append(("OS", str(env.get("platform") or "?")))
+    return facts
+
+
+def common_context(
+    subject: Subject, found_triage: Triage, expected: str, repro_title: str
+) -> dict[str, Any]:
+    """What every template of a report is given about its subject."""
+    result = subject.result
+    record = subject.finding_record
+    finding = subject.finding
+    try:
+        arch_name = limits_for(result.target).ptxas_arch
+    except UnknownTarget:
+        arch_name = result.target
+    return {
+        "report_id": subject.report_id,
+        "repro": result.repro,
+        "repro_title": repro_title,
+        "case_id": result.case_id,
+        "target": result.target,
+        "arch_name": arch_name,
+        "config": result.config,
+        "config_text": ", ".join(f"{k}={v}" for k, v in result.config.items()),
+        "outcome": result.outcome.label,
+        "signature": expected,
+        "message": scrub(result.message),
+        "error_line": scrub(error_line(result)),
+        "detail": result.detail,
+        "triage": found_triage,
+        "triton_version": subject.triton_version,
+        "facts": _facts(subject.environment, result),
+        "variables_run": safe_variables(subject.environment.get("triton_env") or {}),
+        "variables_now": capture_variables(),
+        "boundary": _boundary_rows(finding),
+        "passing_steps": _passing_steps(finding),
+        "finding": finding,
+        "first_bad": record.get("first_bad") or "unknown",
+        "first_good": record.get("first_good") or "unknown",
+        "targets_seen": list(finding.targets) if finding else [result.target],
+        "failing_count": len(finding.failing_configs) if finding else 1,
+        "notes": subject.notes,
+        "origin": subject.origin,
+    }

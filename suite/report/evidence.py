@@ -1,0 +1,113 @@
+"""What a failing case left behind, read for a report: its output, its error, its records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from suite.engine.outcome import CaseResult, Outcome
+
+#: The MLIR reproducers Triton writes for a failing compile start with this.
+MLIR_REPRODUCER = "mlir-reproducer"
+
+
+def read_artifact(path: str | None, limit: int = 64 << 20) -> str:
+    """The text of an artifact file ('' when there is none), at most ``limit`` characters."""
+    if not path or not Path(path).is_file():
+        return ""
+    with open(path, errors="replace") as handle:
+        return handle.read(limit)
+
+
+def error_events(result: CaseResult) -> Iterator[dict[str, Any]]:
+    """The ``error`` events the case's child recorded, in order."""
+    for line in read_artifact(result.artifacts.get("events.jsonl")).splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and event.get("event") == "error":
+            yield event
+
+
+def captured_output(result: CaseResult) -> str:
+    """What the case printed (stderr, stdout) and its error event's traceback."""
+    parts = []
+    for name in ("stderr.txt", "stdout.txt"):
+        text = read_artifact(result.artifacts.get(name))
+        if text.strip():
+            parts.append(text.rstrip("\n"))
+    for event in error_events(result):
+        parts.append(str(event.get("traceback") or event.get("message") or "").rstrip("\n"))
+    if not parts and result.message:
+        parts.append(result.message)
+    return "\n".join(parts)
+
+
+def error_line(result: CaseResult) -> str:
+    """``Type: first line`` of the exception the case raised, else the result's message."""
+    for event in error_events(result):
+        first = next((x.strip() for x in str(event.get("message", "")).splitlines() if x), "")
+        return f"{event.get('type', 'Error')}: {first}" if first else str(event.get("type"))
+    exception = result.detail.get("exception")
+    if exception and result.outcome is Outcome.COMPILER_ERROR and result.detail.get("pass"):
+        return f"{exception} (pass {result.detail['pass']} failed)"
+    return result.message
+
+
+def mlir_reproducers(result: CaseResult) -> dict[str, Path]:
+    """The MLIR reproducer files the case left, by artifact name."""
+    return {
+        name: Path(path)
+        for name, path in sorted(result.artifacts.items())
+        if name.startswith(MLIR_REPRODUCER) and Path(path).is_file()
+    }
+
+
+def program_record(text: str) -> str:
+    """The last JSON object a CUDA reproducer program printed (its descriptor and errors)."""
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(value, dict) and len(value) > 1:
+                return json.dumps(value, indent=2)
+    return ""
+
+
+def ptxas_invocation(text: str) -> str:
+    """The ptxas command lines a failure's text shows (``Repro command:``, ``--gpu-name``)."""
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if "Repro command:" in line or ("ptxas" in line and "--gpu-name" in line)
+    ]
+    return "\n".join(dict.fromkeys(lines))
+
+
+def ir_replay(folder: Path) -> dict[str, Any] | None:
+    """What ``repro replay`` left in the report folder, for the issue's IR section."""
+    record = folder / "replay.json"
+    if not record.is_file():
+        return None
+    replay = json.loads(record.read_text())
+    failing = replay.get("first_failing")
+    if not failing:
+        return None
+    files = replay.get("files", {})
+    lit = files.get("lit_test")
+    return {
+        "pass_name": failing.get("pass_name") or failing.get("pass"),
+        "flag": failing.get("flag", ""),
+        "call": failing.get("call", ""),
+        "triton": replay.get("triton", ""),
+        "confirmed": replay.get("confirmed", False),
+        "files": files,
+        "reduction": replay.get("reduction"),
+        "lit_text": (folder / lit).read_text() if lit and (folder / lit).is_file() else "",
+    }

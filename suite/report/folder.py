@@ -1,0 +1,122 @@
+"""A report's folder: its name, what may be replaced, and writing it whole or not at all.
+
+``<output>/<id>/`` holds one report (``report.json``) or one replay (``replay.json``), or
+both. A new report is written into a fresh folder beside it (:class:`Draft`) and renamed
+into place, so that a failure leaves the previous report whole; only a folder that a
+report or a replay wrote is ever replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from suite.engine.scrub import scrub
+from suite.errors import UsageError
+
+# Folders of the output root that are not reports: a report id may never name one.
+RESERVED_IDS = frozenset(
+    {"runs", "findings", "matrix", "dashboard", "examples", "nightly", "baselines", "cases"}
+)
+# A folder holding one of these was written by `repro report` or `repro replay`.
+REPORT_MARKS = ("report.json", "replay.json")
+
+
+def check_report_id(report_id: str) -> str:
+    """``report_id`` if it can name a report folder: one plain path component, not reserved."""
+    if (
+        not report_id
+        or report_id.startswith(".")
+        or report_id != Path(report_id).name
+        or "/" in report_id
+        or "\\" in report_id
+        or "\x00" in report_id
+    ):
+        raise UsageError(f"report id {report_id!r}: must be one plain folder name")
+    if report_id.lower() in RESERVED_IDS:
+        raise UsageError(f"report id {report_id!r}: reserved for the output root's own folders")
+    return report_id
+
+
+def check_report_folder(folder: Path) -> None:
+    """A report may replace only a folder that a report or a replay wrote."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        raise UsageError(f"{folder} exists and is not a report folder: choose another --id")
+    unmarked = not any((folder / mark).is_file() for mark in REPORT_MARKS)
+    if folder.is_dir() and any(folder.iterdir()) and unmarked:
+        raise UsageError(f"{folder} exists and is not a report folder: choose another --id")
+
+
+def default_folder(output: Path, report_id: str) -> Path:
+    """Where the report (or replay) of ``report_id`` goes under the output root."""
+    return output / check_report_id(report_id)
+
+
+class Draft:
+    """The report being written: a staging folder and the files put into it, in order."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.files: list[str] = []
+
+    def put(self, name: str, text: str, secret_safe: bool = True) -> None:
+        """Write ``name``; scrubbed of secrets and the home folder unless ``secret_safe``
+        is False (generated code that must run as written)."""
+        (self.folder / name).write_text(scrub(text) if secret_safe else text)
+        self.files.append(name)
+
+    def attach(self, name: str, source: Path) -> None:
+        """Copy ``source`` in as ``name``, as it is (an MLIR reproducer, a replay's file)."""
+        shutil.copyfile(source, self.folder / name)
+        self.files.append(name)
+
+    def text(self, name: str) -> str:
+        path = self.folder / name
+        return path.read_text(errors="replace") if path.is_file() else ""
+
+
+@contextmanager
+def drafted(folder: Path) -> Iterator[Draft]:
+    """A :class:`Draft` of ``folder`` that replaces it when the block ends without error.
+
+    What ``repro replay`` wrote there (``replay.json`` and the files it lists) is carried
+    into the draft first (not counted among the report's files)."""
+    check_report_id(folder.name)
+    check_report_folder(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    try:
+        for name in _replay_files(folder):
+            source = folder / name
+            if source.is_file() and not source.is_symlink() and Path(name).name == name:
+                shutil.copyfile(source, staging / name)
+        yield Draft(staging)
+        _swap_into_place(staging, folder)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _replay_files(folder: Path) -> set[str]:
+    record = folder / "replay.json"
+    if not record.is_file():
+        return set()
+    try:
+        files = json.loads(record.read_text()).get("files", {})
+        return {"replay.json", *(str(name) for name in files.values())}
+    except (ValueError, AttributeError, OSError):
+        return set()
+
+
+def _swap_into_place(staging: Path, folder: Path) -> None:
+    if not folder.exists():
+        staging.rename(folder)
+        return
+    previous = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+    folder.rename(previous / folder.name)
+    staging.rename(folder)
+    shutil.rmtree(previous)  # the previous report: this command's own kind of folder

@@ -1,0 +1,343 @@
+"""What report, replay, bisect and reduce are about: a finding, or one result of a run.
+
+The one place that turns what a user names on the command line into a failure. A
+reference takes one of these forms:
+
+- a finding id: ``<repro>-<digest>``, a finding file's stem under ``<output>/findings``,
+  or a unique part of one;
+- a finding file path;
+- ``RUN_DIR:CASE_ID``: one result of a run (``RUN_DIR`` a path, or a run's name
+  under ``<output>/runs``; ``CASE_ID`` the case id or its folder name); a run folder, or
+  its ``results.jsonl``, names its one failing case (``repro report`` also takes
+  ``--case``).
+
+:func:`subject_of` answers with a :class:`Subject`: the failing result, the environment it
+ran in, the finding that knows it, and where it came from. A finding's result is rebuilt
+from its record (:func:`result_from_finding`); :func:`rerun` runs the finding's minimal
+config again through the engine, within the command's ``--timeout``, ``--memory-cap``
+and ``--isolation`` (the one timeout every re-run obeys).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from suite.engine.discover import Found
+from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.record import RESULTS, RunStore, safe_name
+from suite.engine.scrub import home_to_tilde
+from suite.engine.signature import same_bug
+from suite.errors import UsageError
+from suite.search.findings import DirectoryFindingsStore, Finding
+from suite.toolchain.venvs import folder_for
+
+
+@dataclass
+class Subject:
+    """One failure a command is about, with everything known about it."""
+
+    result: CaseResult
+    environment: dict[str, Any]
+    report_id: str
+    origin: dict[str, str]
+    finding: Finding | None = None
+    finding_record: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    # The reproducer as it ran (from the carried source), once loaded again.
+    found: Found | None = None
+    # Where the subject's record lives: the finding's file, or the run folder.
+    home: Path | None = None
+    _loaded: bool = field(default=False, init=False, repr=False)
+
+    @property
+    def is_finding(self) -> bool:
+        """Whether the subject was named as a finding (not as a run's result)."""
+        return "finding" in self.origin
+
+    @property
+    def recorded_triton(self) -> str | None:
+        """The Triton release the failure was recorded under, when known."""
+        version = self.environment.get("triton")
+        return str(version) if version else None
+
+    @property
+    def triton_version(self) -> str:
+        return self.recorded_triton or "unknown"
+
+    @property
+    def case_dir(self) -> Path | None:
+        """The case's folder in its run (None for a finding)."""
+        if self.home is None or self.is_finding:
+            return None
+        return RunStore(self.home).case_dir(self.result.case_id)
+
+    def load_reproducer(self) -> Found | None:
+        """The reproducer as it ran, loaded again from what was recorded (once); a note says
+        where from, or why it cannot be."""
+        if not self._loaded:
+            self._loaded = True
+            self.found = _reproducer_of(self)
+        return self.found
+
+
+def locate(ref: str, output: Path) -> Path:
+    """A finding's file: ``ref`` itself, or by id (``<repro>-<digest>``, the file's stem)
+    or a unique part of one, under ``<output>/findings``."""
+    path = Path(ref)
+    if path.is_file():
+        return path
+    root = output / "findings"
+    candidates = sorted(root.glob("*.json")) if root.is_dir() else []
+    exact = [p for p in candidates if p.stem == ref or p.name == ref]
+    matches = exact or [p for p in candidates if p.stem.startswith(ref) or ref in p.stem]
+    if not matches:
+        raise UsageError(
+            f"no finding or run result {ref!r} (findings under {root}; a result is RUN_DIR:CASE_ID)"
+        )
+    if len(matches) > 1:
+        names = ", ".join(p.stem for p in matches[:8])
+        raise UsageError(f"{ref!r} matches {len(matches)} findings ({names}); name one")
+    return matches[0]
+
+
+def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]:
+    """A finding by file or id (:func:`locate`): the finding, its raw record, its file."""
+    path = locate(ref, output)
+    try:
+        record = json.loads(path.read_text())
+        finding = Finding.from_json(record)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:  # not UTF-8, too
+        raise UsageError(f"not a finding record: {path}: {type(exc).__name__}: {exc}") from None
+    return finding, record, path
+
+
+def _run_folder(text: str, output: Path) -> Path | None:
+    for candidate in (Path(text), output / "runs" / text):
+        if not text:
+            return None
+        if candidate.name == RESULTS and candidate.is_file():
+            return candidate.parent
+        if candidate.is_dir() and (candidate / RESULTS).is_file():
+            return candidate
+    return None
+
+
+def split_result_ref(ref: str, case: str | None, output: Path) -> tuple[Path, str | None] | None:
+    """``RUN_DIR:CASE_ID``, or a run folder (``results.jsonl``) with ``case``; else None."""
+    folder = _run_folder(ref, output)
+    if folder is not None:
+        return folder, case
+    for index, char in enumerate(ref):
+        if char == ":":
+            folder = _run_folder(ref[:index], output)
+            if folder is not None:
+                return folder, ref[index + 1 :] or case
+    return None
+
+
+def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, Any]]:
+    """The result of ``case`` in the run ``folder`` (its one failing case when None), and
+    the environment the run recorded."""
+    results = RunStore(folder).results()
+    if case is None:
+        failing = [r for r in results if r.outcome.is_failure]
+        if len(failing) != 1:
+            ids = ", ".join(r.case_id for r in failing[:6])
+            raise UsageError(
+                f"{folder} has {len(failing)} failing cases; name one as RUN_DIR:CASE_ID ({ids})"
+            )
+        return failing[0], environment_of(folder)
+    for result in results:
+        if result.case_id == case or safe_name(result.case_id) == case:
+            return result, environment_of(folder)
+    raise UsageError(f"no case {case!r} in {folder / RESULTS}")
+
+
+def environment_of(folder: Path) -> dict[str, Any]:
+    """A run's ``environment.json`` ({} when it is missing or unreadable)."""
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        return dict(json.loads((folder / "environment.json").read_text()))
+    return {}
+
+
+def result_from_finding(finding: Finding) -> CaseResult:
+    """The finding's minimal case as a result, its detail read back from the signature."""
+    outcome = Outcome.from_label(finding.outcome)
+    parts = Signature(finding.signature).family.split(":")
+    detail: dict[str, Any] = {"phase": "compile"}
+    if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
+        detail["stage"] = parts[1]
+        if len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2]):
+            detail["pass"] = parts[2]
+    elif outcome is Outcome.PTXAS_ERROR and len(parts) >= 2:
+        detail["ptxas_code"] = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
+    elif outcome is Outcome.RESOURCE_LIMIT and len(parts) >= 2:
+        detail["resource"] = parts[1]
+        numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", finding.message)
+        if numbers:
+            detail["used"], detail["limit"] = (int(n) for n in numbers[0])
+    elif outcome is Outcome.USER_ERROR and len(parts) >= 2:
+        detail["rule"] = parts[1]
+    if outcome is Outcome.CRASH and len(parts) >= 2:
+        detail["signal"] = parts[1]
+    return CaseResult(
+        case_id=f"{finding.repro}[{finding.target}]",
+        repro=finding.repro,
+        target=finding.target,
+        config=dict(finding.minimal_config),
+        outcome=outcome,
+        signature=Signature(finding.signature),
+        message=finding.message,
+        detail=detail,
+        source={k: v for k, v in (finding.source or {}).items() if k != "text"},
+    )
+
+
+def subject_of(ref: str, output: Path, case: str | None = None) -> Subject:
+    """The :class:`Subject` named on the command line (nothing is run)."""
+    split = split_result_ref(ref, case, output)
+    if split is not None:
+        folder, case_id = split
+        result, environment = load_result(folder, case_id)
+        subject = Subject(
+            result,
+            environment,
+            safe_name(result.case_id),
+            {"run": home_to_tilde(str(folder)), "case": result.case_id},
+            home=folder,
+        )
+        if result.signature is not None:
+            stored = DirectoryFindingsStore(output / "findings")
+            subject.finding = stored.get(result.repro, result.signature.text)
+            if subject.finding is not None:
+                subject.finding_record = subject.finding.to_json()
+        return subject
+    if case:
+        raise UsageError(f"--case goes with a run's results, and {ref!r} is not a run")
+    finding, record, path = load_finding(ref, output)
+    return Subject(
+        result_from_finding(finding),
+        dict(finding.environment),
+        path.stem,
+        {"finding": home_to_tilde(str(path))},
+        finding,
+        record,
+        home=path,
+    )
+
+
+def interpreter_for(environment: Mapping[str, Any], python: str | None) -> str | None:
+    """The interpreter a case ran under: ``--python``, the recorded one, or the recorded
+    release's cached venv (None when there is none; nothing is built)."""
+    if python:
+        return python
+    recorded = environment.get("python_executable")
+    if recorded and Path(str(recorded)).expanduser().exists():
+        return str(Path(str(recorded)).expanduser())
+    version = environment.get("triton")
+    if version:
+        cached = folder_for(str(version)) / "bin" / "python"
+        if cached.exists():
+            return str(cached)
+    return None
+
+
+def _spec_source(result: CaseResult) -> dict[str, str] | None:
+    """What a run made before sources were carried points at: the spec's source, as a
+    record without a hash (the file is loaded as it is now)."""
+    spec = result.artifacts.get("spec.json")
+    if not spec or not Path(spec).is_file():
+        return None
+    try:
+        source = json.loads(Path(spec).read_text()).get("source") or {}
+    except (OSError, json.JSONDecodeError):
+        return None
+    return dict(source) if isinstance(source, dict) else None
+
+
+def _reproducer_of(subject: Subject) -> Found | None:
+    """Load the subject's reproducer from what was recorded; note where from, or why not."""
+    from suite.engine.discover import from_source
+    from suite.engine.sources import reproducer_for
+
+    repro = subject.result.repro
+    if subject.finding is not None and subject.is_finding:
+        record, base = subject.finding.source, subject.home.parent if subject.home else None
+    else:
+        record, base = subject.result.source or _spec_source(subject.result), subject.home
+    try:
+        if record and "sha256" not in record and ("path" in record or "module" in record):
+            found = [f for f in from_source(record, repro) if f.repro.id == repro]
+            if not found:
+                raise UsageError(f"{record} no longer defines {repro!r}")
+            loaded, note = found[0], ""
+        else:
+            loaded, note = reproducer_for(repro, record, base)
+    except UsageError as exc:
+        subject.notes.append(f"the reproducer {repro!r} cannot be loaded again: {exc}")
+        return None
+    if note:
+        subject.notes.append(note)
+    return loaded
+
+
+def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
+    """The finding's minimal config run again through the engine under ``python``, its
+    outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
+    or has no such case."""
+    from suite.engine.expand import expand
+    from suite.engine.runner import Execution, run_case
+
+    finding = subject.finding
+    if finding is None:
+        raise UsageError(f"{subject.report_id} is a run's result, not a finding: nothing to re-run")
+    found = subject.load_reproducer()
+    if found is None:
+        raise UsageError(f"the reproducer {finding.repro!r} cannot be loaded again")
+    specs = expand([found], [finding.target], configs=[dict(finding.minimal_config)])
+    if not specs:
+        raise UsageError(f"{finding.repro} has no case for {finding.target}")
+    result = run_case(specs[0], work / safe_name(specs[0].case_id), Execution(python=python))
+    if result is None:  # stopped while it ran
+        raise KeyboardInterrupt
+    return result
+
+
+def recapture(subject: Subject, python: str | None, work: Path) -> None:
+    """Run a finding's minimal config again to capture its output and MLIR reproducer; the
+    new result replaces the rebuilt one when it fails the same way. Notes say what came of
+    it (a run's result is left as it is)."""
+    finding = subject.finding
+    if finding is None or not subject.is_finding:
+        return
+    interpreter = interpreter_for(subject.environment, python)
+    if interpreter is None:
+        subject.notes.append(
+            f"no interpreter with triton {subject.triton_version} to re-run the minimal config; "
+            "no captured output or MLIR reproducer"
+        )
+        return
+    if subject.load_reproducer() is None:
+        subject.notes.append("the reproducer could not be loaded again: the case was not re-run")
+        return
+    try:
+        again = rerun(subject, interpreter, work)
+    except (UsageError, ValueError) as exc:
+        subject.notes.append(f"the minimal config could not be run again: {exc}")
+        return
+    seen = again.signature.text if again.signature else again.outcome.label
+    shown = home_to_tilde(interpreter)
+    if seen == finding.signature or same_bug(seen, finding.signature):
+        subject.result = again
+        subject.notes.append(f"re-ran the minimal config under {shown}: same signature")
+    else:
+        subject.notes.append(
+            f"re-running the minimal config under {shown} gave {seen}, not "
+            f"{finding.signature}; the report uses the finding's record"
+        )
