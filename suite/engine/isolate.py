@@ -149,7 +149,10 @@ class Started(Protocol):
         """Called once the process and its stragglers are dead: let the streams reach EOF."""
 
 
-class _Popened:
+class _FreshCase:
+    """A case started as a fresh process (``subprocess.Popen``), as the supervisor watches
+    it; a warm template's forked case is ``suite.engine.warm._ForkedCase``."""
+
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
         self.proc = proc
         self.pid = proc.pid
@@ -195,7 +198,7 @@ def run_isolated(
         cwd=cwd,
         start_new_session=True,
     )
-    return supervise(_Popened(proc), token, bounds or Bounds(), started)
+    return supervise(_FreshCase(proc), token, bounds or Bounds(), started)
 
 
 def _check_runnable(program: str, env: Mapping[str, str]) -> None:
