@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -227,6 +228,8 @@ def probe_bad_inputs(work: Path) -> list[Check]:
 
     with ThreadPoolExecutor(2) as pool:
         checks = list(pool.map(one, cases))
+    survivors = left_behind()
+    checks.append(Check("bad-input", "no process left", not survivors, str(survivors)))
     out = work / "out"
     if out.exists() and any(out.rglob("*")):
         written = sorted(str(p.relative_to(out)) for p in out.rglob("*"))[:5]
@@ -246,6 +249,39 @@ def alive(pids: list[int]) -> list[int]:
         except psutil.NoSuchProcess:
             continue
     return living
+
+
+#: Set in this probe's environment at start: every process a command it runs starts carries it
+#: in /proc/PID/environ (a forked case shows its template's, which has it too), and no other
+#: process on the machine does (this probe's own /proc entry shows the environment it
+#: started with).
+MARKER = "HOSTILE_PROBE_MARKER"
+
+
+def marked() -> list[int]:
+    """Live processes (zombies left out) that a command of this probe started."""
+    needle = f"{MARKER}={os.environ[MARKER]}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        if state not in (b"Z", b"X") and needle in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found
+
+
+def left_behind(patience_s: float = 30.0) -> list[int]:
+    """The probe's processes still alive once every command has ended, after ``patience_s``
+    for the cleanup a SIGKILLed run's template or keeper does on its own."""
+    deadline = time.monotonic() + patience_s
+    while marked() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return marked()
 
 
 def pids_in(path: Path) -> list[int]:
@@ -290,6 +326,8 @@ def probe_hostile_runs(work: Path) -> list[Check]:
                 workers,
                 "--timeout",
                 "30",
+                "--memory-cap",
+                "1",
                 "--isolation",
                 isolation,
                 "-o",
@@ -298,7 +336,7 @@ def probe_hostile_runs(work: Path) -> list[Check]:
             )
             run, records = run_records(out)
             by_fault = {r["config"]["fault"]: r for r in records}
-            survivors = alive(pids_in(pids))
+            survivors = alive(pids_in(pids)) + left_behind()
             leaked = secrets_in(out)
             whole = (run / "summary.json").is_file() and (run / "junit.xml").is_file()
             for fault in FAULTS[:-1]:  # every fault but the hang (the signal probes stop one)
@@ -313,6 +351,11 @@ def probe_hostile_runs(work: Path) -> list[Check]:
                     problems.append(f"survivors {sleepers('1000.125')}")
                 if fault == "secrets" and leaked:
                     problems.append(f"secrets {leaked}")
+                oom = by_fault.get(fault, {})
+                if fault == "oom" and not oom.get("detail", {}).get("memory_cap"):
+                    problems.append(f"not killed at the cap: {oom.get('signature')}")
+                if survivors and fault == "ok":
+                    problems.append(f"processes left {survivors}")
                 if not whole:
                     problems.append("no summary/junit")
                 checks.append(
@@ -373,8 +416,89 @@ def probe_signals(work: Path, rounds: int) -> list[Check]:
             if done.returncode != 0 or len(ids) != 8 or len(set(ids)) != 8:
                 distinct = len(set(ids))
                 problems.append(f"after resume: exit {done.returncode}, {len(ids)}/{distinct}")
+            survivors = left_behind()
+            if survivors:
+                problems.append(f"processes left {survivors}")
             name = f"{signal.Signals(signum).name} after {len(before)}/8 cases, then --resume"
             checks.append(Check("fault", name, not problems, "; ".join(problems)))
+    return checks
+
+
+def probe_sigkill_hung(work: Path) -> list[Check]:
+    """SIGKILL (which no process can catch) of a run whose case hangs and has an escaped
+    child: nothing of the run may stay, warm or fresh, one worker or two."""
+    checks = []
+    for isolation in ("warm", "fresh"):
+        for workers in ("1", "2"):
+            pids = work / f"hung-pids-{isolation}-{workers}"
+            argv = ["run", str(MISBEHAVE), "-c", "hang", "-j", workers, "--timeout", "600"]
+            argv += ["--isolation", isolation, "-o", str(work / f"hung-{isolation}-{workers}")]
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "suite.cli.main", *argv],
+                env={**os.environ, "HOSTILE_PIDS": str(pids)},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 120
+            while len(pids_in(pids)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            started = len(pids_in(pids)) == 2
+            proc.kill()
+            proc.wait()
+            survivors = left_behind()
+            problems = [] if started else ["the hung case never started"]
+            if survivors:
+                problems.append(f"processes left {survivors}")
+            name = f"SIGKILL of a run with a hung case ({isolation}, -j {workers})"
+            checks.append(Check("fault", name, not problems, "; ".join(problems)))
+    return checks
+
+
+# A credential in a reproducer's own source: the run carries a byte-exact copy (its hash
+# loads it again), and nothing rendered from it (report, issue body, repro.py) publishes it.
+SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
+
+
+def probe_secret_in_source(work: Path) -> list[Check]:
+    leaky = work / "leaky" / "leaky.py"
+    leaky.parent.mkdir()
+    text = (ROOT / "tests" / "data" / "dot_mma.py").read_text()
+    note = f"    # deploy with GITHUB_TOKEN={SOURCE_SECRET} password=hunter2-in-source\n"
+    text = text.replace(
+        "    rm = tl.arange(0, BLOCK_M)\n", note + "    rm = tl.arange(0, BLOCK_M)\n"
+    )
+    leaky.write_text(text)
+    out = work / "leaky" / "out"
+    case = "dot-mma-select[sm_90-fp8e4nv-64x64x16]"
+    ran = repro("run", str(leaky), "-c", "trigger", "-t", "sm_90", "-o", str(out))
+    run, _ = run_records(out)
+    reported = repro("report", f"{run}:{case}", "-o", str(out), "--id", "leaky")
+    body = repro("report", f"{run}:{case}", "-o", str(out), "--id", "leaky", "--format", "github")
+    problems = []
+    if (
+        ran.returncode != 1
+        or reported.returncode != 0
+        or not (out / "leaky" / "repro.py").is_file()
+    ):
+        problems.append(f"exits {ran.returncode}/{reported.returncode}, no repro.py")
+    carried = list((run / "sources").glob("*-leaky.py"))
+    for path in out.rglob("*"):
+        secret = SOURCE_SECRET in path.read_text(errors="replace") if path.is_file() else False
+        if secret and path not in carried:
+            problems.append(f"in {path.relative_to(out)}")
+    for printed in (ran, reported, body):
+        if SOURCE_SECRET in printed.stdout + printed.stderr:
+            problems.append("printed")
+    exact = len(carried) == 1 and carried[0].read_bytes() == leaky.read_bytes()
+    checks = [
+        Check(
+            "fault",
+            "a credential in a reproducer's source: not published",
+            not problems,
+            "; ".join(problems),
+        )
+    ]
+    checks.append(Check("fault", "its carried copy is byte-exact", exact, str(carried)))
     return checks
 
 
@@ -465,6 +589,7 @@ def main() -> int:
     private_tmp = work / "tmp"
     private_tmp.mkdir()
     os.environ["TMPDIR"] = str(private_tmp)
+    os.environ[MARKER] = uuid.uuid4().hex
     tempfile.tempdir = None
     started = time.monotonic()
     try:
@@ -473,17 +598,20 @@ def main() -> int:
             probe_bad_inputs,
             probe_hostile_runs,
             lambda w: probe_signals(w, args.signal_rounds),
+            probe_sigkill_hung,
+            probe_secret_in_source,
             probe_concurrency,
         ):
             found = step(work)
             checks += found
             failed = sum(not c.ok for c in found)
             print(f"{len(found)} checks, {failed} failed", flush=True)
-        time.sleep(2)  # a template whose run was SIGKILLed cleans up once it sees EOF
+        survivors = left_behind()
         left = sorted(str(p.name) for p in private_tmp.glob("repro-*"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     checks.append(Check("fault", "no repro-fifo-* left", not left, str(sorted(left)[:3])))
+    checks.append(Check("fault", "no process left at the end", not survivors, str(survivors)))
     for check in checks:
         if not check.ok:
             print(f"FAIL {check.kind}: {check.name}: {check.why}")
