@@ -295,3 +295,41 @@ def test_a_harness_error_is_never_a_regression_nor_a_report(tmp_path):
     run = next(out.glob("runs/*"))
     refused = repro("report", f"{run}:{record['case_id']}", "-o", str(tmp_path / "rep"))
     assert refused.code == 2 and "harness error" in refused.stderr
+
+
+SHFL = "crash:SIGABRT:compile: LLVM ERROR: Cannot select: intrinsic llvm.nvvm.shfl.sync.bfly.i32"
+
+
+@pytest.mark.venv
+def test_a_boundary_row_says_same_failure_only_on_the_full_signature(tmp_path):
+    """#6087's port on 3.0.0 (sm_120): the dot aborts on the MMA assertion, the loop without
+    the dot aborts in LLVM instruction selection (3.0's LLVM has no sm_120 shuffle). Both
+    are `crash:SIGABRT:compile`; the boundary row between them names the other signature,
+    never "same failure", in the explore table and in the stored finding."""
+    from suite.search.findings import DirectoryFindingsStore
+
+    out = tmp_path / "out"
+    done = repro(
+        "explore",
+        "upstream-6087-sm120-mma-version",
+        "--python",
+        _python("3.0.0"),
+        "--max-examples",
+        "1",
+        "--seed",
+        "0",
+        "--profile",
+        "ci",
+        "-o",
+        str(out),
+    )
+    assert done.code == 0, done.stderr
+    findings = {f.signature: f for f in DirectoryFindingsStore(out / "findings").all()}
+    assert set(findings) == {f"crash:SIGABRT:compile: {CAPABILITY}", SHFL}
+    assert not same_bug(*findings)
+    mma = findings[f"crash:SIGABRT:compile: {CAPABILITY}"]
+    (step,) = [s for s in mma.boundary if s.param == "USE_DOT"]
+    assert (step.outcome, step.signature, step.same_signature) == ("crash", SHFL, False)
+    assert all(s.same_signature for s in mma.boundary if s.param != "USE_DOT")
+    (row,) = [ln for ln in done.stdout.splitlines() if ln.startswith("USE_DOT\tTrue -> False")]
+    assert row.endswith(SHFL) and "same failure" not in row
