@@ -185,7 +185,7 @@ def run_isolated(
     token = new_token()
     child_env = dict(os.environ if env is None else env)
     child_env[TOKEN_VARIABLE] = token
-    _check_runnable(argv[0], child_env)
+    _check_runnable(argv[0], child_env, cwd)
     started = time.monotonic()
     # Under a keeper (``suite.engine.template.keep``): the case and everything it starts die
     # with this process, even a SIGKILLed one.
@@ -201,14 +201,17 @@ def run_isolated(
     return supervise(_FreshCase(proc), token, bounds or Bounds(), started)
 
 
-def _check_runnable(program: str, env: Mapping[str, str]) -> None:
+def _check_runnable(program: str, env: Mapping[str, str], cwd: str | None) -> None:
     """Raise what ``subprocess.Popen`` would for a program that cannot start: the keeper
     would only see it fail in its child."""
-    found = shutil.which(program, path=env.get("PATH", os.defpath))
-    if found is not None:
+    if os.sep in program:  # a path, relative to the child's folder: no PATH search
+        path = os.path.join(cwd or os.getcwd(), program)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return
+        if os.path.exists(path):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
+    elif shutil.which(program, path=env.get("PATH", os.defpath)) is not None:
         return
-    if os.sep in program and os.path.exists(program):
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), program)
     raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
 
 
