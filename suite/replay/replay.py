@@ -36,8 +36,10 @@ from suite.replay.diagnostic import (
     EXIT_NOT_REPRODUCED,
     PASS_TIMEOUT_S,
     SCHEMA,
+    Diagnostic,
     ReplayError,
 )
+from suite.replay.ir_reduce import Reducer
 from suite.replay.passes import PassRun, first_error_line, probe, run_pass
 from suite.replay.pipeline import (
     PassSpec,
@@ -47,10 +49,6 @@ from suite.replay.pipeline import (
     split_reproducer,
 )
 from suite.replay.script import lit_test, replay_script
-
-# ---------------------------------------------------------------------------------------------
-# The replay.
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -74,6 +72,43 @@ def pass_file_name(spec: PassSpec) -> str:
     return safe_name(pass_name_of(spec)) or "pass"
 
 
+@dataclass
+class Captured:
+    """The MLIR reproducer a replay starts from: its file, its IR, its recorded pipeline."""
+
+    source: Path
+    text: str
+    ir_text: str
+    anchor: str
+    passes: list[PassSpec]
+
+
+@dataclass
+class Scan:
+    """The recorded passes run one at a time, each on the IR the one before it wrote."""
+
+    steps: list[dict[str, Any]]
+    current: Path  # the IR the failing pass ran on (after all passes when none failed)
+    failing: int | None = None
+    failed_run: PassRun | None = None
+
+
+@dataclass
+class Failing:
+    """The first failing pass, run again alone on the IR saved just before it."""
+
+    step: Mapped
+    index: int
+    name: str  # for file names
+    before: Path
+    before_text: str
+    run: PassRun  # how it failed in the scan
+    alone: PassRun  # how it went alone
+    confirmed: bool
+    diagnostic: Diagnostic
+    flag: str  # the triton-opt flag
+
+
 def replay(
     case: ReplayCase,
     folder: Path,
@@ -83,10 +118,59 @@ def replay(
     timeout_s: float = PASS_TIMEOUT_S,
     say: Callable[[str], None] = lambda line: None,
 ) -> Replay:
-    """Replay ``case``'s reproducer under ``case.python``; write the outputs to ``folder``."""
+    """Replay ``case``'s reproducer under ``case.python``; write the outputs to ``folder``.
+
+    The steps: read the reproducer, bind its passes to the release's bindings, scan them
+    one at a time, confirm the first failing pass alone, reduce its IR (``reduce``), write
+    ``replay.py``, the lit test and ``replay.json``."""
     started = time.monotonic()
+    captured = read_reproducer(case)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="repro-replay-") as scratch:
+        work = Path(scratch)
+        version, table, mapped = bind_passes(case, captured, work, say)
+        write_atomic(folder / "captured.mlir", captured.text)
+        scan = scan_passes(case, captured, mapped, version, work, timeout_s)
+        record = replay_record(case, captured, version, mapped, scan)
+        if scan.failing is None or scan.failed_run is None:
+            return _no_pass_failed(folder, record, scan, mapped, version, started)
+        failing = confirm(case, scan, mapped, table, folder, work, timeout_s)
+        lines = _describe_failing(failing, len(mapped), version, timeout_s)
+        record["first_failing"] = _failing_record(failing, len(mapped))
+        record["confirmed"] = failing.confirmed
+        record["confirm"] = {"status": failing.alone.status, "seconds": failing.alone.seconds}
+        record["files"].update({"before": failing.before.name, "replay_py": "replay.py"})
+        lit_source, lit_diagnostic = failing.before_text, failing.diagnostic
+        if reduce and failing.confirmed:
+            reducer, outcome = reduce_ir(
+                case, failing, folder, work, budget_tries, budget_s, timeout_s, say
+            )
+            record["reduction"] = outcome
+            record["files"]["reduced"] = f"reduced-{failing.name}.mlir"
+            lit_source, lit_diagnostic = reducer.best, reducer.best_diagnostic
+            lines.append(
+                f"reduced: {outcome['lines_before']} -> {outcome['lines_after']} lines, "
+                f"{outcome['ops_before']} -> {outcome['ops_after']} ops "
+                f"({outcome['tries']} tries, {outcome['seconds']} s"
+                + (", interrupted" if outcome["interrupted"] else "")
+                + f"): reduced-{failing.name}.mlir"
+            )
+        write_outputs(case, failing, version, lit_source, lit_diagnostic, folder, record)
+        record["seconds"] = round(time.monotonic() - started, 3)
+        write_atomic(folder / "replay.json", json.dumps(record, indent=2) + "\n")
+        lines.append(
+            f"wrote {folder}/: {failing.before.name}, replay.py, {failing.name}.mlir, replay.json"
+            + (f", reduced-{failing.name}.mlir" if record["reduction"] else "")
+        )
+        status = EXIT_FOUND if failing.confirmed else EXIT_NOT_REPRODUCED
+        return Replay(folder, record, status, lines)
+
+
+def read_reproducer(case: ReplayCase) -> Captured:
+    """Read: the reproducer of the failing stage, its IR and its recorded pipeline."""
     source = choose_reproducer(case.reproducers, case.result.detail.get("stage"))
-    ir_text, pipeline = split_reproducer(source.read_text(errors="replace"))
+    text = source.read_text(errors="replace")
+    ir_text, pipeline = split_reproducer(text)
     if not pipeline:
         raise ReplayError(f"{source} has no mlir_reproducer pipeline: not an MLIR reproducer")
     try:
@@ -95,188 +179,246 @@ def replay(
         raise ReplayError(f"{source}: {exc}") from None
     if not passes:
         raise ReplayError(f"{source}: the recorded pipeline is empty")
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="repro-replay-") as scratch:
-        work = Path(scratch)
-        version, table = probe(case.python, work)
-        say(f"triton {version} ({case.python}): {len(table)} pass bindings probed")
-        mapped, missing = map_passes(passes, table)
-        if missing:
-            raise ReplayError(
-                f"triton {version} has no binding for pass {missing[0]}"
-                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-            )
-        write_atomic(folder / "captured.mlir", source.read_text(errors="replace"))
-        current = work / "ir-000.mlir"
-        current.write_text(ir_text)
-        scan: list[dict[str, Any]] = []
-        failing: int | None = None
-        failed_run: PassRun | None = None
-        for index, step in enumerate(mapped):
-            after = work / f"ir-{index + 1:03d}.mlir"
-            ran = run_pass(case.python, current, step, after, work, timeout_s)
-            scan.append(
-                {
-                    "index": index + 1,
-                    "pass": step.spec.text,
-                    "call": step.call,
-                    "status": ran.status,
-                    "seconds": ran.seconds,
-                }
-            )
-            if ran.status == "ok":
-                current = after
-                continue
-            if ran.status == "unparsable":
-                line = first_error_line(ran.stderr)
-                if index == 0:
-                    raise ReplayError(
-                        f"the reproducer does not parse under triton {version} (captured under "
-                        f"triton {case.recorded_triton or 'unknown'}; MLIR text is specific "
-                        f"to a release): {line}"
-                    )
-                raise ReplayError(
-                    f"the IR printed after pass {index} ({mapped[index - 1].spec.name}) does "
-                    f"not parse again under triton {version}: {line}"
-                )
-            if ran.status == "no-binding":
-                raise ReplayError(f"{step.call}: {first_error_line(ran.stderr)}")
-            if ran.status == "error":
-                raise ReplayError(
-                    f"the replay child of {step.call} ended unexpectedly: "
-                    f"{first_error_line(ran.stderr)}"
-                )
-            failing, failed_run = index, ran
-            break
-        record: dict[str, Any] = {
-            "schema": SCHEMA,
-            "subject": {
-                **case.origin,
-                "case_id": case.result.case_id,
-                "signature": str(case.result.signature or ""),
-                "outcome": case.result.outcome.label,
-            },
-            "triton": version,
-            "recorded_triton": case.recorded_triton,
-            "python": case.python,
-            "notes": list(case.notes),
-            "reproducer": {
-                "path": str(source),
-                "copy": "captured.mlir",
-                "anchor": anchor,
-                "passes": len(passes),
-                "style": "one pass (the failing one)" if len(passes) == 1 else "whole stage",
-            },
-            "mapping": [m.to_json() for m in mapped],
-            "scan": scan,
-            "first_failing": None,
-            "confirmed": False,
-            "files": {"captured": "captured.mlir", "record": "replay.json"},
-            "reduction": None,
-        }
-        lines: list[str] = []
-        if failing is None or failed_run is None:
-            write_atomic(folder / "after-all.mlir", current.read_text())
-            record["files"]["after_all"] = "after-all.mlir"
-            record["seconds"] = round(time.monotonic() - started, 3)
-            write_atomic(folder / "replay.json", json.dumps(record, indent=2) + "\n")
-            last = scan[-1]["status"] if scan else "none"
-            lines.append(
-                f"no pass failed: all {len(mapped)} passes ran one at a time under triton "
-                f"{version} (last: {last}); the failure does not replay pass by pass"
-            )
-            return Replay(folder, record, EXIT_NOT_REPRODUCED, lines)
-        step = mapped[failing]
-        name = pass_file_name(step.spec)
-        before = folder / f"before-{name}.mlir"
-        before_text = current.read_text()
-        write_atomic(before, before_text)
-        confirm = run_pass(case.python, before, step, None, work, timeout_s)
-        confirmed = (
-            confirm.failed and confirm.diagnostic.pass_name == failed_run.diagnostic.pass_name
-        ) or confirm.status == failed_run.status == "timeout"
-        diagnostic = confirm.diagnostic if confirm.failed else failed_run.diagnostic
-        flag_options = {
-            o: step.spec.options[o] for o in _options_set(step, table) if o in step.spec.options
-        }
-        flag = (
-            pass_flag(step.spec, flag_options)
-            if step.spec.nested is None
-            else f'-pass-pipeline="builtin.module({step.spec.text})"'
-        )
-        record["first_failing"] = {
-            "index": failing + 1,
-            "of": len(mapped),
-            "pass": pass_name_of(step.spec),
-            "pass_text": step.spec.text,
-            "pass_name": diagnostic.pass_name,
-            "flag": flag,
-            "call": step.call,
-            "binding": step.binding,
-            "args": step.args,
-            "notes": step.notes,
-            "diagnostic": diagnostic.to_json(),
-            "stderr": _diagnostic_lines(failed_run.stderr),
-        }
-        record["confirmed"] = confirmed
-        record["confirm"] = {"status": confirm.status, "seconds": confirm.seconds}
-        record["files"].update({"before": before.name, "replay_py": "replay.py"})
-        lines.append(
-            f"first failing pass: {pass_name_of(step.spec)} ({diagnostic.pass_name or '?'}), pass "
-            f"{failing + 1} of {len(mapped)}, triton {version}"
-        )
-        lines += [f"  {line}" for line in diagnostic.lines()[:6]]
-        how = "failed"
-        if diagnostic.crashed:
-            how = "crashed (a signal caught by MLIR's crash recovery)"
-        if failed_run.status == "timeout":
-            how = f"timed out ({timeout_s:g} s)"
-        lines.append(
-            f"  alone on {before.name}: "
-            + (f"{how} again" if confirmed else f"did not fail the same way ({confirm.status})")
-        )
-        lit_source = before_text
-        lit_diagnostic = diagnostic
-        if reduce and confirmed:
-            from suite.replay.ir_reduce import (
-                Reducer,  # the reducer runs passes through this module
-            )
+    return Captured(source, text, ir_text, anchor, passes)
 
-            reducer = Reducer(
-                case.python,
-                step,
-                diagnostic,
-                folder / f"reduced-{name}.mlir",
-                work,
-                budget_tries=budget_tries,
-                budget_s=budget_s,
-                timeout_s=min(timeout_s, max(20.0, 20 * confirm.seconds)),
-                say=say,
-            )
-            outcome = reducer.run(before_text)
-            record["reduction"] = outcome
-            record["files"]["reduced"] = f"reduced-{name}.mlir"
-            lit_source = reducer.best
-            lit_diagnostic = reducer.best_diagnostic
-            lines.append(
-                f"reduced: {outcome['lines_before']} -> {outcome['lines_after']} lines, "
-                f"{outcome['ops_before']} -> {outcome['ops_after']} ops "
-                f"({outcome['tries']} tries, {outcome['seconds']} s"
-                + (", interrupted" if outcome["interrupted"] else "")
-                + f"): reduced-{name}.mlir"
-            )
-        write_atomic(folder / "replay.py", replay_script(before.name, step, version, case))
-        (folder / "replay.py").chmod(0o755)
-        lit = lit_test(lit_source, step, flag, lit_diagnostic, version, case)
-        write_atomic(folder / f"{name}.mlir", lit)
-        record["files"]["lit_test"] = f"{name}.mlir"
-        record["seconds"] = round(time.monotonic() - started, 3)
-        write_atomic(folder / "replay.json", json.dumps(record, indent=2) + "\n")
-        lines.append(
-            f"wrote {folder}/: {before.name}, replay.py, {name}.mlir, replay.json"
-            + (f", reduced-{name}.mlir" if record["reduction"] else "")
+
+def bind_passes(
+    case: ReplayCase, captured: Captured, work: Path, say: Callable[[str], None]
+) -> tuple[str, list[dict[str, Any]], list[Mapped]]:
+    """Bind: probe the release's bindings and map every recorded pass to one (or stop)."""
+    version, table = probe(case.python, work)
+    say(f"triton {version} ({case.python}): {len(table)} pass bindings probed")
+    mapped, missing = map_passes(captured.passes, table)
+    if missing:
+        raise ReplayError(
+            f"triton {version} has no binding for pass {missing[0]}"
+            + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
         )
-        return Replay(folder, record, EXIT_FOUND if confirmed else EXIT_NOT_REPRODUCED, lines)
+    return version, table, mapped
+
+
+def scan_passes(
+    case: ReplayCase,
+    captured: Captured,
+    mapped: list[Mapped],
+    version: str,
+    work: Path,
+    timeout_s: float,
+) -> Scan:
+    """Scan: each pass in its own child on the IR the one before wrote, to the first that
+    fails; an IR that does not parse, or a binding that is not there, stops the replay."""
+    scan = Scan([], work / "ir-000.mlir")
+    scan.current.write_text(captured.ir_text)
+    for index, step in enumerate(mapped):
+        after = work / f"ir-{index + 1:03d}.mlir"
+        ran = run_pass(case.python, scan.current, step, after, work, timeout_s)
+        scan.steps.append(
+            {
+                "index": index + 1,
+                "pass": step.spec.text,
+                "call": step.call,
+                "status": ran.status,
+                "seconds": ran.seconds,
+            }
+        )
+        if ran.status == "ok":
+            scan.current = after
+            continue
+        if ran.status == "unparsable":
+            line = first_error_line(ran.stderr)
+            if index == 0:
+                raise ReplayError(
+                    f"the reproducer does not parse under triton {version} (captured under "
+                    f"triton {case.recorded_triton or 'unknown'}; MLIR text is specific "
+                    f"to a release): {line}"
+                )
+            raise ReplayError(
+                f"the IR printed after pass {index} ({mapped[index - 1].spec.name}) does "
+                f"not parse again under triton {version}: {line}"
+            )
+        if ran.status == "no-binding":
+            raise ReplayError(f"{step.call}: {first_error_line(ran.stderr)}")
+        if ran.status == "error":
+            raise ReplayError(
+                f"the replay child of {step.call} ended unexpectedly: "
+                f"{first_error_line(ran.stderr)}"
+            )
+        scan.failing, scan.failed_run = index, ran
+        break
+    return scan
+
+
+def replay_record(
+    case: ReplayCase, captured: Captured, version: str, mapped: list[Mapped], scan: Scan
+) -> dict[str, Any]:
+    """``replay.json`` as far as the scan goes (the later steps fill in the rest)."""
+    passes = captured.passes
+    return {
+        "schema": SCHEMA,
+        "subject": {
+            **case.origin,
+            "case_id": case.result.case_id,
+            "signature": str(case.result.signature or ""),
+            "outcome": case.result.outcome.label,
+        },
+        "triton": version,
+        "recorded_triton": case.recorded_triton,
+        "python": case.python,
+        "notes": list(case.notes),
+        "reproducer": {
+            "path": str(captured.source),
+            "copy": "captured.mlir",
+            "anchor": captured.anchor,
+            "passes": len(passes),
+            "style": "one pass (the failing one)" if len(passes) == 1 else "whole stage",
+        },
+        "mapping": [m.to_json() for m in mapped],
+        "scan": scan.steps,
+        "first_failing": None,
+        "confirmed": False,
+        "files": {"captured": "captured.mlir", "record": "replay.json"},
+        "reduction": None,
+    }
+
+
+def _no_pass_failed(
+    folder: Path,
+    record: dict[str, Any],
+    scan: Scan,
+    mapped: list[Mapped],
+    version: str,
+    started: float,
+) -> Replay:
+    write_atomic(folder / "after-all.mlir", scan.current.read_text())
+    record["files"]["after_all"] = "after-all.mlir"
+    record["seconds"] = round(time.monotonic() - started, 3)
+    write_atomic(folder / "replay.json", json.dumps(record, indent=2) + "\n")
+    last = scan.steps[-1]["status"] if scan.steps else "none"
+    line = (
+        f"no pass failed: all {len(mapped)} passes ran one at a time under triton "
+        f"{version} (last: {last}); the failure does not replay pass by pass"
+    )
+    return Replay(folder, record, EXIT_NOT_REPRODUCED, [line])
+
+
+def confirm(
+    case: ReplayCase,
+    scan: Scan,
+    mapped: list[Mapped],
+    table: list[dict[str, Any]],
+    folder: Path,
+    work: Path,
+    timeout_s: float,
+) -> Failing:
+    """Confirm: save the IR just before the failing pass and run that pass alone on it."""
+    assert scan.failing is not None and scan.failed_run is not None
+    step = mapped[scan.failing]
+    name = pass_file_name(step.spec)
+    before = folder / f"before-{name}.mlir"
+    before_text = scan.current.read_text()
+    write_atomic(before, before_text)
+    alone = run_pass(case.python, before, step, None, work, timeout_s)
+    failed = scan.failed_run
+    confirmed = (
+        alone.failed and alone.diagnostic.pass_name == failed.diagnostic.pass_name
+    ) or alone.status == failed.status == "timeout"
+    diagnostic = alone.diagnostic if alone.failed else failed.diagnostic
+    flag_options = {
+        o: step.spec.options[o] for o in _options_set(step, table) if o in step.spec.options
+    }
+    flag = (
+        pass_flag(step.spec, flag_options)
+        if step.spec.nested is None
+        else f'-pass-pipeline="builtin.module({step.spec.text})"'
+    )
+    return Failing(
+        step, scan.failing, name, before, before_text, failed, alone, confirmed, diagnostic, flag
+    )
+
+
+def _failing_record(failing: Failing, of: int) -> dict[str, Any]:
+    step = failing.step
+    return {
+        "index": failing.index + 1,
+        "of": of,
+        "pass": pass_name_of(step.spec),
+        "pass_text": step.spec.text,
+        "pass_name": failing.diagnostic.pass_name,
+        "flag": failing.flag,
+        "call": step.call,
+        "binding": step.binding,
+        "args": step.args,
+        "notes": step.notes,
+        "diagnostic": failing.diagnostic.to_json(),
+        "stderr": _diagnostic_lines(failing.run.stderr),
+    }
+
+
+def _describe_failing(failing: Failing, of: int, version: str, timeout_s: float) -> list[str]:
+    diagnostic = failing.diagnostic
+    lines = [
+        f"first failing pass: {pass_name_of(failing.step.spec)} "
+        f"({diagnostic.pass_name or '?'}), pass {failing.index + 1} of {of}, triton {version}"
+    ]
+    lines += [f"  {line}" for line in diagnostic.lines()[:6]]
+    how = "failed"
+    if diagnostic.crashed:
+        how = "crashed (a signal caught by MLIR's crash recovery)"
+    if failing.run.status == "timeout":
+        how = f"timed out ({timeout_s:g} s)"
+    lines.append(
+        f"  alone on {failing.before.name}: "
+        + (
+            f"{how} again"
+            if failing.confirmed
+            else f"did not fail the same way ({failing.alone.status})"
+        )
+    )
+    return lines
+
+
+def reduce_ir(
+    case: ReplayCase,
+    failing: Failing,
+    folder: Path,
+    work: Path,
+    budget_tries: int,
+    budget_s: float,
+    timeout_s: float,
+    say: Callable[[str], None],
+) -> tuple[Reducer, dict[str, Any]]:
+    """Reduce: shrink the IR before the failing pass while it fails the same way; the
+    reducer (its best IR) and what it did."""
+    reducer = Reducer(
+        case.python,
+        failing.step,
+        failing.diagnostic,
+        folder / f"reduced-{failing.name}.mlir",
+        work,
+        budget_tries=budget_tries,
+        budget_s=budget_s,
+        timeout_s=min(timeout_s, max(20.0, 20 * failing.alone.seconds)),
+        say=say,
+    )
+    return reducer, reducer.run(failing.before_text)
+
+
+def write_outputs(
+    case: ReplayCase,
+    failing: Failing,
+    version: str,
+    lit_source: str,
+    lit_diagnostic: Diagnostic,
+    folder: Path,
+    record: dict[str, Any],
+) -> None:
+    """Write: ``replay.py`` (runs the pass on the saved IR) and the lit test."""
+    script = replay_script(failing.before.name, failing.step, version, case)
+    write_atomic(folder / "replay.py", script)
+    (folder / "replay.py").chmod(0o755)
+    lit = lit_test(lit_source, failing.step, failing.flag, lit_diagnostic, version, case)
+    write_atomic(folder / f"{failing.name}.mlir", lit)
+    record["files"]["lit_test"] = f"{failing.name}.mlir"
 
 
 def _options_set(step: Mapped, table: list[dict[str, Any]]) -> list[str]:
