@@ -172,6 +172,9 @@ def test_an_abort_that_a_later_release_reports_as_a_compiler_error_stays_bad():
     assert finding.signatures["3.3.0"] == (
         f"compiler-error:ttgir:TritonGPUAccelerateMatmul: {CAPABILITY}"
     )
+    assert finding.message_note() == (
+        "reported as compiler-error:ttgir:TritonGPUAccelerateMatmul from 3.3.0 (same message)"
+    )
 
 
 TCGEN05 = (

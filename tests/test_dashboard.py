@@ -73,3 +73,46 @@ def test_dashboard_without_runs_is_one_line(tmp_path):
     done = repro_cli("dashboard", "-o", str(tmp_path / "nothing"))
     assert done.code == 2
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+WS_POINTER_DOT = "upstream-9728-ws-pointer-dot-hopper"
+PRODUCER_COMMIT = "LLVM ERROR: unsupported load type for producer commit"
+
+
+@pytest.mark.venv
+def test_a_message_change_across_releases_shows_in_explore_and_the_dashboard(tmp_path):
+    """#9728's port on sm_90: NVGPUWarpSpecialization fails with `Assertion `false' failed`
+    on 3.6.0 and with an LLVM ERROR from 3.7.0 (docs/releases.md): one bug, its message
+    changed. The dashboard says so beside the case (from a matrix's runs) and beside the
+    finding (from two explores into one store), as `repro explore` does."""
+    from suite.toolchain.venvs import for_version
+
+    out = tmp_path / "reports"
+    done = repro_cli(
+        "matrix", WS_POINTER_DOT, "-c", "trigger", "--triton", "3.6.0,3.7.0", "-o", str(out)
+    )
+    assert done.code == 0, done.stderr
+    for version in ("3.6.0", "3.7.0"):
+        explored = repro_cli(
+            "explore",
+            WS_POINTER_DOT,
+            "--python",
+            for_version(version).python,
+            "--max-examples",
+            "1",
+            "--seed",
+            "0",
+            "--profile",
+            "ci",
+            "-o",
+            str(out),
+        )
+        assert explored.code == 0, explored.stderr
+    note = f"message changed in 3.7.0: {PRODUCER_COMMIT}"
+    assert note in explored.stdout
+    done = repro_cli("dashboard", "-o", str(out))
+    assert done.code == 0, done.stderr
+    page = (out / "dashboard" / "index.html").read_text()
+    # Once beside the case in the history, once beside the finding.
+    assert page.count(note) == 2, page
+    assert "compiler-error:ttgir:NVGPUWarpSpecialization: Assertion `false" in page

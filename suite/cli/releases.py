@@ -120,7 +120,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.engine.runner import Execution
     from suite.engine.sources import reproducer_for
     from suite.releases import bisect
-    from suite.search.findings import Finding, locate
+    from suite.search.findings import Finding
+    from suite.search.subject import locate
     from suite.toolchain import venvs
 
     for end, version in (("--good", args.good), ("--bad", args.bad)):
@@ -153,9 +154,13 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             Execution(),
             lambda label, state: steps.advance(f"triton {label}: {state}"),
         )
-    # Only a conclusive answer is stored: both ends seen as they were named.
+    # Only a conclusive answer is stored: a good release seen good next to the boundary (the
+    # --good end, or a release inside the range when the end was set aside: a regression
+    # whose --good end cannot run the reproducer), the first release that can run it, or
+    # the release where the bug's failure ends.
     good_end = outcome.tried.get(args.good)
-    if good_end != bisect.GOOD and not outcome.unsupported_before:
+    verified = outcome.good is not None and outcome.tried.get(outcome.good) == bisect.GOOD
+    if not (verified or outcome.unsupported_before or outcome.replaced_in):
         still = "; ".join(outcome.configs.get(args.good, []))
         raise UsageError(
             f"--good {args.good} does not come out good ({good_end or 'not tried'}"
@@ -177,7 +182,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         entry = record_range(Path(args.baseline), failure, first_bad, outcome.first_good)
         said = f"entry {entry} updated" if entry else "no entry knows it (repro baseline accept)"
         print(f"baseline {args.baseline}: {said}", file=sys.stderr)
-    if outcome.direction == "fix":
+    if outcome.replaced_in:
+        verdict = (
+            f"first good: none in range; the bug ends in {outcome.replaced_in}, where it "
+            f"fails otherwise (last bad: {outcome.bad})"
+        )
+    elif outcome.direction == "fix":
         verdict = f"first good: {outcome.good or 'none in range'} (last bad: {outcome.bad})"
     else:
         verdict = f"first bad: {outcome.bad} (last good: {outcome.good or 'none in range'})"

@@ -7,7 +7,11 @@ Reads every run under the output root (``runs/*`` and the per-release runs of
   each cell the newest outcome of the configs that share those two values (the
   worst one when they differ), coloured by outcome and, for failures, by
   signature;
-- a history table: each case's outcome in each run (Triton release, date);
+- a history table: each case's outcome in each run (Triton release, date), and beside the
+  case what changed in its failure across releases ("message changed in 3.7.0: ...", the
+  same bug by :func:`suite.engine.signature.same_bug`);
+- the findings under ``<output>/findings`` with their first bad and first good releases
+  and the same note from the signature each release showed;
 - links to the run folders and to rendered reports under ``<output>/<id>/``.
 """
 
@@ -20,8 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.version import InvalidVersion, Version
+
 from suite.engine.discover import catalogue
 from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.signature import same_bug
+from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment
 
 # Worst first: the colour a heatmap cell takes when its configs disagree.
@@ -122,6 +130,59 @@ def heatmaps(runs: list[Run], x: str | None, y: str | None) -> list[Heatmap]:
     return list(maps.values())
 
 
+def case_changes(runs: list[Run]) -> dict[str, str]:
+    """Per case id: what changed in its failure across Triton releases (:func:`change_note`),
+    from the newest run of each release. Only a failure that stays the same bug counts; a
+    pass in between, or another bug, starts the chain again."""
+    newest: dict[str, dict[str, CaseResult]] = {}
+    for run in runs:
+        for result in run.results:
+            newest.setdefault(result.case_id, {})[run.triton] = result
+    notes = {}
+    for case, by_release in newest.items():
+        chain: list[tuple[str, str]] = []
+        pieces = []
+        for release in sorted(by_release, key=_release_key):
+            result = by_release[release]
+            seen = result.signature.text if result.outcome.is_failure and result.signature else ""
+            if chain and not (seen and same_bug(chain[-1][1], seen)):
+                pieces.append(change_note(chain))
+                chain = []
+            if seen:
+                chain.append((release, seen))
+        pieces.append(change_note(chain))
+        note = "; ".join(p for p in pieces if p)
+        if note:
+            notes[case] = note
+    return notes
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    try:
+        return Version(release).release
+    except InvalidVersion:
+        return ()
+
+
+def findings_rows(root: Path) -> list[dict[str, str]]:
+    """The findings under ``<root>/findings``: id, signature, first bad and first good
+    release, and what changed in the signature across the releases it was seen on."""
+    store = DirectoryFindingsStore(root / "findings")
+    rows = []
+    for finding in store.all():
+        rows.append(
+            {
+                "id": store.path_of(finding).stem,
+                "repro": finding.repro,
+                "signature": finding.signature,
+                "first_bad": finding.first_bad or "",
+                "first_good": finding.first_good or "",
+                "note": finding.message_note(),
+            }
+        )
+    return rows
+
+
 def render(root: Path, x: str | None = None, y: str | None = None) -> Path:
     """Write ``<root>/dashboard/index.html`` and return its path."""
     runs = load_runs(root)
@@ -143,6 +204,8 @@ def render(root: Path, x: str | None = None, y: str | None = None) -> Path:
             history=history,
             colour=colour,
             reports=[(p.name, p.relative_to(root)) for p in reports],
+            changes=case_changes(runs),
+            findings=findings_rows(root),
             root=root,
         )
     )

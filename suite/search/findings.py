@@ -20,6 +20,7 @@ import json
 import os
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,6 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import safe_name
 from suite.engine.signature import family_of, message_of, same_bug
-from suite.errors import UsageError
 
 SCHEMA = 1
 BUG = "bug"
@@ -121,21 +121,12 @@ class Finding:
     def message_changes(self) -> list[tuple[str, str]]:
         """``(release, signature)`` for each release, oldest first, whose signature differs
         from the release before it (the same bug, its message changed)."""
-        changes: list[tuple[str, str]] = []
-        previous = None
-        for release in sorted(self.signatures, key=_version_key):
-            seen = self.signatures[release]
-            if previous is not None and seen != previous:
-                changes.append((release, seen))
-            previous = seen
-        return changes
+        return [(r, seen) for r, seen, _ in _changes(self.signatures.items())]
 
     def message_note(self) -> str:
-        """``message changed in 3.7.1: <key>`` for each change ('' when there is none)."""
-        return "; ".join(
-            f"message changed in {release}: {message_of(seen) or family_of(seen)}"
-            for release, seen in self.message_changes()
-        )
+        """``message changed in 3.7.1: <key>`` for each change ('' when there is none); see
+        :func:`change_note`."""
+        return change_note(self.signatures.items())
 
     def configs_seen_failing(self, limit: int = 0) -> list[dict[str, Any]]:
         """``{"target", "config"}``: the minimal config first, then every config seen failing
@@ -152,6 +143,33 @@ class Finding:
         values = {k: v for k, v in record.items() if k in known}
         values["boundary"] = [BoundaryStep(**step) for step in record.get("boundary", ())]
         return cls(**values)
+
+
+def _changes(seen: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """``(release, signature, previous signature)`` where the signature changed, oldest
+    release first."""
+    changes, previous = [], None
+    for release, signature in sorted(seen, key=lambda pair: _version_key(pair[0])):
+        if previous is not None and signature != previous:
+            changes.append((release, signature, previous))
+        previous = signature
+    return changes
+
+
+def change_note(seen: Iterable[tuple[str, str]]) -> str:
+    """What changed in one bug's signature across releases, given ``(release, signature)``
+    pairs of that one bug: ``message changed in 3.7.1: <key>`` for each change, and
+    ``reported as <family> from 3.3.0 (same message)`` where only the family changed (a
+    crash that a later release reports as a compiler error). '' when nothing changed.
+    Used by ``repro findings``, the report and the dashboard alike."""
+    notes = []
+    for release, signature, previous in _changes(seen):
+        key = message_of(signature)
+        if key and key == message_of(previous):
+            notes.append(f"reported as {family_of(signature)} from {release} (same message)")
+        else:
+            notes.append(f"message changed in {release}: {key or family_of(signature)}")
+    return "; ".join(notes)
 
 
 def _version_key(release: str) -> tuple[int, ...]:
@@ -251,7 +269,8 @@ class DirectoryFindingsStore(FindingsStore):
         return self.root / f"{safe_name(repro)}-{Signature(signature).digest}.json"
 
     def path_of(self, finding: Finding) -> Path:
-        """The file of ``finding``; its stem is the finding's id (what ``locate`` takes)."""
+        """The file of ``finding``; its stem is the finding's id (what
+        :func:`suite.search.subject.locate` takes)."""
         return self._path(finding.repro, finding.signature)
 
     def get(self, repro: str, signature: str) -> Finding | None:
@@ -275,24 +294,3 @@ class DirectoryFindingsStore(FindingsStore):
 
     def example_database(self) -> ExampleDatabase:
         return DirectoryBasedExampleDatabase(str(self.root / self.DATABASE))
-
-
-def locate(ref: str, output: Path) -> Path:
-    """A finding's file: ``ref`` itself, or by id (``<repro>-<digest>``, the file's stem)
-    or a unique part of one, under ``<output>/findings``. Commands that take a finding
-    (report, replay, bisect) all find it this way."""
-    path = Path(ref)
-    if path.is_file():
-        return path
-    root = output / "findings"
-    candidates = sorted(root.glob("*.json")) if root.is_dir() else []
-    exact = [p for p in candidates if p.stem == ref or p.name == ref]
-    matches = exact or [p for p in candidates if p.stem.startswith(ref) or ref in p.stem]
-    if not matches:
-        raise UsageError(
-            f"no finding or run result {ref!r} (findings under {root}; a result is RUN_DIR:CASE_ID)"
-        )
-    if len(matches) > 1:
-        names = ", ".join(p.stem for p in matches[:8])
-        raise UsageError(f"{ref!r} matches {len(matches)} findings ({names}); name one")
-    return matches[0]
