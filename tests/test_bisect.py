@@ -245,3 +245,52 @@ def test_a_bug_that_becomes_another_failure_ends_there_without_a_first_good_rele
     assert "NVWSLowerWarpGroup: warp-specialized kernels requires num_warps" in outcome.note
     bisect.record(finding, outcome)
     assert finding.first_good is None and finding.bisect["replaced_in"] == "3.5.0"
+
+
+PIPELINE_VERIFY = (
+    "compiler-error:ttgir:TritonGPUPipeline: Assertion `verify(moduleOp).succeeded()' failed"
+)
+
+
+@pytest.mark.venv
+def test_a_regression_whose_good_end_is_unsupported_is_stored_when_a_good_release_is_found(
+    tmp_path,
+):
+    """#10284's port (sm_120), `repro bisect --good 3.3.1 --bad 3.7.0`: 3.3.1 has no
+    warp_specialize (unsupported), 3.4.0-3.5.1 compile, 3.6.0 fails in another pass
+    (NVWSInsertAref, no message: set aside), 3.7.0 fails as the finding. The answer (first
+    bad 3.7.0, last good 3.5.1, 3.6.0 named between) is conclusive and stored; the command
+    used to call it inconclusive because its --good end was not good."""
+    from conftest import repro_cli
+
+    config = {
+        "BLOCK_M": 64,
+        "BLOCK_N": 128,
+        "BLOCK_K": 32,
+        "num_warps": 4,
+        "num_stages": 2,
+        "WARP_SPECIALIZE": True,
+    }
+    finding = _finding(
+        repro="upstream-10284-ws-partition-attr",
+        signature=PIPELINE_VERIFY,
+        target="sm_120",
+        targets=["sm_120"],
+        minimal_config=config,
+        failing_configs=[],
+        source=None,
+        signatures={"3.7.0": PIPELINE_VERIFY},
+    )
+    path = tmp_path / "finding.json"
+    path.write_text(json.dumps(finding.to_json()))
+    versions = "3.3.1,3.4.0,3.5.0,3.5.1,3.6.0,3.7.0"
+    done = repro_cli(
+        "bisect", str(path), "--good", "3.3.1", "--bad", "3.7.0", "--versions", versions,
+        "--isolation", "fresh", "--json",
+    )  # fmt: skip
+    assert done.code == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert (answer["first_bad"], answer["good"]) == ("3.7.0", "3.5.1")
+    assert answer["set_aside"] == {"3.3.1": "unsupported", "3.6.0": bisect.OTHER}
+    assert "3.6.0 lies between 3.7.0 and 3.5.1" in answer["note"]
+    assert json.loads(path.read_text())["first_bad"] == "3.7.0"
