@@ -8,7 +8,14 @@
   write-ahead record survives and reproduces;
 - the hook records one specialization the same way on 3.0.0, 3.2.0 and 3.9.0;
 - a program that does not fail behaves the same with the hook: output, exit status,
-  and the set of kernels compiled (Triton's cache keys).
+  and the set of kernels compiled (Triton's cache keys);
+- the program runs in the suite's isolation: nothing it started survives the capture
+  (a double fork that never execs, a setsid'd exec with an empty environment), its
+  --timeout kills it, its stdin and stdout are its own (stdout on stderr with --json);
+- a launch is written ahead, so a failure reported after the launch (an exception at the
+  next synchronize, a death by a signal) is tied to the process's last launch and given
+  launch code; these are checked on the records the hook writes on this machine (no GPU:
+  the launch itself fails here, and the record's target is set to a GPU's by hand).
 """
 
 from __future__ import annotations
@@ -17,9 +24,12 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +37,11 @@ PROGRAMS = ROOT / "tests" / "data" / "capture"
 
 
 def capture(
-    output: Path, command: list[str], *options: str, cache: Path | None = None
+    output: Path,
+    command: list[str],
+    *options: str,
+    cache: Path | None = None,
+    stdin: str | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if cache is not None:
@@ -39,6 +53,8 @@ def capture(
         env=env,
         cwd=output.parent,
         check=False,
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
     )
     summaries = list(output.glob("captures/*/capture.json"))
     assert len(summaries) == 1, done.stderr[-3000:]
@@ -169,3 +185,166 @@ def test_no_program_is_bad_usage(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "no program given" in done.stderr
+
+
+ESCAPING = """
+import os, subprocess, sys, time
+
+pids = sys.argv[1]
+if os.fork() == 0:  # a double fork into its own session that never execs
+    os.setsid()
+    if os.fork() == 0:
+        with open(pids, "a") as out:
+            out.write(f"{os.getpid()}\\n")
+        time.sleep(100000)
+    os._exit(0)
+# an exec'd sleeper in its own session with an empty environment: no token to find it by
+sleeper = subprocess.Popen(["sleep", "100000"], env={}, start_new_session=True)
+with open(pids, "a") as out:
+    out.write(f"{sleeper.pid}\\n")
+while len(open(pids).read().split()) < 2:
+    time.sleep(0.05)
+print("left two behind", flush=True)
+"""
+
+
+def test_nothing_the_program_started_survives(tmp_path: Path) -> None:
+    program = tmp_path / "escaping.py"
+    program.write_text(ESCAPING)
+    pids_file = tmp_path / "pids"
+    done, summary = capture(tmp_path / "reports", [sys.executable, str(program), str(pids_file)])
+    assert done.returncode == 0 and done.stdout == "left two behind\n", done.stderr
+    pids = [int(p) for p in pids_file.read_text().split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 5
+    while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in pids if psutil.pid_exists(p)]
+    assert summary["program"]["left_behind"] >= 2
+
+
+def test_the_timeout_kills_the_program_and_stdin_and_stdout_are_its_own(tmp_path: Path) -> None:
+    done, summary = capture(
+        tmp_path / "hang",
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(1000)"],
+        "--timeout",
+        "2",
+    )
+    assert done.returncode == 137 and done.stdout == "up\n"  # 128 + SIGKILL
+    assert summary["program"]["timed_out"] and summary["program"]["timeout_s"] == 2
+    assert "ran past --timeout" in done.stderr
+
+    echo = [sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"]
+    done, summary = capture(tmp_path / "plain", echo, stdin="abc")
+    assert done.returncode == 0 and done.stdout == "ABC\n"
+    assert summary["program"]["timeout_s"] is None  # unbounded unless --timeout is given
+    done, summary = capture(tmp_path / "json", echo, "--json", "-q", stdin="abc")
+    assert json.loads(done.stdout) == summary and done.stderr == "ABC\n"
+
+
+LATE = """
+import os, signal, sys
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+class Tensor:  # what the hook reads of a torch tensor (no torch, no GPU here)
+    def __init__(self, shape, dtype="torch.float16"):
+        self.shape, self.dtype, self.device = shape, dtype, "cuda:0"
+
+    def stride(self):
+        return (1,)
+
+    def data_ptr(self):
+        return 0
+
+
+x, y = Tensor((4096,)), Tensor((4096,))
+if sys.argv[1] == "launch":
+    try:  # the hook writes the launch ahead; without a GPU the launch itself then fails
+        scale[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](x, y, 4096, 2.0, BLOCK=256)
+    except Exception as exc:
+        print(f"the launch failed: {type(exc).__name__}", flush=True)
+    sys.exit(0)
+# The launch returned (this is what the run wrapper records ahead of Triton's own run) and
+# the failure surfaces later, at the next synchronize or as the process's death.
+import repro_capture_launch
+
+repro_capture_launch.write_ahead(scale, (x, y, 4096, 2.0), {"BLOCK": 256, "grid": (16,)})
+if sys.argv[1] == "later":
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+os.kill(os.getpid(), signal.SIGSEGV)
+"""
+
+
+def test_a_failure_after_the_launch_is_tied_to_the_last_launch(tmp_path: Path) -> None:
+    from suite.capture import generate
+    from suite.capture.program import ProgramRun
+
+    program = tmp_path / "late.py"
+    program.write_text(textwrap.dedent(LATE))
+
+    # kernel[grid](...) writes the launch ahead; a launch that raises is kept as failed,
+    # and that failure (not the launch record left ahead of it) is the program's failure.
+    done, summary = capture(tmp_path / "launch", [sys.executable, str(program), "launch"])
+    assert done.returncode == 0 and "the launch failed" in done.stdout, done.stderr
+    folder = Path(summary["folder"])
+    [ahead] = (folder / "last-launch").glob("*.json")
+    record = json.loads(ahead.read_text())
+    assert record["state"] == "launching" and record["grid"] == [16, 1, 1]
+    assert record["tensors"]["x_ptr"] == {
+        "dtype": "float16",
+        "shape": [4096],
+        "strides": [1],
+        "device": "cuda:0",
+    }
+    assert record["scalars"] == {"n": 4096, "factor": 2.0}
+    assert record["constexprs"] == {"BLOCK": "256"}
+    assert [f["name"] for f in record["kernel"]["functions"]] == ["scale"]
+    [failed] = (folder / "launches").glob("*.json")
+    assert json.loads(failed.read_text())["state"] == "failed"
+    assert [f["surfaced_later"] for f in summary["failures"]] == [False]
+
+    # An exception after the launch returned: the last launch is the failure's record.
+    done, summary = capture(
+        tmp_path / "later", [sys.executable, str(program), "later"], "--no-confirm"
+    )
+    assert done.returncode == 1
+    [failure] = summary["failures"]
+    assert failure["phase"] == "launch" and failure["surfaced_later"]
+    assert failure["observed"] == (
+        "runtime-error:launch:RuntimeError: CUDA error: an illegal memory access was encountered"
+    )
+    assert Path(failure["record"]).parent.name == "last-launch"
+    assert failure["not_generated"] == "not a CUDA target"  # no GPU here: no target recorded
+
+    # The same record as a GPU machine writes it (its target set by hand): launch code.
+    folder = Path(summary["folder"])
+    record = json.loads(Path(failure["record"]).read_text())
+    record["target"] = {"backend": "cuda", "arch": 90, "warp_size": 32}
+    Path(failure["record"]).write_text(json.dumps(record))
+    ran = ProgramRun(summary["command"], summary["program"]["pid"], 1)
+    [late] = generate.failures(folder, ran)
+    source = generate.render(late)
+    assert "reported after this launch returned" in source
+    assert "CAPTURED_GRID = (16, 1, 1)" in source
+    assert "'x_ptr': ('float16', (4096,), (1,))" in source
+    assert "CAPTURED_SCALARS = {'n': 4096, 'factor': 2.0}" in source
+    assert "torch.cuda.synchronize()" in source
+    compile(source, "captured.py", "exec")
+
+    # Death by a signal after the launch: the program's own process, so the signal is known.
+    done, summary = capture(
+        tmp_path / "signal", [sys.executable, str(program), "signal"], "--no-confirm"
+    )
+    assert done.returncode == 128 + 11
+    [failure] = summary["failures"]
+    assert failure["surfaced_later"] and failure["observed"].startswith("crash:SIGSEGV:launch")

@@ -21,6 +21,7 @@ from suite.capture.site.repro_capture_records import (
     LaunchRecord,
     load_compile,
     load_launch,
+    load_uncaught,
 )
 from suite.engine import signature as signatures
 from suite.templating import template_environment
@@ -74,6 +75,7 @@ class Failure:
     launch: LaunchRecord | None = None
     handled_by: str = ""
     duplicates: list[Path] = field(default_factory=list)  # records of the same signature
+    deferred: bool = False  # a launch whose failure surfaced later (the process's last one)
 
     @property
     def target(self) -> str:
@@ -141,6 +143,7 @@ def failures(folder: Path, program: ProgramRun) -> list[Failure]:
                 handled_by=launch.handled_by,
             )
         )
+    found.extend(surfaced_later(folder, program, found))
     distinct: dict[tuple[str, str], Failure] = {}
     for failure in found:
         first = distinct.setdefault((failure.handled_by, failure.signature), failure)
@@ -149,21 +152,73 @@ def failures(folder: Path, program: ProgramRun) -> list[Failure]:
     return list(distinct.values())
 
 
+def surfaced_later(folder: Path, program: ProgramRun, found: list[Failure]) -> list[Failure]:
+    """Failures reported after their launch: a process whose last event was a launch (its
+    write-ahead record, ``last-launch/<pid>.json``) and which then ended with an uncaught
+    exception (``uncaught/<pid>.json``) or, for the program's own process, by a signal.
+    The failure is tied to that launch; whether the launch alone fails that way is what
+    the isolated run of its reproducer says."""
+    explained: dict[int, int] = {}  # pid -> the sequence of its latest failure record
+    for failure in found:
+        record = failure.compile or failure.launch
+        assert record is not None
+        explained[record.pid] = max(explained.get(record.pid, -1), record.sequence)
+    later = []
+    for path in sorted((folder / "last-launch").glob("*.json")):
+        launch = load_launch(path)
+        if explained.get(launch.pid, -1) >= launch.sequence:
+            continue  # a compile or launch failure came after it: that one is the failure
+        uncaught_path = folder / "uncaught" / f"{launch.pid}.json"
+        verdict: signatures.Verdict | None
+        if uncaught_path.exists():
+            uncaught = load_uncaught(uncaught_path)
+            if uncaught.sequence < launch.sequence:
+                continue
+            launch.error = uncaught.error
+            verdict = _judged(uncaught.error, "", "launch", None)
+        elif launch.pid == program.pid and program.signal_name:
+            verdict = signatures.judge(
+                None,
+                stderr=stderr_between(folder, launch.stderr_start, None),
+                phase="launch",
+                returncode=program.returncode,
+                signal_name=None if program.timed_out else program.signal_name,
+                timed_out=program.timed_out,
+                done=False,
+            )
+            assert verdict is not None
+        else:
+            continue
+        signature = verdict.signature or ""
+        later.append(
+            Failure(
+                "launch",
+                path,
+                launch.kernel,
+                signature,
+                verdict.message,
+                launch=launch,
+                deferred=True,
+            )
+        )
+    return later
+
+
 def _compile_failure(
     path: Path, record: CompileRecord, folder: Path, program: ProgramRun
 ) -> Failure:
     stderr = stderr_between(folder, record.stderr_start, record.stderr_end)
     if record.state == STARTED:
         # The process died inside the compile: by a signal we saw only for our own child.
-        killed = program.signal_name if record.pid == program.pid else None
-        code = program.returncode if record.pid == program.pid else None
+        ours = record.pid == program.pid
+        timed_out = ours and program.timed_out  # killed by the program's --timeout
         verdict = signatures.judge(
             None,
             stderr=stderr,
             phase="compile",
-            returncode=code,
-            signal_name=killed,
-            timed_out=False,
+            returncode=program.returncode if ours else None,
+            signal_name=program.signal_name if ours and not timed_out else None,
+            timed_out=timed_out,
             done=False,
         )
     else:
@@ -254,6 +309,8 @@ def render(failure: Failure, also: list[dict[str, Any]] | None = None) -> str:
     if any(line.module.split(".")[0] == "torch" for line in kernel.imports) or failure.launch:
         requires.insert(0, "torch")  # torch's runtime helpers, or the launch's tensors
     what = f"{failure.phase} failure" if failure.signature else "a kernel that compiled"
+    if failure.deferred:
+        what = "failure reported after the launch"
     references = [f"program: {program}", f"kernel: {kernel.file}:{kernel.line}"]
     if record.called_from:
         references.append(f"{failure.phase} reached from: {record.called_from}")
@@ -285,6 +342,7 @@ def render(failure: Failure, also: list[dict[str, Any]] | None = None) -> str:
         "attrs": context["attrs"],
         "options": _tuples(context["other_options"]),
         "launch": context.get("launch"),
+        "deferred": failure.deferred,
     }
     return template_environment().get_template("captured_repro.py.j2").render(**values)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +21,7 @@ from suite.capture.generate import Failure
 from suite.capture.site.repro_capture_records import load_autotune
 from suite.engine import session as engine
 from suite.engine.baseline import Baseline
+from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.sources import capture as capture_source
 from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
@@ -43,6 +45,7 @@ class Captured:
             "kernel": self.failure.kernel.name,
             "defined_at": f"{self.failure.kernel.file}:{self.failure.kernel.line}",
             "phase": self.failure.phase,
+            "surfaced_later": self.failure.deferred,
             "target": self.failure.target,
             "triton": self.failure.triton,
             "record": str(self.failure.path),
@@ -71,6 +74,8 @@ class Capture:
     kernel_reproducers: list[Path] = field(default_factory=list)
     compiles_recorded: int = 0
     hook_errors: str = ""
+    bounds: Bounds | None = None
+    confirmed: bool = False  # the reproducers were run in isolation
 
 
 def new_folder(output: Path) -> Path:
@@ -80,8 +85,19 @@ def new_folder(output: Path) -> Path:
     return folder
 
 
-def run_program(capture: Capture, command: list[str], keep_all: bool) -> None:
-    capture.program = program.run(command, capture.folder, keep_all)
+def run_program(
+    capture: Capture,
+    command: list[str],
+    keep_all: bool,
+    bounds: Bounds | None = None,
+    stdout_to_stderr: bool = False,
+) -> None:
+    """Run the program within ``bounds`` (none by default: see :mod:`suite.capture.program`);
+    ``stdout_to_stderr``: its stdout goes to this process's stderr (``--json``)."""
+    capture.bounds = bounds or program.program_bounds(None, None)
+    capture.program = program.run(
+        command, capture.folder, keep_all, capture.bounds, stdout_to_stderr
+    )
     errors = capture.folder / "hook-errors.txt"
     capture.hook_errors = errors.read_text() if errors.exists() else ""
 
@@ -108,6 +124,7 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
     """Run each reproducer in isolation under the program's interpreter, for its target and
     its ``captured`` config, and compare the signature with the program's."""
     store = DirectoryFindingsStore(capture.output / "findings")
+    capture.confirmed = True
     for captured in capture.captured:
         if captured.file is None:
             continue
@@ -200,11 +217,28 @@ def _gate_entry(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_summary(capture: Capture) -> dict[str, Any]:
-    assert capture.program is not None
+    """``capture.json``, also what ``repro capture --json`` prints (``docs/schemas.md``)."""
+    ran = capture.program
+    assert ran is not None
+    bounds = capture.bounds
+    timeout = bounds.timeout_s if bounds is not None else math.inf
     summary = {
         "folder": str(capture.folder),
-        "command": capture.program.command,
-        "exit_status": capture.program.exit_status,
+        "command": ran.command,
+        "exit_status": ran.exit_status,
+        "program": {
+            "pid": ran.pid,
+            "returncode": ran.returncode,
+            "signal": ran.signal_name,
+            "duration_s": round(ran.duration_s, 3),
+            "timeout_s": timeout if math.isfinite(timeout) else None,
+            "memory_cap_bytes": bounds.memory_bytes if bounds is not None else None,
+            "timed_out": ran.timed_out,
+            "memory_exceeded": ran.memory_exceeded,
+            "left_behind": ran.left_behind,
+            "stopped": ran.stopped,
+        },
+        "confirmed": capture.confirmed,
         "compile_records": capture.compiles_recorded,
         "failures": [c.to_json() for c in capture.captured],
         "kernel_reproducers": [str(p) for p in capture.kernel_reproducers],

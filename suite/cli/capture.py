@@ -7,19 +7,27 @@ with the signature the program showed. ``repro report <finding> --verify`` goes 
 there.
 
 Exit status: the program's own (128+N when signal N killed it), so that a wrapper script
-behaves as before; 2 bad usage (no program given). What was captured is printed on
-stderr (stdout stays the program's) and written to ``OUTPUT/captures/<stamp>/capture.json``.
+behaves as before; 2 bad usage (no program given, or no such program). What was captured
+is said on stderr (stdout stays the program's) and written to
+``OUTPUT/captures/<stamp>/capture.json``. With ``--json``, stdout carries only that
+document and the program's stdout goes to stderr.
+
+Bounds: the program runs with no timeout and no memory cap unless ``--timeout`` /
+``--memory-cap`` are given; the isolated confirmation runs take the same options, or the
+usual case bounds (600 s, 8 GiB) when they are not given.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
@@ -49,14 +57,30 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="write the reproducers without running them in isolation",
     )
-    add_isolation_options(capture, timeout=600.0)
+    capture.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds for the program and for each isolated confirmation (default: the "
+        "program runs unbounded, a confirmation 600)",
+    )
+    capture.add_argument(
+        "--memory-cap",
+        type=float,
+        default=None,
+        help="GiB of resident memory for the program's process tree and for each "
+        "confirmation (default: none for the program, 8 for a confirmation)",
+    )
+    add_isolation_options(capture)
+    add_output_options(capture, formats=False)
     capture.add_argument(
         "program", nargs=argparse.REMAINDER, help="-- then the program and its arguments"
     )
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
-    from suite.capture import session
+    from suite.capture import program, session
+    from suite.cli import render
     from suite.engine.runner import Execution
 
     command = list(args.program)
@@ -64,30 +88,61 @@ def cmd_capture(args: argparse.Namespace) -> int:
         command = command[1:]
     if not command:
         raise UsageError("capture: no program given (repro capture -- python my_script.py)")
+    if shutil.which(command[0]) is None and not os.access(command[0], os.X_OK):
+        raise UsageError(f"capture: {command[0]}: no such program")
+    out = render.output_for(args)
+    as_json = out.format == "json"
     output = Path(args.output).absolute()
+    memory = None if args.memory_cap is None else int(args.memory_cap * (1 << 30))
+    bounds = program.program_bounds(args.timeout, memory)
     capture = session.Capture(session.new_folder(output), output)
-    session.run_program(capture, command, args.keep_all)
+    out.detail(f"repro capture: {capture.folder}; the program's bounds: {_bounds(bounds)}")
+    session.run_program(capture, command, args.keep_all, bounds, stdout_to_stderr=as_json)
     session.write_reproducers(capture)
 
     def say(line: str) -> None:
-        print(f"repro capture: {line}", file=sys.stderr)
+        out.note(f"repro capture: {line}")
 
-    if not args.no_confirm:
+    assert capture.program is not None
+    if capture.program.stopped:
+        say("stopped by SIGTERM: the reproducers are written but not run in isolation")
+    elif not args.no_confirm:
         session.confirm(capture, Execution(workers=1), say)
     if args.keep_all:
         session.write_kernel_reproducers(capture)
-    session.write_summary(capture)
-    _tell(capture, say)
-    assert capture.program is not None
+    summary = session.write_summary(capture)
+    _tell(capture, say, out.detail)
+    if as_json:
+        out.show(render.View(data=summary))
     return capture.program.exit_status
 
 
-def _tell(capture: Capture, say: Callable[[str], None]) -> None:
+def _bounds(bounds: object) -> str:
+    timeout = getattr(bounds, "timeout_s", None)
+    memory = getattr(bounds, "memory_bytes", None)
+    shown_timeout = "no timeout" if timeout in (None, float("inf")) else f"timeout {timeout:g} s"
+    shown_memory = "no memory cap" if memory is None else f"memory cap {memory / (1 << 30):g} GiB"
+    return f"{shown_timeout}, {shown_memory}"
+
+
+def _tell(capture: Capture, say: Callable[[str], None], detail: Callable[[str], None]) -> None:
+    ran = capture.program
+    assert ran is not None
+    if ran.timed_out:
+        say(f"the program ran past --timeout and was killed (exit {ran.exit_status})")
+    if ran.memory_exceeded:
+        say(f"the program's processes went over --memory-cap and were killed ({ran.exit_status})")
+    if ran.left_behind:
+        say(f"{ran.left_behind} process(es) the program left behind were killed")
     failures = len(capture.captured)
     say(f"{capture.compiles_recorded} compile record(s), {failures} distinct failure(s)")
     for captured in capture.captured:
         failure = captured.failure
-        where = f"{failure.kernel.name} ({failure.phase}, {failure.target}): {failure.signature}"
+        later = ", surfaced after the launch" if failure.deferred else ""
+        where = (
+            f"{failure.kernel.name} ({failure.phase}{later}, {failure.target}): {failure.signature}"
+        )
+        detail(f"  record: {failure.path}")
         if captured.file is None:
             say(f"{where}: no reproducer ({captured.not_generated})")
         elif captured.finding:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ FORMAT = 1
 STARTED = "started"  # written before the compile; left behind when the process dies in it
 DONE = "done"
 FAILED = "failed"
+LAUNCHING = "launching"  # a write-ahead launch record: the launch was about to be made
 
 
 @dataclass
@@ -102,6 +104,7 @@ class CompileRecord:
     stderr_end: int | None = None
     error: ErrorFacts | None = None
     handled_by: str = ""  # "autotuner": the program caught it (a config the autotuner dropped)
+    sequence: int = -1  # the order of compiles and launches in its process
     format: int = FORMAT
 
 
@@ -117,7 +120,9 @@ class TensorArg:
 
 @dataclass
 class LaunchRecord:
-    """A ``kernel[grid](...)`` that raised after its compile succeeded."""
+    """A ``kernel[grid](...)``: written ahead of every launch (``last-launch/<pid>.json``,
+    state ``launching``, the process's latest launch), and kept under ``launches/`` when
+    the launch raised after its compile succeeded (state ``failed``)."""
 
     id: str
     pid: int
@@ -136,6 +141,22 @@ class LaunchRecord:
     problems: list[str] = field(default_factory=list)
     error: ErrorFacts | None = None
     handled_by: str = ""
+    state: str = LAUNCHING
+    sequence: int = -1
+    stderr_start: int | None = None  # the program's stderr log size when the launch began
+    format: int = FORMAT
+
+
+@dataclass
+class UncaughtRecord:
+    """An exception that reached the top of a process that had launched kernels: with the
+    launch before it, what a failure reported after its launch (an illegal address seen
+    at the next synchronize) is captured from."""
+
+    pid: int
+    sequence: int  # the events of the process before it: launches up to sequence - 1
+    error: ErrorFacts
+    stderr_end: int | None = None
     format: int = FORMAT
 
 
@@ -154,15 +175,25 @@ class AutotuneRecord:
 
 def write_durably(path: Path, record: Any) -> None:
     """``record`` (a dataclass) as JSON at ``path``: temporary file, fsync, rename, fsync dir."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    data = json.dumps(asdict(record), indent=1, default=repr).encode()
+    write_whole(path, json.dumps(asdict(record), indent=1, default=repr).encode(), sync=True)
+
+
+def write_whole(path: Path, data: bytes, sync: bool) -> None:
+    """``data`` at ``path`` through a temporary name and a rename, so that a reader (or a
+    process that dies meanwhile) sees the old file or the new one, never a part. ``sync``:
+    also on disk before this returns (a process's death loses nothing written either way;
+    a machine's crash would)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         os.write(handle, data)
-        os.fsync(handle)
+        if sync:
+            os.fsync(handle)
     finally:
         os.close(handle)
     os.replace(temporary, path)
+    if not sync:
+        return
     folder = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(folder)
@@ -201,6 +232,15 @@ def load_launch(path: Path) -> LaunchRecord:
     record.kernel = _kernel(data["kernel"])
     record.tensors = {n: _build(TensorArg, t) for n, t in data.get("tensors", {}).items()}
     record.error = _error(data.get("error"))
+    return record
+
+
+def load_uncaught(path: Path) -> UncaughtRecord:
+    data = json.loads(path.read_text())
+    record: UncaughtRecord = _build(UncaughtRecord, data)
+    error = _error(data.get("error"))
+    assert error is not None
+    record.error = error
     return record
 
 

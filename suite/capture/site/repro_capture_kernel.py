@@ -1,0 +1,270 @@
+"""What is being compiled, as the hook records it: the specialization as each release's
+``ASTSource`` holds it, and the kernel's source with every ``@triton.jit`` function it
+calls and every module-level value it reads (:func:`kernel_source`), each value as a
+Python literal the reproducer can hold (:func:`literal`).
+
+Standard library and triton only, like the rest of this folder.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+import sys
+import textwrap
+import types
+from typing import Any
+
+from repro_capture_common import plain
+from repro_capture_records import FunctionSource, GlobalValue, ImportLine, KernelSource
+
+_DEF = re.compile(r"^\s*def\s+\w+\s*\(", re.MULTILINE)
+
+
+# ---------------------------------------------------------------------------------------
+# Specialization, as each release's ASTSource holds it.
+# ---------------------------------------------------------------------------------------
+
+
+def specialization(src: Any, fn: Any, problems: list[str]) -> dict[str, Any]:
+    names = list(fn.arg_names)
+    declared = {names[i] for i in getattr(fn, "constexprs", ())}
+    signature: dict[str, str] = {}
+    constants: dict[str, Any] = {}
+    for key, kind in dict(src.signature).items():
+        name = names[key] if isinstance(key, int) else str(key)
+        if kind != "constexpr":
+            signature[name] = str(kind)
+    for key, value in dict(getattr(src, "constants", {}) or {}).items():
+        if isinstance(key, tuple):  # 3.3 on: a path into the arguments
+            if len(key) != 1:
+                problems.append(f"constant at nested path {key} (a tuple argument) left out")
+                continue
+            key = key[0]
+        name = names[key] if isinstance(key, int) else str(key)
+        constants[name] = value
+    divisible, equal_to_1, attrs = _attributes(src.attrs, names, problems)
+    for name, value in constants.items():
+        ones = name not in declared and value == 1 and not isinstance(value, bool)
+        if ones and name not in equal_to_1:
+            equal_to_1.append(name)
+    constexprs = {}
+    for name, value in constants.items():
+        if name in equal_to_1 and name not in declared:
+            continue
+        constexprs[name] = literal(value, problems, name)
+    for name in equal_to_1:
+        signature.pop(name, None)
+    return {
+        "signature": {n: t for n, t in signature.items() if n not in constants},
+        "constexprs": constexprs,
+        "divisible": divisible,
+        "equal_to_1": equal_to_1,
+        "attrs": attrs,
+    }
+
+
+def _attributes(
+    attrs: Any, names: list[str], problems: list[str]
+) -> tuple[list[str], list[str], dict[str, list[list[Any]]]]:
+    divisible: list[str] = []
+    equal_to_1: list[str] = []
+    other: dict[str, list[list[Any]]] = {}
+    if isinstance(attrs, dict):  # 3.3 on: {(index,): [[name, value], ...]}
+        for path, pairs in attrs.items():
+            if len(path) != 1:
+                problems.append(f"attributes at nested path {path} left out")
+                continue
+            name = names[path[0]]
+            for key, value in pairs:
+                if key == "tt.divisibility" and value == 16:
+                    divisible.append(name)
+                else:
+                    other.setdefault(name, []).append([str(key), plain(value)])
+    elif hasattr(attrs, "arg_properties"):  # 3.2: {property: [index, ...]}
+        properties = attrs.arg_properties
+        divisible = [names[i] for i in properties.get("tt.divisibility", ())]
+        equal_to_1 = [names[i] for i in properties.get("tt.equal_to", ())]
+    elif hasattr(attrs, "divisible_by_16"):  # 3.0, 3.1
+        divisible = [names[i] for i in sorted(attrs.divisible_by_16)]
+        equal_to_1 = [names[i] for i in sorted(attrs.equal_to_1)]
+    elif attrs:
+        problems.append(f"attributes of type {type(attrs).__name__} not understood")
+    return divisible, equal_to_1, other
+
+
+# ---------------------------------------------------------------------------------------
+# The kernel's source and what it reads.
+# ---------------------------------------------------------------------------------------
+
+
+def kernel_source(fn: Any) -> KernelSource:
+    collector = _Collector()
+    collector.carry_function(fn)
+    code = fn.fn.__code__
+    return KernelSource(
+        name=fn.__name__,
+        module=str(getattr(fn.fn, "__module__", "")),
+        file=code.co_filename,
+        line=code.co_firstlineno,
+        functions=list(collector.functions.values()),
+        values=list(collector.values.values()),
+        imports=list(collector.imports.values()),
+        unresolved=collector.unresolved,
+    )
+
+
+def _def_text(fn: Any) -> str:
+    text = textwrap.dedent(fn.src)
+    found = _DEF.search(text)
+    return textwrap.dedent(text[found.start() :] if found else text)
+
+
+def _importable(module: types.ModuleType) -> bool:
+    """Whether a fresh process can import ``module`` by name: triton, torch, the standard
+    library, installed packages. The program's own modules are inlined instead."""
+    name = module.__name__
+    if name == "__main__":
+        return False
+    top = name.split(".")[0]
+    if top in ("triton", "torch") or top in getattr(sys, "stdlib_module_names", ()):
+        return True
+    path = getattr(module, "__file__", None)
+    if path is None:
+        return True
+    return "site-packages" in path or "dist-packages" in path
+
+
+class _Collector:
+    """Walks a kernel's text and the functions it calls, resolving each global name."""
+
+    def __init__(self) -> None:
+        self.functions: dict[str, FunctionSource] = {}
+        self.values: dict[str, GlobalValue] = {}
+        self.imports: dict[str, ImportLine] = {}
+        self.unresolved: list[str] = []
+        self._seen: dict[int, str] = {}
+
+    def carry_function(self, fn: Any) -> str:
+        """Define ``fn`` (and what it reads) in the reproducer; its name there."""
+        if id(fn) in self._seen:
+            return self._seen[id(fn)]
+        name = fn.__name__
+        self._seen[id(fn)] = name
+        text = _def_text(fn)
+        tree = ast.parse(text)
+        scope = fn.fn.__globals__
+        arguments = set(fn.arg_names)
+        spans: list[tuple[int, int, int, str]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                base = scope.get(node.value.id)
+                local = isinstance(base, types.ModuleType) and not _importable(base)
+                if local and node.attr in base.__dict__:
+                    carried = self._carry(node.attr, base.__dict__[node.attr])
+                    spans.append((node.lineno, node.col_offset, node.end_col_offset or 0, carried))
+            elif (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id in scope
+                and node.id not in arguments
+            ):
+                self._carry(node.id, scope[node.id])
+        code = fn.fn.__code__
+        self.functions[name] = FunctionSource(
+            name, _rewritten(text, spans), code.co_filename, code.co_firstlineno, _decorator(fn)
+        )
+        return name
+
+    def _carry(self, name: str, value: Any) -> str:
+        from triton.runtime.jit import JITFunction
+
+        if isinstance(value, JITFunction):
+            home = sys.modules.get(getattr(value.fn, "__module__", ""))
+            if home is not None and _importable(home):
+                self._import(ImportLine(name, home.__name__, value.fn.__name__))
+                return name
+            defined = self.carry_function(value)
+            if defined != name:
+                self._value(GlobalValue(name, defined))
+            return name
+        if isinstance(value, types.ModuleType):
+            if _importable(value):
+                self._import(ImportLine(name, value.__name__))
+            return name
+        problems: list[str] = []
+        python = literal(value, problems, name)
+        if not problems:
+            self._value(GlobalValue(name, python))
+            return name
+        module_name = getattr(value, "__module__", None)
+        qualname = getattr(value, "__qualname__", "")
+        home = sys.modules.get(module_name or "")
+        if home is not None and _importable(home) and getattr(home, qualname, None) is value:
+            self._import(ImportLine(name, home.__name__, qualname))
+            return name
+        self.unresolved.append(f"{name} ({type(value).__name__})")
+        return name
+
+    def _import(self, line: ImportLine) -> None:
+        if self.imports.setdefault(line.name, line) != line:
+            self.unresolved.append(f"{line.name} (two different objects by one name)")
+
+    def _value(self, value: GlobalValue) -> None:
+        if self.values.setdefault(value.name, value) != value:
+            self.unresolved.append(f"{value.name} (two different values by one name)")
+
+
+def _decorator(fn: Any) -> str:
+    """``triton.jit`` with the arguments the program gave it that the reproducer needs."""
+    arguments = []
+    if getattr(fn, "noinline", False):
+        arguments.append("noinline=True")
+    names = list(fn.arg_names)
+    unspecialized = [
+        names[i] if isinstance(i, int) else i for i in getattr(fn, "do_not_specialize", None) or ()
+    ]
+    if unspecialized:
+        arguments.append(f"do_not_specialize={unspecialized!r}")
+    return f"triton.jit({', '.join(arguments)})" if arguments else "triton.jit"
+
+
+def _rewritten(text: str, spans: list[tuple[int, int, int, str]]) -> str:
+    """``text`` with each ``module.attr`` span replaced by the carried name."""
+    lines = text.splitlines(keepends=True)
+    for line, start, end, name in sorted(spans, reverse=True):
+        row = lines[line - 1]
+        lines[line - 1] = row[:start] + name + row[end:]
+    return "".join(lines)
+
+
+def literal(value: Any, problems: list[str], name: str) -> str:
+    """Python source that rebuilds ``value`` in the reproducer (``tl`` is triton.language)."""
+    import triton.language as tl
+
+    if isinstance(value, tl.constexpr):
+        return f"tl.constexpr({literal(value.value, problems, name)})"
+    if value is None or isinstance(value, (bool, int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
+    if isinstance(value, (tuple, list)):
+        items = [literal(v, problems, name) for v in value]
+        return (
+            ("(" + ", ".join(items) + ",)") if isinstance(value, tuple) else f"[{', '.join(items)}]"
+        )
+    if isinstance(value, tl.dtype):
+        for attribute, candidate in vars(tl).items():
+            if (
+                isinstance(candidate, tl.dtype)
+                and candidate == value
+                and not attribute.startswith("_")
+            ):
+                return f"tl.{attribute}"
+    from triton.runtime.jit import JITFunction
+
+    if isinstance(value, JITFunction):
+        return value.__name__
+    problems.append(f"{name}: a {type(value).__name__} has no literal")
+    return repr(value)

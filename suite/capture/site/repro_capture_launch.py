@@ -1,0 +1,296 @@
+"""Launches and autotuners, as the hook records them.
+
+- Every ``kernel[grid](...)`` (``JITFunction.run``, not a warm-up) is written ahead, before
+  it starts, to ``last-launch/<pid>.json``: the process's latest launch, replaced by the
+  next one (a rename; no fsync: a process that dies loses nothing it wrote). A launch
+  that raises after its compile succeeded is also kept under ``launches/`` (``failed``).
+- An exception that reaches the top of a process that launched kernels is recorded in
+  ``uncaught/<pid>.json`` (``sys.excepthook``, which is then called as before): a failure
+  reported after its launch (an illegal address raised at the next synchronize) is tied
+  to the launch before it from these two records.
+- ``Autotuner.run``: failures recorded while it ran and it came back from were configs it
+  dropped (``handled_by: autotuner``); with ``--all``, its config list and choices.
+
+Records hold shapes, strides, dtypes and scalars, never tensor data. Standard library and
+triton only, like the rest of this folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from repro_capture_common import (
+    LOCAL,
+    UNREPRESENTABLE,
+    called_from,
+    error_facts,
+    folder,
+    json_options,
+    keep_all,
+    next_sequence,
+    note_hook_error,
+    plain,
+    stderr_offset,
+    target_of,
+    triton_version,
+)
+from repro_capture_kernel import kernel_source, literal
+from repro_capture_records import (
+    DONE,
+    FAILED,
+    AutotuneRecord,
+    KernelSource,
+    LaunchRecord,
+    TensorArg,
+    UncaughtRecord,
+    write_durably,
+    write_whole,
+)
+
+LAST_LAUNCH = "last-launch"
+_LAUNCH_KEYWORDS = frozenset({"grid", "warmup"})
+# A kernel's source (and its JSON) is collected once per JITFunction, not at each launch.
+_KERNELS: dict[int, tuple[Any, KernelSource, str]] = {}
+_LAUNCHED: dict[int, int] = {}  # pid -> the sequence of its latest launch
+
+
+def autotune_records() -> list[Path]:
+    """Failure records written during the current autotuner run of this thread."""
+    if not hasattr(LOCAL, "autotune_paths"):
+        LOCAL.autotune_paths = []
+    paths: list[Path] = LOCAL.autotune_paths
+    return paths
+
+
+def run_wrapper(original: Any) -> Any:
+    @functools.wraps(original)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        LOCAL.compile_failed = False
+        ahead = None if kwargs.get("warmup") else _write_ahead_quietly(self, args, kwargs)
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:
+            if ahead is not None and not getattr(LOCAL, "compile_failed", False):
+                _record_failed_quietly(ahead, exc)
+            raise
+
+    return run
+
+
+def _write_ahead_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    try:
+        return write_ahead(fn, args, kwargs)
+    except Exception:
+        note_hook_error("recording a launch")
+        return None
+
+
+def write_ahead(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchRecord | None:
+    """Record the launch about to be made as this process's latest: ``last-launch/<pid>.json``."""
+    base = folder()
+    if base is None:
+        return None
+    record = launch_record(fn, args, kwargs)
+    path = base / LAST_LAUNCH / f"{record.pid}.json"
+    if record.pid not in _LAUNCHED:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    write_whole(path, _launch_json(record, _kernel(fn)[1]), sync=False)
+    _LAUNCHED[record.pid] = record.sequence
+    return record
+
+
+def _record_failed_quietly(record: LaunchRecord, exc: Exception) -> None:
+    try:
+        base = folder()
+        if base is None:
+            return
+        record.state = FAILED
+        record.error = error_facts(exc)
+        path = base / "launches" / f"{record.id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_durably(path, record)
+        autotune_records().append(path)
+    except Exception:
+        note_hook_error("recording a failed launch")
+
+
+def _kernel(fn: Any) -> tuple[KernelSource, str]:
+    known = _KERNELS.get(id(fn))
+    if known is None or known[0] is not fn:
+        kernel = kernel_source(fn)
+        known = (fn, kernel, json.dumps(asdict(kernel), default=repr))
+        _KERNELS[id(fn)] = known
+    return known[1], known[2]
+
+
+def _launch_json(record: LaunchRecord, kernel: str) -> bytes:
+    """The record as JSON, with the kernel's JSON made once per kernel spliced in."""
+    data = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "kernel"}
+    data["tensors"] = {name: asdict(tensor) for name, tensor in record.tensors.items()}
+    data["error"] = asdict(record.error) if record.error else None
+    text = json.dumps(data, default=repr)
+    return f'{text[:-1]}, "kernel": {kernel}}}'.encode()
+
+
+def launch_record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchRecord:
+    names = list(fn.arg_names)
+    declared = {names[i] for i in getattr(fn, "constexprs", ())}
+    bound = dict(zip(names, args, strict=False))
+    options: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if key in names:
+            bound[key] = value
+        elif key not in _LAUNCH_KEYWORDS:
+            options[key] = value
+    problems: list[str] = []
+    tensors: dict[str, TensorArg] = {}
+    scalars: dict[str, Any] = {}
+    constexprs: dict[str, str] = {}
+    for name in names:
+        if name not in bound:
+            continue  # a default value: the reproducer's launch leaves it out too
+        value = bound[name]
+        if name in declared:
+            constexprs[name] = literal(value, problems, name)
+        elif all(hasattr(value, a) for a in ("data_ptr", "shape", "stride", "dtype")):
+            tensors[name] = TensorArg(
+                str(value.dtype).replace("torch.", ""),
+                [int(n) for n in value.shape],
+                [int(n) for n in value.stride()],
+                str(getattr(value, "device", "")),
+            )
+        else:
+            value_plain = plain(value)
+            if value_plain is UNREPRESENTABLE:
+                problems.append(f"argument {name} ({type(value).__name__}) is not recorded")
+            scalars[name] = None if value_plain is UNREPRESENTABLE else value_plain
+    sequence = next_sequence()
+    return LaunchRecord(
+        id=f"{os.getpid()}-{sequence:04d}-{fn.__name__}",
+        pid=os.getpid(),
+        kernel=_kernel(fn)[0],
+        grid=_grid(kwargs.get("grid"), {**bound, **options}, problems),
+        arguments=names,
+        tensors=tensors,
+        scalars=scalars,
+        constexprs=constexprs,
+        options=json_options(options, problems),
+        target=target_of(None),
+        triton=triton_version(),
+        python=sys.executable,
+        argv=list(sys.argv),
+        called_from=called_from(),
+        problems=problems,
+        sequence=sequence,
+        stderr_start=stderr_offset(),
+    )
+
+
+def _grid(grid: Any, meta: dict[str, Any], problems: list[str]) -> list[int]:
+    try:
+        shape = grid(meta) if callable(grid) else grid
+        dims = [int(d) for d in shape]
+    except Exception:
+        problems.append("the grid could not be evaluated")
+        return [1, 1, 1]
+    return [*dims, 1, 1, 1][:3]
+
+
+def excepthook_wrapper(original: Any) -> Any:
+    """``sys.excepthook`` that first records the exception of a process that launched."""
+
+    @functools.wraps(original)
+    def excepthook(kind: Any, value: Any, tb: Any) -> Any:
+        if isinstance(value, Exception) and os.getpid() in _LAUNCHED:
+            _record_uncaught_quietly(value)
+        return original(kind, value, tb)
+
+    return excepthook
+
+
+def _record_uncaught_quietly(exc: Exception) -> None:
+    try:
+        base = folder()
+        if base is None:
+            return
+        record = UncaughtRecord(os.getpid(), next_sequence(), error_facts(exc), stderr_offset())
+        path = base / "uncaught" / f"{record.pid}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_durably(path, record)
+    except Exception:
+        note_hook_error("recording an uncaught exception")
+
+
+def autotune_wrapper(original: Any) -> Any:
+    @functools.wraps(original)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        outer = autotune_records()
+        LOCAL.autotune_paths = []
+        try:
+            result = original(self, *args, **kwargs)
+        except BaseException:
+            LOCAL.autotune_paths = outer + LOCAL.autotune_paths
+            raise
+        # The autotuner came back: the failures recorded meanwhile were configs it dropped.
+        for path in LOCAL.autotune_paths:
+            _mark_handled_quietly(path)
+        LOCAL.autotune_paths = outer
+        if keep_all():
+            _record_autotuner_quietly(self)
+        return result
+
+    return run
+
+
+def _mark_handled_quietly(path: Path) -> None:
+    try:
+        if path.exists():
+            data = json.loads(path.read_text())
+            if data.get("state") != DONE:
+                data["handled_by"] = "autotuner"
+                path.write_text(json.dumps(data, indent=1))
+    except Exception:
+        note_hook_error("marking a dropped config")
+
+
+def _record_autotuner_quietly(tuner: Any) -> None:
+    try:
+        base = folder()
+        if base is None:
+            return
+        cache = getattr(tuner, "cache", {}) or {}
+        seen = getattr(tuner, "_repro_capture_chosen", -1)
+        if seen == len(cache):
+            return
+        tuner._repro_capture_chosen = len(cache)
+        fn = tuner.fn
+        while not hasattr(fn, "arg_names") or not hasattr(fn, "src"):
+            fn = fn.fn
+        record = AutotuneRecord(
+            id=f"{os.getpid()}-{id(tuner):x}-{fn.__name__}",
+            pid=os.getpid(),
+            kernel=kernel_source(fn),
+            key=[str(k) for k in getattr(tuner, "keys", getattr(tuner, "key", []))],
+            configs=[_config(c) for c in tuner.configs],
+            chosen=[{"key": repr(k), "config": _config(c)} for k, c in cache.items()],
+        )
+        path = base / "autotune" / f"{record.id}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_durably(path, record)
+    except Exception:
+        note_hook_error("recording an autotuner")
+
+
+def _config(config: Any) -> dict[str, Any]:
+    values = {str(k): plain(v) for k, v in dict(config.kwargs).items()}
+    for name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
+        value = getattr(config, name, None)
+        if value is not None:
+            values[name] = value
+    return {k: v for k, v in values.items() if v is not UNREPRESENTABLE}
