@@ -77,14 +77,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def _accept(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.releases.accept import accept
-    from suite.search.findings import Finding
-    from suite.search.subject import locate
+    from suite.search.subject import load_finding
 
-    path = locate(args.finding, Path(args.output))
-    try:
-        finding = Finding.from_json(json.loads(path.read_text()))
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise UsageError(f"malformed finding {path}: {type(exc).__name__}: {exc}") from None
+    finding, _, path = load_finding(args.finding, Path(args.output))
     baseline = _path(args)
     done, fields = accept(finding, baseline, args.upstream)
     shown = {k: v for k, v in fields.items() if v not in ("", None, [], {})}

@@ -63,15 +63,6 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     add_output_options(reduce, formats=False)
 
 
-def _load(path: Path) -> Any:
-    from suite.search.findings import Finding
-
-    try:
-        return Finding.from_json(json.loads(path.read_text()))
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise UsageError(f"{path} is not a finding: {type(exc).__name__}: {exc}") from None
-
-
 def _interpreter(environment: dict[str, Any], python: str | None) -> str:
     from suite.search.subject import interpreter_for
     from suite.toolchain.venvs import for_version
@@ -91,14 +82,13 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine.sources import reproducer_for
     from suite.reduce.reducer import reduce
-    from suite.search.subject import locate
+    from suite.search.subject import load_finding
     from suite.toolchain.venvs import for_version
 
     if args.jobs < 1 or args.time_budget <= 0:
         raise UsageError("--jobs and --time-budget must be positive")
     output = Path(args.output)
-    path = locate(args.finding, output)
-    finding = _load(path)
+    finding, _, path = load_finding(args.finding, output)
     python = _interpreter(finding.environment, args.python)
     found, note = reproducer_for(finding.repro, finding.source, path.parent)
     if "path" not in found.source:
