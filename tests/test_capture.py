@@ -348,3 +348,62 @@ def test_a_failure_after_the_launch_is_tied_to_the_last_launch(tmp_path: Path) -
     assert done.returncode == 128 + 11
     [failure] = summary["failures"]
     assert failure["surfaced_later"] and failure["observed"].startswith("crash:SIGSEGV:launch")
+
+
+UPSTREAM = """
+import importlib.util
+import sys
+
+import triton
+from triton.backends.compiler import AttrsDescriptor, GPUTarget
+from triton.compiler import ASTSource
+
+# The upstream reproducer's own kernel (triton-lang/triton#4418), compiled the way a
+# program on Triton 3.2 compiles a kernel directly.
+spec = importlib.util.spec_from_file_location("upstream_4418", sys.argv[1])
+upstream = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(upstream)
+[config] = upstream.REPRO.configs["trigger"]
+constants = {k: v for k, v in config.items() if k != "num_warps"}
+source = ASTSource(
+    upstream.scaled_dot,
+    {"out_ptr": "*fp16", "stride_m": "i32", "stride_h": "i32"},
+    constants,
+    AttrsDescriptor.from_hints({0: 16, 1: 16, 2: 16}),
+)
+print("compiling the upstream kernel", flush=True)
+triton.compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": config["num_warps"]})
+"""
+
+
+@pytest.mark.venv
+def test_an_upstream_bug_captured_from_a_program_reports_verified(tmp_path: Path) -> None:
+    """triton-lang/triton#4418 (repros/upstream/hopper_chained_dot_layout.py), its kernel
+    compiled by a program under 3.2.0: capture, then ``repro report --verify`` gives a
+    repro.py that reproduces in the clean 3.2.0 venv."""
+    program = tmp_path / "upstream_program.py"
+    program.write_text(UPSTREAM)
+    upstream = ROOT / "repros" / "upstream" / "hopper_chained_dot_layout.py"
+    output = tmp_path / "reports"
+    done, summary = capture(output, [venv_python("3.2.0"), str(program), str(upstream)])
+    assert done.returncode == 134, done.stderr[-3000:]
+    [failure] = summary["failures"]
+    assert failure["kernel"] == "scaled_dot" and failure["reproduced"], failure
+    source = Path(failure["file"]).read_text()
+    assert "'ZERO_OPERANDS': True" in source and f"{upstream}:" in source
+
+    arguments = ["report", failure["finding"], "--verify", "--output", str(output), "--json"]
+    report = subprocess.run(
+        [sys.executable, "-m", "suite.cli.main", *arguments, "-q"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert report.returncode == 0, report.stderr[-3000:]
+    verification = json.loads(report.stdout)["verification"]
+    assert verification["ok"] and verification["version"] == "3.2.0", verification
+    assert verification["signature"] == failure["isolated"]
+    repro = (output / failure["finding"] / "repro.py").read_text()
+    assert "import suite" not in repro and "from suite" not in repro  # standalone
