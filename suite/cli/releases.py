@@ -120,8 +120,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.engine.runner import Execution
     from suite.engine.sources import reproducer_for
     from suite.releases import bisect
-    from suite.search.findings import Finding
-    from suite.search.subject import locate
+    from suite.search.subject import load_finding
     from suite.toolchain import venvs
 
     for end, version in (("--good", args.good), ("--bad", args.bad)):
@@ -131,11 +130,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             raise UsageError(f"{end} {version!r}: not a release version (e.g. 3.5.0)") from None
     if Version(args.good) == Version(args.bad):
         raise UsageError(f"--good and --bad are both {args.good}: the range says nothing")
-    path = locate(args.finding, Path(args.output))
-    try:
-        finding = Finding.from_json(json.loads(path.read_text()))
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
-        raise UsageError(f"malformed finding {path}: {type(exc).__name__}: {exc}") from None
+    finding, _, path = load_finding(args.finding, Path(args.output))
     versions = split(args.versions) or venvs.released_versions()
     candidates = bisect.between(versions, args.good, args.bad)
     out = render.output_for(args)
