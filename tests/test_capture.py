@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import psutil
 import pytest
 
@@ -58,7 +60,17 @@ def capture(
     )
     summaries = list(output.glob("captures/*/capture.json"))
     assert len(summaries) == 1, done.stderr[-3000:]
-    return done, json.loads(summaries[0].read_text())
+    summary = json.loads(summaries[0].read_text())
+    jsonschema.validate(summary, capture_schema())  # docs/schemas.md, as --json prints it
+    return done, summary
+
+
+def capture_schema() -> dict[str, Any]:
+    text = (ROOT / "docs" / "schemas.md").read_text()
+    found = re.search(r"<!-- schema: capture -->\n```json\n(.*?)\n```", text, re.DOTALL)
+    assert found, "no capture schema in docs/schemas.md"
+    schema: dict[str, Any] = json.loads(found.group(1))
+    return schema
 
 
 def venv_python(version: str) -> str:
