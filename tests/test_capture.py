@@ -419,3 +419,43 @@ def test_an_upstream_bug_captured_from_a_program_reports_verified(tmp_path: Path
     assert verification["signature"] == failure["isolated"]
     repro = (output / failure["finding"] / "repro.py").read_text()
     assert "import suite" not in repro and "from suite" not in repro  # standalone
+
+
+def _on_a_terminal(command: list[str], send: bytes, limit_s: float = 20) -> tuple[int, str]:
+    """Run ``repro capture -- command`` on a pseudo-terminal; type ``send`` once it is ready."""
+    import pty
+    import select
+
+    argv = [sys.executable, "-m", "suite.capture", "-o", "reports", "--", *command]
+    pid, fd = pty.fork()
+    if pid == 0:  # pragma: no cover - the child becomes the command
+        os.environ["PYTHONPATH"] = str(ROOT)
+        os.execv(argv[0], argv)
+    out, sent, started = b"", False, time.monotonic()
+    while time.monotonic() - started < limit_s:
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        if not sent and b"ready" in out:
+            os.write(fd, send)
+            sent = True
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+
+
+def test_the_terminal_stays_the_programs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program's group is the terminal's foreground job: it reads the terminal, and
+    Ctrl-C interrupts it (a KeyboardInterrupt, exit 130), as without ``repro capture``."""
+    monkeypatch.chdir(tmp_path)
+    ask = "print('ready', flush=True); print('got', input())"
+    code, shown = _on_a_terminal([sys.executable, "-c", ask], b"bob\n")
+    assert code == 0 and "got bob" in shown, shown
+    wait = "import time; print('ready', flush=True); time.sleep(60)"
+    code, shown = _on_a_terminal([sys.executable, "-c", wait], b"\x03")
+    assert code == 130 and "KeyboardInterrupt" in shown, shown
