@@ -559,6 +559,10 @@ def probe_concurrency(work: Path) -> list[Check]:
                 "faults",
                 "--python",
                 sys.executable,
+                "--memory-cap",
+                "1",  # the "oom" fault holds 3 GiB: under the default 8 GiB cap it would hang
+                "--timeout",
+                "30",
                 "-o",
                 str(o),
             ],
