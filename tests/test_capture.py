@@ -291,7 +291,9 @@ if sys.argv[1] == "launch":
 import repro_capture_launch
 
 repro_capture_launch.write_ahead(scale, (x, y, 4096, 2.0), {"BLOCK": 256, "grid": (16,)})
-if sys.argv[1] == "later":
+if sys.argv[1] == "twice":
+    repro_capture_launch.write_ahead(scale, (x, y, 64, 2.0), {"BLOCK": 64, "grid": (1,)})
+if sys.argv[1] in ("later", "twice"):
     raise RuntimeError("CUDA error: an illegal memory access was encountered")
 os.kill(os.getpid(), signal.SIGSEGV)
 """
@@ -309,7 +311,8 @@ def test_a_failure_after_the_launch_is_tied_to_the_last_launch(tmp_path: Path) -
     done, summary = capture(tmp_path / "launch", [sys.executable, str(program), "launch"])
     assert done.returncode == 0 and "the launch failed" in done.stdout, done.stderr
     folder = Path(summary["folder"])
-    [ahead] = (folder / "last-launch").glob("*.json")
+    [ahead] = (folder / "last-launch").glob("*.json")  # one launch: the first of two slots
+    assert ahead.name.endswith(".a.json")
     record = json.loads(ahead.read_text())
     assert record["state"] == "launching" and record["grid"] == [16, 1, 1]
     assert record["tensors"]["x_ptr"] == {
@@ -459,3 +462,24 @@ def test_the_terminal_stays_the_programs(tmp_path: Path, monkeypatch: pytest.Mon
     wait = "import time; print('ready', flush=True); time.sleep(60)"
     code, shown = _on_a_terminal([sys.executable, "-c", wait], b"\x03")
     assert code == 130 and "KeyboardInterrupt" in shown, shown
+
+
+def test_the_latest_launch_survives_a_torn_slot(tmp_path: Path) -> None:
+    """Two launches fill the two slots; a slot torn by a death mid-write (or holding an
+    older record's tail after its end) leaves the launch before as the last one."""
+    from suite.capture.site.repro_capture_records import load_last_launches
+
+    program = tmp_path / "late.py"
+    program.write_text(textwrap.dedent(LATE))
+    done, summary = capture(tmp_path / "r", [sys.executable, str(program), "twice"], "--no-confirm")
+    assert done.returncode == 1
+    slots = Path(summary["folder"]) / "last-launch"
+    [(path, latest)] = load_last_launches(slots).values()
+    assert path.name.endswith(".b.json") and latest.grid == [1, 1, 1]
+    [failure] = summary["failures"]
+    assert failure["record"] == str(path)  # the failure is tied to the second launch
+    first = slots / path.name.replace(".b.", ".a.")
+    first.write_text(first.read_text() + "\n}]  tail of an older, longer record")
+    path.write_text(path.read_text()[: len(path.read_text()) // 2])  # torn mid-write
+    [(path, latest)] = load_last_launches(slots).values()
+    assert path == first and latest.grid == [16, 1, 1]

@@ -20,6 +20,7 @@ from suite.capture.site.repro_capture_records import (
     KernelSource,
     LaunchRecord,
     load_compile,
+    load_last_launches,
     load_launch,
     load_uncaught,
 )
@@ -154,7 +155,7 @@ def failures(folder: Path, program: ProgramRun) -> list[Failure]:
 
 def surfaced_later(folder: Path, program: ProgramRun, found: list[Failure]) -> list[Failure]:
     """Failures reported after their launch: a process whose last event was a launch (its
-    write-ahead record, ``last-launch/<pid>.json``) and which then ended with an uncaught
+    write-ahead record, in ``last-launch/``) and which then ended with an uncaught
     exception (``uncaught/<pid>.json``) or, for the program's own process, by a signal.
     The failure is tied to that launch; whether the launch alone fails that way is what
     the isolated run of its reproducer says."""
@@ -164,8 +165,7 @@ def surfaced_later(folder: Path, program: ProgramRun, found: list[Failure]) -> l
         assert record is not None
         explained[record.pid] = max(explained.get(record.pid, -1), record.sequence)
     later = []
-    for path in sorted((folder / "last-launch").glob("*.json")):
-        launch = load_launch(path)
+    for path, launch in load_last_launches(folder / "last-launch").values():
         if explained.get(launch.pid, -1) >= launch.sequence:
             continue  # a compile or launch failure came after it: that one is the failure
         uncaught_path = folder / "uncaught" / f"{launch.pid}.json"

@@ -1,9 +1,12 @@
 """Launches and autotuners, as the hook records them.
 
 - Every ``kernel[grid](...)`` (``JITFunction.run``, not a warm-up) is written ahead, before
-  it starts, to ``last-launch/<pid>.json``: the process's latest launch, replaced by the
-  next one (a rename; no fsync: a process that dies loses nothing it wrote). A launch
-  that raises after its compile succeeded is also kept under ``launches/`` (``failed``).
+  it starts, into one of two slots, ``last-launch/<pid>.a.json`` and ``.b.json``, in turn:
+  the slot with the higher sequence that parses is the process's latest launch. A process
+  that dies while writing one leaves the other, the launch before, which was then its
+  last. Written in place through descriptors kept open (no rename, no fsync: a process
+  that dies loses nothing it wrote), a launch costs tens of microseconds. A launch that
+  raises after its compile succeeded is also kept under ``launches/`` (``failed``).
 - An exception that reaches the top of a process that launched kernels is recorded in
   ``uncaught/<pid>.json`` (``sys.excepthook``, which is then called as before): a failure
   reported after its launch (an illegal address raised at the next synchronize) is tied
@@ -21,6 +24,7 @@ import functools
 import json
 import os
 import sys
+import threading
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -50,7 +54,6 @@ from repro_capture_records import (
     TensorArg,
     UncaughtRecord,
     write_durably,
-    write_whole,
 )
 
 LAST_LAUNCH = "last-launch"
@@ -58,6 +61,10 @@ _LAUNCH_KEYWORDS = frozenset({"grid", "warmup"})
 # A kernel's source (and its JSON) is collected once per JITFunction, not at each launch.
 _KERNELS: dict[int, tuple[Any, KernelSource, str]] = {}
 _LAUNCHED: dict[int, int] = {}  # pid -> the sequence of its latest launch
+_SLOTS: dict[tuple[int, int], tuple[int, int]] = {}  # (pid, slot) -> (descriptor, inode)
+_NEXT_SLOT: dict[int, int] = {}
+_SLOT_LOCK = threading.Lock()
+_TARGETS: dict[int, dict[str, Any]] = {}  # pid -> the target, asked of the driver once
 
 
 def autotune_records() -> list[Path]:
@@ -97,12 +104,41 @@ def write_ahead(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Launc
     if base is None:
         return None
     record = launch_record(fn, args, kwargs)
-    path = base / LAST_LAUNCH / f"{record.pid}.json"
-    if record.pid not in _LAUNCHED:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    write_whole(path, _launch_json(record, _kernel(fn)[1]), sync=False)
+    data = _launch_json(record, _kernel(fn)[1])
+    with _SLOT_LOCK:
+        slot = _NEXT_SLOT.get(record.pid, 0)
+        _NEXT_SLOT[record.pid] = 1 - slot
+        descriptor = _slot(base, record.pid, slot)
+        os.pwrite(descriptor, data, 0)
+        os.ftruncate(descriptor, len(data))
     _LAUNCHED[record.pid] = record.sequence
     return record
+
+
+def _slot(base: Path, pid: int, slot: int) -> int:
+    """The open descriptor of a slot file, opened again if the program closed it (a
+    descriptor number the program reuses for a file of its own is never written)."""
+    known = _SLOTS.get((pid, slot))
+    if known is not None:
+        try:
+            if os.fstat(known[0]).st_ino == known[1]:
+                return known[0]
+        except OSError:
+            pass
+    path = base / LAST_LAUNCH / f"{pid}.{'ab'[slot]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    _SLOTS[(pid, slot)] = (descriptor, os.fstat(descriptor).st_ino)
+    return descriptor
+
+
+def _target() -> dict[str, Any]:
+    """The active driver's target, asked once per process (asking a missing driver runs
+    its probe, a subprocess, each time)."""
+    pid = os.getpid()
+    if pid not in _TARGETS:
+        _TARGETS[pid] = target_of(None)
+    return _TARGETS[pid]
 
 
 def _record_failed_quietly(record: LaunchRecord, exc: Exception) -> None:
@@ -131,11 +167,17 @@ def _kernel(fn: Any) -> tuple[KernelSource, str]:
 
 def _launch_json(record: LaunchRecord, kernel: str) -> bytes:
     """The record as JSON, with the kernel's JSON made once per kernel spliced in."""
-    data = {f.name: getattr(record, f.name) for f in fields(record) if f.name != "kernel"}
-    data["tensors"] = {name: asdict(tensor) for name, tensor in record.tensors.items()}
+    data = {name: getattr(record, name) for name in _LAUNCH_FIELDS}
+    data["tensors"] = {
+        name: {"dtype": t.dtype, "shape": t.shape, "strides": t.strides, "device": t.device}
+        for name, t in record.tensors.items()
+    }
     data["error"] = asdict(record.error) if record.error else None
     text = json.dumps(data, default=repr)
     return f'{text[:-1]}, "kernel": {kernel}}}'.encode()
+
+
+_LAUNCH_FIELDS = tuple(f.name for f in fields(LaunchRecord) if f.name != "kernel")
 
 
 def launch_record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchRecord:
@@ -181,7 +223,7 @@ def launch_record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lau
         scalars=scalars,
         constexprs=constexprs,
         options=json_options(options, problems),
-        target=target_of(None),
+        target=_target(),
         triton=triton_version(),
         python=sys.executable,
         argv=list(sys.argv),

@@ -227,7 +227,10 @@ def load_compile(path: Path) -> CompileRecord:
 
 
 def load_launch(path: Path) -> LaunchRecord:
-    data = json.loads(path.read_text())
+    return _launch(json.loads(path.read_text()))
+
+
+def _launch(data: dict[str, Any]) -> LaunchRecord:
     record: LaunchRecord = _build(LaunchRecord, data)
     record.kernel = _kernel(data["kernel"])
     record.tensors = {n: _build(TensorArg, t) for n, t in data.get("tensors", {}).items()}
@@ -242,6 +245,23 @@ def load_uncaught(path: Path) -> UncaughtRecord:
     assert error is not None
     record.error = error
     return record
+
+
+def load_last_launches(folder: Path) -> dict[int, tuple[Path, LaunchRecord]]:
+    """Each process's latest write-ahead launch in ``folder`` (``last-launch/``): of its two
+    slots, the one with the higher sequence that parses (a slot may hold the tail of an
+    older, longer record after its end, or be torn by a death mid-write)."""
+    latest: dict[int, tuple[Path, LaunchRecord]] = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            data, _ = json.JSONDecoder().raw_decode(path.read_text(errors="replace"))
+            record = _launch(data)
+        except (ValueError, TypeError, KeyError):
+            continue
+        known = latest.get(record.pid)
+        if known is None or known[1].sequence < record.sequence:
+            latest[record.pid] = (path, record)
+    return latest
 
 
 def load_autotune(path: Path) -> AutotuneRecord:
