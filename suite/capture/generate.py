@@ -263,9 +263,9 @@ def _judged(
 
 
 def same_signature(observed: str, isolated: str | None, crashed: bool) -> bool:
-    """Whether the isolated run failed as the program did. A crash in the program shows no
-    compile stage (its stderr has no faulthandler dump; the isolated child's has), so for a
-    crash the isolated family's stage is not compared."""
+    """Whether the isolated run failed as the program did. A crash or a timeout in the
+    program shows no compile stage (its stderr has no faulthandler dump; the isolated
+    child's has), so for those (``crashed``) the isolated family's stage is not compared."""
     if isolated is None:
         return False
     if observed == isolated:

@@ -142,7 +142,9 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
         captured.isolated = result.signature.text if result.signature else None
         captured.isolated_outcome = result.outcome.label
         captured.result_ref = f"{outcome.store.folder}:{result.case_id}"
-        crashed = failure.signature.startswith("crash:")
+        # The program's stderr has no faulthandler dump: a crash or a timeout there shows no
+        # compile stage, the isolated run's does.
+        crashed = failure.signature.startswith(("crash:", "timeout:"))
         captured.reproduced = result.outcome.is_failure and generate.same_signature(
             failure.signature, captured.isolated, crashed
         )
