@@ -483,3 +483,29 @@ def test_the_latest_launch_survives_a_torn_slot(tmp_path: Path) -> None:
     path.write_text(path.read_text()[: len(path.read_text()) // 2])  # torn mid-write
     [(path, latest)] = load_last_launches(slots).values()
     assert path == first and latest.grid == [16, 1, 1]
+
+
+@pytest.mark.venv
+def test_the_hook_needs_only_its_own_folder(tmp_path: Path) -> None:
+    """Under a venv that holds triton alone, with nothing but ``suite/capture/site`` on the
+    program's PYTHONPATH (``suite`` is not importable there), sitecustomize finds the
+    hook's modules and the compile is recorded."""
+    from suite.capture.program import SITE
+
+    python = venv_python("3.5.0")
+    program = [python, str(PROGRAMS / "several_kernels.py"), "--only-good"]
+    done, summary = capture(
+        tmp_path / "reports", ["env", f"PYTHONPATH={SITE}", *program], "--all", "--no-confirm"
+    )
+    assert done.returncode == 0, done.stderr
+    assert summary["hook_errors"] == "" and summary["compile_records"] == 2
+    probe = "import repro_capture_hook, importlib.util as u; print(u.find_spec('suite'))"
+    found = subprocess.run(
+        [python, "-c", probe],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(SITE)},
+        cwd=tmp_path,
+        check=True,
+    )
+    assert found.stdout == "None\n"  # the hook's modules import without the suite
