@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -60,10 +61,23 @@ def test_grandchild_in_its_own_session_is_killed():
         " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "subprocess.Popen(['sleep', '999.5'])\n"
     )
+    fds = len(os.listdir("/proc/self/fd"))
     exit = run_isolated(["python", "-c", script], bounds=Bounds(timeout_s=30))
     assert exit.returncode == 0
     time.sleep(0.2)
     assert not _sleepers("999.75", "999.5")
+    # Killed by the keeper the case ran under (a child subreaper), which says how many.
+    assert exit.stragglers_killed == 2
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_exit_status_and_signal_come_through_the_keeper(c_binaries):
+    assert run_isolated(["sh", "-c", "exit 7"]).returncode == 7
+    assert run_isolated(["sh", "-c", "kill -ABRT $$"]).signal_name == "SIGABRT"
+    with pytest.raises(FileNotFoundError):
+        run_isolated(["/nonexistent/program"])
+    with pytest.raises(PermissionError):
+        run_isolated([str(c_binaries["segv"]) + ".c"])  # exists, not executable
 
 
 def _sleepers(*tags: str) -> list[int]:

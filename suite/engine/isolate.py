@@ -145,20 +145,22 @@ class Started(Protocol):
     def wait_for(self, timeout: float) -> int | None:
         """The return code once the process has ended (negative: a signal), else None."""
 
-    def release(self) -> None:
-        """Called once the process and its stragglers are dead: let the streams reach EOF."""
+    def release(self) -> int | None:
+        """Called once the process and its stragglers are dead: let the streams reach EOF;
+        the number of stragglers it killed itself, if it says."""
 
 
 class _FreshCase:
     """A case started as a fresh process (``subprocess.Popen``), as the supervisor watches
     it; a warm template's forked case is ``suite.engine.warm._ForkedCase``."""
 
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], report: int) -> None:
         self.proc = proc
         self.pid = proc.pid
         assert proc.stdout is not None and proc.stderr is not None
         self.stdout: IO[bytes] = proc.stdout
         self.stderr: IO[bytes] = proc.stderr
+        self._report = report
 
     def wait_for(self, timeout: float) -> int | None:
         try:
@@ -166,8 +168,16 @@ class _FreshCase:
         except subprocess.TimeoutExpired:
             return None
 
-    def release(self) -> None:
-        pass
+    def release(self) -> int:
+        """How many processes the keeper killed below the case (none told when it was killed
+        itself: the supervisor counts those)."""
+        try:
+            told = os.read(self._report, 64)
+        except OSError:
+            told = b""
+        finally:
+            os.close(self._report)
+        return int(told) if told.isdigit() else 0
 
 
 def new_token() -> str:
@@ -189,16 +199,24 @@ def run_isolated(
     started = time.monotonic()
     # Under a keeper (``suite.engine.template.keep``): the case and everything it starts die
     # with this process, even a SIGKILLed one.
-    proc = subprocess.Popen(
-        keeper_argv(sys.executable, list(argv)),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=child_env,
-        cwd=cwd,
-        start_new_session=True,
-    )
-    return supervise(_FreshCase(proc), token, bounds or Bounds(), started)
+    report, report_write = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            keeper_argv(sys.executable, list(argv), report_write),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=child_env,
+            cwd=cwd,
+            start_new_session=True,
+            pass_fds=(report_write,),
+        )
+    except BaseException:
+        os.close(report)
+        raise
+    finally:
+        os.close(report_write)
+    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started)
 
 
 def _check_runnable(program: str, env: Mapping[str, str], cwd: str | None) -> None:
@@ -285,7 +303,7 @@ def _supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exi
         returncode = case.wait_for(POLL_SECONDS)
     duration = time.monotonic() - started
     stragglers = kill_tree(case.pid) + _kill_by_token(token)
-    case.release()
+    stragglers += case.release() or 0
     for pump in pumps:
         pump.join(timeout=5)
     return Exit(

@@ -16,7 +16,7 @@ the case's exit, and kills its whole tree when its stdin closes (the run ended o
 A warm-up compile that fails is reported in the ready message: cases of that target then
 run as fresh interpreters.
 
-Run as ``python -I -S template.py --keep PARENT ARGV...`` the same file is the keeper of one
+Run as ``python -I -S template.py --keep PARENT FD ARGV...`` the same file is the keeper of one
 fresh-interpreter case (``suite.engine.isolate.run_isolated``): a child subreaper that runs
 ``ARGV`` as its child and exits as it did. A SIGKILLed run cannot clean up after itself, so
 the keeper watches it instead: it gets SIGTERM when its parent dies
@@ -239,12 +239,15 @@ def _serve(children: set[int]) -> None:
             out.flush()
 
 
-def keeper_argv(python: str, argv: list[str]) -> list[str]:
-    """``argv`` run under a keeper (see the module's docstring), started by this process."""
-    return [python, "-I", "-S", os.path.abspath(__file__), KEEP_FLAG, str(os.getpid()), *argv]
+def keeper_argv(python: str, argv: list[str], report_fd: int) -> list[str]:
+    """``argv`` run under a keeper (see the module's docstring), started by this process; the
+    keeper writes how many processes it killed below the case to ``report_fd`` (to be passed
+    to it) as it exits."""
+    here = os.path.abspath(__file__)
+    return [python, "-I", "-S", here, KEEP_FLAG, str(os.getpid()), str(report_fd), *argv]
 
 
-def keep(parent: int, argv: list[str]) -> None:
+def keep(parent: int, report: int, argv: list[str]) -> None:
     """Run ``argv`` as a child; exit as it did, or with 137 once ``parent`` is gone, after
     killing every process below this one (never returns)."""
     import resource
@@ -266,19 +269,21 @@ def keep(parent: int, argv: list[str]) -> None:
         me = os.getpid()
         case = os.fork()
         if case == 0:
-            _exec_case(argv, keeper=me, fds=(wake_read, wake_write))
+            _exec_case(argv, keeper=me, fds=(wake_read, wake_write, report))
         while not orphaned and status is None:
             select.select([wake_read], [], [])
             with contextlib.suppress(OSError):
                 os.read(wake_read, 4096)
             status = _reap_case(case)
-    _kill_adopted(set(), {})
+    killed = _kill_adopted(set(), {})
+    with contextlib.suppress(OSError):
+        os.write(report, str(killed).encode())
     if orphaned or status is None:
         os._exit(137)
     _exit_as(status)
 
 
-def _exec_case(argv: list[str], keeper: int, fds: tuple[int, int]) -> None:
+def _exec_case(argv: list[str], keeper: int, fds: tuple[int, ...]) -> None:
     """In the keeper's child: die with the keeper, then become ``argv``."""
     try:
         signal.set_wakeup_fd(-1)
@@ -324,5 +329,5 @@ def _exit_as(status: int) -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == [KEEP_FLAG]:
-        keep(int(sys.argv[2]), sys.argv[3:])
+        keep(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
     serve()
