@@ -509,3 +509,25 @@ def test_the_hook_needs_only_its_own_folder(tmp_path: Path) -> None:
         check=True,
     )
     assert found.stdout == "None\n"  # the hook's modules import without the suite
+
+
+def test_the_program_dies_with_a_killed_capture(tmp_path: Path) -> None:
+    """SIGKILL of ``repro capture`` (which can pass nothing on) still ends the program."""
+    program = "import os, time; print(os.getpid(), flush=True); time.sleep(60)"
+    output = str(tmp_path / "reports")
+    capturing = subprocess.Popen(
+        [sys.executable, "-m", "suite.capture", "-o", output, "--", sys.executable, "-c", program],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
+    assert capturing.stdout is not None
+    pid = int(capturing.stdout.readline())
+    capturing.kill()
+    capturing.wait()
+    deadline = time.monotonic() + 5
+    while psutil.pid_exists(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not psutil.pid_exists(pid)

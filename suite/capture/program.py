@@ -15,7 +15,9 @@ run for hours and use a lot of memory), no core files, registration with the run
 ``stop_all``, and the token hunt for escaped descendants. On top of that, this process is
 a child subreaper while the program runs, so a descendant that escapes with ``setsid``
 or a double fork and never execs (no token in its environment) is adopted here; once the
-program has ended, every descendant still alive is killed and reaped. The program runs in
+program has ended, every descendant still alive is killed and reaped. Should this process
+be killed outright (SIGKILL), the program gets SIGKILL too (``PR_SET_PDEATHSIG``); what it
+started then outlives both. The program runs in
 its own process group (which the timeout kills as a whole); when this process owns the
 terminal, the program's group is made the terminal's foreground group for as long as it
 runs, as a shell does for a job, so the terminal's Ctrl-C and reads of the terminal reach
@@ -52,6 +54,7 @@ from suite.engine.isolate import Bounds
 SITE = Path(__file__).resolve().parent / "site"
 STDERR_LOG = "stderr.log"
 POLL_S = 0.05
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 # A fork bomb adopted round after round still ends: this many kill rounds, then give up.
@@ -211,10 +214,13 @@ def _terminal() -> int | None:
 
 
 def _own_group(terminal: int | None) -> None:
-    """In the program's process, before exec: its own group, the terminal's foreground."""
+    """In the program's process, before exec: its own group, the terminal's foreground,
+    and SIGKILL when this process dies (even SIGKILLed: it cannot pass anything on then)."""
     os.setpgid(0, 0)
     if terminal is not None:
         _foreground(terminal, os.getpgrp())
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _foreground(terminal: int, group: int) -> None:
