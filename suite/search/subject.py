@@ -118,9 +118,11 @@ def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]
 
 
 def _run_folder(text: str, output: Path) -> Path | None:
+    """The run folder ``text`` names (a path, its ``results.jsonl``, or a run's name under
+    ``<output>/runs``); None when it names none."""
+    if not text:
+        return None
     for candidate in (Path(text), output / "runs" / text):
-        if not text:
-            return None
         if candidate.name == RESULTS and candidate.is_file():
             return candidate.parent
         if candidate.is_dir() and (candidate / RESULTS).is_file():
