@@ -106,20 +106,13 @@ def test_a_set_aside_release_is_never_the_last_bad():
 
 @pytest.mark.venv
 def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
-    """fp64 tl.dot on 3.1.0 then 3.3.1: one finding, 'message changed in 3.3.1'."""
+    """#9728 (Hopper warp specialization) on 3.6.0 then 3.7.1: the same pass fails with
+    another message, so one finding says 'message changed in 3.7.1'."""
     from suite.search.explore import Budget, explore
 
     store = DirectoryFindingsStore(tmp_path / "findings")
-    fp64 = tmp_path / "fp64.py"
-    fp64.write_text(
-        DOT_MMA.read_text()
-        .replace('Choice("dtype", ("bf16", "fp8e4nv", "fp64"))', 'Choice("dtype", ("fp64",))')
-        .replace('Choice("BLOCK_M", (8, 64))', 'Choice("BLOCK_M", (64,))')
-        .replace('Choice("BLOCK_K", (16, 32))', 'Choice("BLOCK_K", (32,))')
-        .replace('{"BLOCK_M": 64, "BLOCK_K": 16, "dtype": "fp8e4nv", "num_warps": 4},\n', "")
-    )
-    (found,) = select([str(fp64)])
-    for version in ("3.1.0", "3.3.1"):
+    (found,) = select(["upstream-9728-ws-pointer-dot-hopper"])
+    for version in ("3.6.0", "3.7.1"):
         explore(
             found,
             ["sm_90"],
@@ -130,11 +123,14 @@ def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
             seed=0,
         )
     (finding,) = store.all()
+    family = "compiler-error:ttgir:NVGPUWarpSpecialization"
     assert finding.signatures == {
-        "3.1.0": "compiler-error:ttir: Unsupported dtype fp64",
-        "3.3.1": "compiler-error:ttir: Unsupported lhs dtype fp64",
+        "3.6.0": f"{family}: Assertion `false' failed",
+        "3.7.1": f"{family}: LLVM ERROR: unsupported load type for producer commit",
     }
-    assert finding.message_note() == ("message changed in 3.3.1: Unsupported lhs dtype fp64")
+    assert finding.message_note() == (
+        "message changed in 3.7.1: LLVM ERROR: unsupported load type for producer commit"
+    )
     assert finding.evaluations["first_failure"] == 1  # the curated config came first
 
 

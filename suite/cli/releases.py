@@ -108,10 +108,16 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                 **result.to_json(),
             },
             listings=[listing],
-            lines=[f"matrix: {result.folder}"],
+            lines=[
+                *(
+                    f"triton {label}: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
+                    for label, tally in result.verdicts().items()
+                ),
+                f"matrix: {result.folder}; exit {result.exit_status}",
+            ],
         )
     )
-    return 0
+    return result.exit_status
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from suite.api import Case, Reproducer, Target, Unsupported
-from suite.engine.signature import describe_exception
+from suite.engine.signature import describe_exception, stages_entered
 
 EVENTS = "events.jsonl"
 
@@ -74,6 +74,12 @@ class EventLog:
     @property
     def done(self) -> bool:
         return self.last("done") is not None
+
+    @property
+    def stage(self) -> str | None:
+        """The last compile stage the child said it entered (``stages_entered``)."""
+        entered = self.last("stage")
+        return str(entered["stage"]) if entered else None
 
 
 def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
@@ -143,7 +149,11 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
             continue
         reporter.emit("phase", phase=phase)
         try:
-            compiled = fn(case)
+            if phase == "compile":
+                with stages_entered(lambda stage: reporter.emit("stage", stage=stage)):
+                    compiled = fn(case)
+            else:
+                compiled = fn(case)
         except Unsupported as exc:
             reporter.emit("skipped", reason=f"unsupported: {exc}")
             return 0

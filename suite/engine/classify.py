@@ -64,6 +64,7 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
         signal_name=exit.signal_name,
         timed_out=exit.timed_out,
         done=log.done,
+        entered_stage=log.stage,
     )
     if verdict is not None:
         return _classification(verdict, metrics)

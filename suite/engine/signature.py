@@ -19,9 +19,13 @@ compile crash and a compiler error with one message are one failure told two way
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import os
 import re
+import sys
 import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,7 +54,11 @@ TERMINATE = re.compile(
     r"terminate called after throwing an instance of '([^']+)'(?:\s+what\(\):\s*(.+))?"
 )
 PTXAS_CODE = re.compile(r"\b(C\d{4,5})\b")
-PTXAS_ERROR_LINE = re.compile(r"ptxas[\w-]*\s*(?:fatal|error)\s*:\s*(.*)")
+# ptxas names the file and line before "error": "ptxas /tmp/x.ptx, line 33; error   : ...".
+# The first error says what is wrong; the closing "fatal : Ptx assembly aborted due to
+# errors" only that something was, so it is the fallback.
+PTXAS_ERROR_LINE = re.compile(r"ptxas\b[^\n]*?\berror\s*:\s*(.*)")
+PTXAS_FATAL_LINE = re.compile(r"ptxas\b[^\n]*?\bfatal\s*:\s*(.*)")
 PTXAS_UNKNOWN_ARCH = re.compile(r"Value '(sm_\w+)' is not defined for option 'gpu-name'")
 FAULTHANDLER_FRAME = re.compile(r'File ".*?", line \d+ in (\w+)')
 CARET_LINE = re.compile(r"^\s*\^+\s*$")
@@ -196,9 +204,15 @@ def reported_apart(one: str, other: str) -> bool:
     ``PassManager::run failed`` naming the pass (``compiler-error:ttgir:<pass>: Assertion
     ...``). They are one bug when the message keys are identical and informative
     (:func:`informative`) and the stage and pass, where both name one, agree.
+
+    The same holds for two crashes of which only one names the stage: the stage comes from
+    faulthandler's frames, and a fresh child (where libtriton's LLVM installs its signal
+    handlers over faulthandler's during the compile) loses them where a warm child (whose
+    template loaded LLVM first) keeps them (``crash:SIGABRT:compile`` and
+    ``crash:SIGABRT:compile:ptx`` with one ``LLVM ERROR``).
     """
     site_a, site_b = compile_failure_site(one), compile_failure_site(other)
-    if site_a is None or site_b is None or site_a[0] == site_b[0]:
+    if site_a is None or site_b is None:
         return False
     key = message_of(one)
     if not key or key != message_of(other) or not informative(key):
@@ -224,12 +238,48 @@ def completed_stage(signature: str, reached: str | None) -> bool:
     return STAGE_ORDER.index(str(reached)) > STAGE_ORDER.index(str(stage))
 
 
+@contextlib.contextmanager
+def stages_entered(on_stage: Callable[[str], None]) -> Iterator[None]:
+    """Call ``on_stage`` with each compile stage as Triton enters it.
+
+    A native crash's stage is read from faulthandler's frames, but libtriton's LLVM may
+    install its own signal handlers over faulthandler's during a process's first compile,
+    and then the frames are lost (a fresh child lost them where a warm one, whose template
+    compiled first, kept them). The last stage entered names the stage the same way in both.
+    """
+    entered: list[str] = []
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            stage = STAGE_FUNCTIONS.get(frame.f_code.co_name)
+            if stage and (not entered or entered[-1] != stage):
+                entered.append(stage)
+                on_stage(stage)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(previous)
+
+
 def stage_of(frames: list[str]) -> str | None:
     """The compile stage of the innermost frame that names one (frames outermost first)."""
     stage = None
     for name in frames:
         stage = STAGE_FUNCTIONS.get(name, stage)
     return stage
+
+
+def _raised_in_triton(tb: list[traceback.FrameSummary]) -> bool:
+    """Whether the innermost frame is Triton's own Python (its frontend or a backend's
+    option checks), not the reproducer, the harness or a native pass."""
+    triton = sys.modules.get("triton")
+    root = os.path.dirname(getattr(triton, "__file__", None) or "")
+    if not tb or not root:
+        return False
+    return os.path.abspath(tb[-1].filename).startswith(root + os.sep)
 
 
 def _entered_compile(tb: list[traceback.FrameSummary]) -> bool:
@@ -255,6 +305,7 @@ def describe_exception(exc: BaseException, phase: str) -> dict[str, Any]:
         "cause": f"{type(cause).__name__}: {cause}" if cause is not None else "",
         "stage": stage_of([f.name for f in tb]),
         "compiling": _entered_compile(tb),
+        "raised_in_triton": _raised_in_triton(tb),
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
     }
 
@@ -356,14 +407,17 @@ def judge(
     signal_name: str | None,
     timed_out: bool,
     done: bool,
+    entered_stage: str | None = None,
 ) -> Verdict | None:
     """The verdict of a case from what the child reported and how it ended.
 
     ``None`` when it finished cleanly (the caller then checks limits and
-    :func:`diagnostic_verdict`). ``error`` is :func:`describe_exception`'s record.
+    :func:`diagnostic_verdict`). ``error`` is :func:`describe_exception`'s record;
+    ``entered_stage`` the last compile stage the child reported entering, for a native
+    crash or hang whose frames faulthandler could not print.
     """
     if timed_out:
-        stage = faulthandler_stage(stderr) if phase == "compile" else None
+        stage = (faulthandler_stage(stderr) or entered_stage) if phase == "compile" else None
         return Verdict(
             "timeout",
             [phase, stage],
@@ -371,7 +425,7 @@ def judge(
             detail={"phase": phase, "stage": stage},
         )
     if signal_name:
-        stage = faulthandler_stage(stderr) if phase == "compile" else None
+        stage = (faulthandler_stage(stderr) or entered_stage) if phase == "compile" else None
         pass_name = failed_pass(stderr)
         raw = meaningful_message(stderr)
         where = f" ({stage})" if stage else ""
@@ -418,6 +472,59 @@ def diagnostic_verdict(stderr: str) -> Verdict | None:
     )
 
 
+#: Triton's Python refusing what it cannot do yet: the release cannot express the kernel.
+NOT_IMPLEMENTED = re.compile(
+    r"\bNYI\b|not (?:yet )?implemented|\bnot supported\b|\bunsupported\b"
+    r"|\bonly supports?\b|\bis only supported\b",
+    re.IGNORECASE,
+)
+#: Triton's Python refusing the input: a documented limit of the kernel or its options.
+REQUIREMENT = re.compile(
+    r"\brequires?\b|\bmust\b|\bshould be\b|\bexpected\b|\bnot allowed\b|\bGot\b",
+    re.IGNORECASE,
+)
+#: The errors Triton's Python raises for a refusal (an internal slip raises others).
+REFUSAL_TYPES = frozenset(
+    {"ValueError", "NotImplementedError", "AssertionError", "CompilationError"}
+)
+TRITON_REJECTS = "triton-rejects"
+
+
+def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
+    """A compile that Triton's own Python refused with a message meant for the user.
+
+    Not a compiler bug: "NYI: ..." or "... not supported" says this release cannot express
+    the kernel (skipped, unsupported: the same as an unmet ``requires``); "num_ctas > 1
+    requires SM90+" or "must be a tensor of shape ..." names a limit the case breaks
+    (``user-error:triton-rejects``). Only a refusal raised in Triton's Python, with no
+    failing pass and no native message, counts: a pass or LLVM failure is the compiler's.
+    """
+    if not error.get("raised_in_triton") or error.get("type") not in REFUSAL_TYPES:
+        return None
+    if failed_pass(stderr) or meaningful_message(stderr):
+        return None
+    said = python_message(error)
+    if not said:
+        return None
+    detail = {"phase": "compile", "stage": error.get("stage"), "exception": error.get("type")}
+    if NOT_IMPLEMENTED.search(said):
+        return Verdict(
+            "skipped",
+            [],
+            message=f"unsupported: this Triton does not implement it: {_shown(said)}",
+            detail={**detail, "refusal": _shown(said)},
+        )
+    if REQUIREMENT.search(said):
+        return Verdict(
+            "user-error",
+            [TRITON_REJECTS],
+            normalize(said),
+            f"{TRITON_REJECTS}: {_shown(said)}",
+            {**detail, "rule": TRITON_REJECTS},
+        )
+    return None
+
+
 def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
     phase = error.get("phase", "compile")
     text = error.get("message", "")
@@ -435,7 +542,7 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
         )
     if kind == "PTXASError" or "ptxas" in text.lower():
         code_match = PTXAS_CODE.search(combined)
-        line_match = PTXAS_ERROR_LINE.search(combined)
+        line_match = PTXAS_ERROR_LINE.search(combined) or PTXAS_FATAL_LINE.search(combined)
         line = line_match.group(1).strip() if line_match else first_line(text) or kind
         code = code_match.group(1) if code_match else None
         # A ptxas error code names the diagnostic; its text only adds numbers and names.
@@ -478,6 +585,9 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
             {"phase": phase, "exception": kind},
         )
     if phase == "compile":
+        refused = triton_refusal(error, stderr)
+        if refused is not None:
+            return refused
         stage = error.get("stage")
         pass_name = failed_pass(stderr)
         raw = meaningful_message(stderr) or python_message(error)

@@ -41,6 +41,7 @@ from typing import Any
 
 from suite.engine.child import EVENTS, EventLog
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
+from suite.engine.signature import TRITON_REJECTS
 from suite.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.tma_model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.toolchain.limits import (
@@ -411,6 +412,8 @@ def _source_of(result: CaseResult, rule: str) -> str:
 
 
 def _rule_source(rule: str) -> str:
+    if rule == TRITON_REJECTS:
+        return "Triton's own check of the kernel or its options (its message names the limit)"
     if rule == BUFFER_OVERFLOW:
         return BUFFER_SOURCE
     if rule == TX_BYTES_MISMATCH:

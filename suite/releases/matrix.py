@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from suite.engine import session as engine
-from suite.engine.baseline import Baseline
+from suite.engine.baseline import Baseline, exit_status
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import safe_name, unique_folder
 from suite.engine.runner import Execution
@@ -37,6 +37,22 @@ class Matrix:
             return str(result.signature)
         return result.outcome.label
 
+    @property
+    def exit_status(self) -> int:
+        """The run's exit contract over every release: 1 when any release has a regression,
+        4 a harness error, 3 a known bug that stopped failing, else 0."""
+        return exit_status(r for run in self.runs.values() for r in run.results)
+
+    def verdicts(self) -> dict[str, dict[str, int]]:
+        """Per release, how many cases came to each verdict that is not ``ok``."""
+        counts: dict[str, dict[str, int]] = {}
+        for label, run in self.runs.items():
+            for result in run.results:
+                if result.verdict not in ("", "ok"):
+                    tally = counts.setdefault(label, {})
+                    tally[result.verdict] = tally.get(result.verdict, 0) + 1
+        return counts
+
     def rows(self) -> list[tuple[str, str, dict[str, str]]]:
         """(reproducer, case, {release: cell}) for every case seen under any release."""
         table: dict[tuple[str, str], dict[str, str]] = {}
@@ -52,6 +68,8 @@ class Matrix:
             "versions": {k: r.environment["triton"] for k, r in self.runs.items()},
             "runs": {k: str(r.store.folder) for k, r in self.runs.items()},
             "rows": [{"repro": r, "case": c, "cells": cells} for r, c, cells in self.rows()],
+            "verdicts": self.verdicts(),
+            "exit_status": self.exit_status,
         }
 
     def markdown(self) -> str:

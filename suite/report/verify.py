@@ -13,6 +13,7 @@ from typing import Any
 from suite.engine.isolate import run_isolated
 from suite.engine.runner import DEFAULTS
 from suite.engine.scrub import home_to_tilde
+from suite.engine.signature import same_bug
 from suite.errors import UsageError
 from suite.report.standalone import foreign_imports
 from suite.toolchain.venvs import for_version
@@ -95,7 +96,7 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     if run.exit_status is None:
         run.line = run.line or f"Not verified: repro.py did not finish on triton {version}"
         return run
-    if run.exit_status != 0 and run.signature == expected:
+    if run.exit_status != 0 and _same(run.signature, expected):
         run.ok = True
         run.line = (
             f"Verified: reproduces on triton {version} (exit {run.exit_status}, "
@@ -120,7 +121,7 @@ def check_current(script: Path, version: str, expected: str) -> Verification | N
         return None
     run = run_script(sys.executable, script)
     run.version = current
-    reproduces = run.exit_status not in (None, 0) and run.signature == expected
+    reproduces = run.exit_status not in (None, 0) and _same(run.signature, expected)
     state = "still reproduces" if reproduces else "does not reproduce"
     run.ok = reproduces
     run.line = (
@@ -128,3 +129,8 @@ def check_current(script: Path, version: str, expected: str) -> Verification | N
         f"(exit {run.exit_status}, signature {run.signature or 'none'})"
     )
     return run
+
+
+def _same(seen: str | None, expected: str) -> bool:
+    """The expected failure, or the same bug seen another way (``same_bug``)."""
+    return seen == expected or (seen is not None and same_bug(seen, expected))
