@@ -84,7 +84,7 @@ def test_a_message_change_across_releases_shows_in_explore_and_the_dashboard(tmp
     """#9728's port on sm_90: NVGPUWarpSpecialization fails with `Assertion `false' failed`
     on 3.6.0 and with an LLVM ERROR from 3.7.0 (docs/releases.md): one bug, its message
     changed. The dashboard says so beside the case (from a matrix's runs) and beside the
-    finding (from two explores into one store), as `repro explore` does."""
+    finding (from two explores into one store), as `repro explore` and the report do."""
     from suite.toolchain.venvs import for_version
 
     out = tmp_path / "reports"
@@ -110,6 +110,12 @@ def test_a_message_change_across_releases_shows_in_explore_and_the_dashboard(tmp
         assert explored.code == 0, explored.stderr
     note = f"message changed in 3.7.0: {PRODUCER_COMMIT}"
     assert note in explored.stdout
+    # The report of that finding says it too (#9728 is open upstream: a comment draft).
+    (finding,) = (out / "findings").glob("*.json")
+    reported = repro_cli("report", finding.stem, "-o", str(out), "--id", "r")
+    assert reported.code == 0, reported.stderr
+    drafts = [p.read_text() for p in (out / "r").glob("*.md")]
+    assert any(f"- {note}" in text for text in drafts), drafts
     done = repro_cli("dashboard", "-o", str(out))
     assert done.code == 0, done.stderr
     page = (out / "dashboard" / "index.html").read_text()
