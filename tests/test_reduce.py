@@ -21,6 +21,7 @@ from suite.reduce.interesting import Expectation, SignatureTest, Verdict
 from suite.reduce.judge import Judge
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.reducer import Progress
+from suite.reduce.reported import reduced_of
 from suite.search.findings import Finding
 from suite.toolchain.venvs import venv_root
 
@@ -269,3 +270,24 @@ def test_the_judge_accepts_the_first_interesting_candidate_in_order(tmp_path: Pa
             judge.close()
     # The cache answers texts seen before: nothing compiled twice.
     assert progress.cached > 0 and progress.tries <= 3 * len(stream)
+
+
+def test_a_report_uses_the_reduction_only_while_its_files_are_there(tmp_path: Path) -> None:
+    reduced, original = tmp_path / "reduced.py", tmp_path / "original.py"
+    entry = {
+        "path": str(reduced),
+        "original": str(original),
+        "lines": 7,
+        "tokens": 60,
+        "original_lines": 70,
+        "original_tokens": 800,
+        "complete": True,
+    }
+    assert reduced_of({"reduced": entry}) is None  # not written yet
+    reduced.write_text(SMALL)
+    original.write_text(SMALL)
+    found = reduced_of({"reduced": entry})
+    assert found is not None and found.source == {"path": str(reduced)}
+    assert found.context()["original_name"] == "original_repro.py"
+    assert reduced_of({"reduced": {**entry, "lines": "many"}}) is None
+    assert reduced_of({}) is None and reduced_of(None) is None

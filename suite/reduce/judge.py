@@ -71,7 +71,7 @@ class Judge:
         self.cache: dict[str, Verdict] = {}
         self.label = ""  # the pass the next compiles count for
         self._running: dict[str, Future[Verdict]] = {}
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # held while the counts change (and while they are saved)
         self._pool = ThreadPoolExecutor(max_workers=jobs)
         self._serial = itertools.count(1)
 
@@ -89,7 +89,7 @@ class Judge:
     def _judged(self, text: str, key: str, label: str) -> Verdict:
         started = time.monotonic()
         verdict = self.one(text)
-        with self._lock:
+        with self.lock:
             self.cache[key] = verdict
             self._running.pop(key, None)
             self.counts.tries += 1
@@ -100,7 +100,7 @@ class Judge:
 
     def _start(self, text: str) -> Verdict | Future[Verdict]:
         key = sha(text)
-        with self._lock:
+        with self.lock:
             if key in self.cache:
                 self.counts.cached += 1
                 return self.cache[key]
@@ -147,7 +147,7 @@ class Judge:
         finally:
             # Compiles of candidates that can no longer win: those not started yet are
             # dropped; those running finish into the cache.
-            with self._lock:
+            with self.lock:
                 for _, text, v in window:
                     if isinstance(v, Future) and v.cancel():
                         self._running.pop(sha(text), None)

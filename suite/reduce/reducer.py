@@ -223,7 +223,9 @@ class Reducer:
         self.progress.lines, self.progress.tokens = kernel_measure(self.text)
         self.progress.seconds = round(self.before + time.monotonic() - self.started, 1)
         _atomic_write(self.best_path, self.text)
-        _atomic_write(self.state_path, json.dumps(asdict(self.progress), indent=2) + "\n")
+        with self.judge.lock:  # compiles still running count themselves in from their threads
+            record = asdict(self.progress)
+        _atomic_write(self.state_path, json.dumps(record, indent=2) + "\n")
 
     def _line(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-6)
