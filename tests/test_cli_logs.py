@@ -275,14 +275,6 @@ BAD_INPUT = [
     ("nightly", "show"),
     ("merge", "{tmp}/none", "-o", "{tmp}/out"),
 ]
-KNOWN_GAPS = {
-    ("bisect", "--versions", "bogus"): "suite/releases/bisect.py: an unparsable --versions "
-    "entry is an internal error (exit 70), not exit 2",
-    ("bisect", "--baseline", "missing"): "suite/cli/releases.py: a missing --baseline file is "
-    "found after the bisection ran and the finding was rewritten",
-}
-
-
 def _argv(args: tuple[str, ...], tmp: Path) -> list[str]:
     (tmp / "file").write_text("not a finding\n")
     (tmp / "c.yaml").write_text("- {BLOCK_M: 64}\n")
@@ -320,7 +312,6 @@ def test_bad_input_is_one_line_on_stderr_before_any_progress(args, verbose, tmp_
     assert done.stderr.startswith("repro: error: ")
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[("bisect", "--versions", "bogus")])
 def test_bisect_with_an_unparsable_version_list_is_exit_2(tmp_path):
     argv = _argv(("bisect", "{finding}", "--good", "3.6.0", "--bad", "3.5.0"), tmp_path)
     done = repro_cli(*argv, "--versions", "3.5.0,bogus,3.6.0", env=NARROW)
@@ -328,7 +319,6 @@ def test_bisect_with_an_unparsable_version_list_is_exit_2(tmp_path):
 
 
 @pytest.mark.venv
-@pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[("bisect", "--baseline", "missing")])
 def test_bisect_with_a_missing_baseline_refuses_before_any_progress(tmp_path):
     venv_python("3.5.1"), venv_python("3.6.0")
     argv = _argv(("bisect", "{finding}", "--good", "3.6.0", "--bad", "3.5.1"), tmp_path)

@@ -138,6 +138,15 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         raise UsageError(f"--good and --bad are both {args.good}: the range says nothing")
     finding, _, path = load_finding(args.finding, Path(args.output))
     versions = split(args.versions) or venvs.released_versions()
+    for version in versions:
+        try:
+            Version(version)
+        except InvalidVersion:
+            raise UsageError(f"--versions: {version!r} is not a release version") from None
+    if args.baseline:  # checked before any work: the finding is rewritten at the end
+        from suite.engine.baseline import Baseline
+
+        Baseline.load(Path(args.baseline))
     candidates = bisect.between(versions, args.good, args.bad)
     out = render.output_for(args)
     resolve = releases_of(out)
