@@ -104,6 +104,21 @@ def test_a_set_aside_release_is_never_the_last_bad():
     assert aside == {"3.2.0": bisect.OTHER, "3.3.0": bisect.UNSUPPORTED}
 
 
+def test_where_the_bugs_own_failure_ends():
+    """The release where the configs stop failing as the bug and fail otherwise, whether or
+    not a later release passes; nothing when the bug goes straight to a pass."""
+    B, X, G = bisect.BAD, bisect.OTHER, bisect.GOOD
+    order = ["3.4.0", "3.5.0", "3.6.0", "3.7.0", "3.8.0"]
+    for states, ends in (
+        ([B, X, X, X, X], ("3.4.0", "3.5.0")),
+        ([B, B, X, X, G], ("3.5.0", "3.6.0")),
+        ([B, B, B, G, G], None),
+        ([B, bisect.UNSUPPORTED, X, X, G], ("3.4.0", "3.6.0")),
+    ):
+        state = dict(zip(order, states, strict=True))
+        assert bisect.where_it_ends(order, state.__getitem__) == ends
+
+
 @pytest.mark.venv
 def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
     """#9728 (Hopper warp specialization) on 3.6.0 then 3.7.1: the same pass fails with

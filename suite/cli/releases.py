@@ -192,13 +192,10 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         entry = record_range(Path(args.baseline), failure, first_bad, outcome.first_good)
         said = f"entry {entry} updated" if entry else "no entry knows it (repro baseline accept)"
         print(f"baseline {args.baseline}: {said}", file=sys.stderr)
-    if outcome.replaced_in:
-        verdict = (
-            f"first good: none in range; the bug ends in {outcome.replaced_in}, where it "
-            f"fails otherwise (last bad: {outcome.bad})"
-        )
-    elif outcome.direction == "fix":
+    if outcome.direction == "fix":
         verdict = f"first good: {outcome.good or 'none in range'} (last bad: {outcome.bad})"
+        if outcome.replaced_in:
+            verdict += f"; the bug ends in {outcome.replaced_in}, where it fails otherwise"
     else:
         verdict = f"first bad: {outcome.bad} (last good: {outcome.good or 'none in range'})"
     listing = render.Listing((render.Column("release", "id"), render.Column("state", "text")))

@@ -16,10 +16,10 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
   vocabulary of run and matrix), or a config failing some other way. A set-aside release
   is named, never counted as good or bad, and never the last bad.
 
-A fix search in which no release passes but the bug's own failure ends (from some release
-on the configs fail another way: #8005's assertion became a diagnostic in 3.5.0) names
-that release as ``replaced_in``, with what the configs show there, and no first good
-release.
+A fix search in which the bug's own failure ends in a release where the configs fail
+another way (#8005's assertion became a diagnostic in 3.5.0) names that release as
+``replaced_in``, with what the configs show there (:func:`where_it_ends`); when no
+release passes, no first good release is named.
 
 The direction follows the user's ``--good`` and ``--bad``: a good release newer than the
 bad one asks for the first good release (the fix); an older one asks for the first bad
@@ -241,23 +241,25 @@ def run(
     good = order[first_good] if first_good < len(order) else None
     notes = []
     replaced_in = None
-    if fix and good is None and OTHER in set_aside.values():
-        # No release passes: where does the bug's own failure end? The same search with
-        # "fails otherwise" counted as "not this bug".
-        last, after, kept, _ = bisect(
-            candidates, lambda label: GOOD if state_of(label) == OTHER else state_of(label)
+    ends = where_it_ends(candidates, state_of) if fix and OTHER in set_aside.values() else None
+    if ends:
+        last, replaced_in = ends
+        others = sorted(
+            {ln.split(": ", 1)[1] for ln in lines[replaced_in] if not ln.endswith("passed")}
         )
-        if after < len(kept) and tried.get(kept[after]) == OTHER:
-            bad, replaced_in = kept[last], kept[after]
+        if good is None:
+            bad = last
             set_aside = {v: why for v, why in set_aside.items() if v != replaced_in}
-            others = sorted(
-                {ln.split(": ", 1)[1] for ln in lines[replaced_in] if not ln.endswith("passed")}
-            )
             notes.append(
                 f"no release in the range passes, but the bug ends in {replaced_in}: from "
                 f"there the configs that failed with it fail otherwise ({'; '.join(others)}); "
                 "the bug was fixed into that failure or is hidden behind it, so no first good "
                 "release is named"
+            )
+        else:
+            notes.append(
+                f"the bug's own failure ends in {replaced_in}: from there the configs that "
+                f"failed with it fail otherwise ({'; '.join(others)}) until {good} passes"
             )
     older = [v for v in set_aside if Version(v) < Version(bad)]
     unsupported_before = (
@@ -295,6 +297,21 @@ def run(
         unsupported_before,
         replaced_in,
     )
+
+
+def where_it_ends(
+    candidates: Sequence[str], state_of: Callable[[str], str]
+) -> tuple[str, str] | None:
+    """For a fix search (``candidates`` bad end first): ``(last bad, first release failing
+    otherwise)`` when the bug's own failure ends in a release where the same configs fail
+    some other way, else ``None``. It is :func:`bisect` with "other failure" read as "not
+    this bug"."""
+    last, after, kept, _ = bisect(
+        candidates, lambda label: GOOD if state_of(label) == OTHER else state_of(label)
+    )
+    if after < len(kept) and state_of(kept[after]) == OTHER:
+        return kept[last], kept[after]
+    return None
 
 
 def _inside(version: str, one: str, other: str) -> bool:
