@@ -16,10 +16,12 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
   vocabulary of run and matrix), or a config failing some other way. A set-aside release
   is named, never counted as good or bad, and never the last bad.
 
-A fix search in which the bug's own failure ends in a release where the configs fail
-another way (#8005's assertion became a diagnostic in 3.5.0) names that release as
-``replaced_in``, with what the configs show there (:func:`where_it_ends`); when no
-release passes, no first good release is named.
+A fix search in which no release passes but the bug's own failure ends in a release where
+the configs fail another way (#8005's assertion became a diagnostic in 3.5.0) names that
+release as ``replaced_in``, with what the configs show there (:func:`where_it_ends`), and
+no first good release. When a later release passes, releases failing otherwise between
+are named as undecided instead: the bug may have ended there, or only changed its message
+(#4418's 3.2.0).
 
 The direction follows the user's ``--good`` and ``--bad``: a good release newer than the
 bad one asks for the first good release (the fix); an older one asks for the first bad
@@ -241,26 +243,22 @@ def run(
     good = order[first_good] if first_good < len(order) else None
     notes = []
     replaced_in = None
-    ends = where_it_ends(candidates, state_of) if fix and OTHER in set_aside.values() else None
+    # No release passes: where the bug's own failure ends, if it ends in another failure.
+    # (With a passing release, releases failing otherwise in between are named as undecided
+    # below: the bug may have ended there, or only changed its message.)
+    ends = where_it_ends(candidates, state_of) if fix and good is None else None
     if ends:
-        last, replaced_in = ends
+        bad, replaced_in = ends
+        set_aside = {v: why for v, why in set_aside.items() if v != replaced_in}
         others = sorted(
             {ln.split(": ", 1)[1] for ln in lines[replaced_in] if not ln.endswith("passed")}
         )
-        if good is None:
-            bad = last
-            set_aside = {v: why for v, why in set_aside.items() if v != replaced_in}
-            notes.append(
-                f"no release in the range passes, but the bug ends in {replaced_in}: from "
-                f"there the configs that failed with it fail otherwise ({'; '.join(others)}); "
-                "the bug was fixed into that failure or is hidden behind it, so no first good "
-                "release is named"
-            )
-        else:
-            notes.append(
-                f"the bug's own failure ends in {replaced_in}: from there the configs that "
-                f"failed with it fail otherwise ({'; '.join(others)}) until {good} passes"
-            )
+        notes.append(
+            f"no release in the range passes, but the bug ends in {replaced_in}: from "
+            f"there the configs that failed with it fail otherwise ({'; '.join(others)}); "
+            "the bug was fixed into that failure or is hidden behind it, so no first good "
+            "release is named"
+        )
     older = [v for v in set_aside if Version(v) < Version(bad)]
     unsupported_before = (
         not fix
