@@ -62,5 +62,21 @@ if [ -n "$files" ]; then
   cp $files "$OUT/" 2>/dev/null
 fi
 fi
+if [[ "${STEPS:-123}" == *4* ]]; then
+echo "== 4. a launch whose illegal address surfaces at the next synchronize" | tee -a "$OUT/log.txt"
+python -m suite.capture -o "$OUT/late" -- python tests/data/capture/gpu_late_failure.py \
+  > "$OUT/late.stdout" 2> "$OUT/late.stderr"
+echo "capture exit status: $?" | tee -a "$OUT/log.txt"
+lsummary=$(ls "$OUT"/late/captures/*/capture.json)
+python - "$lsummary" <<'PY' | tee -a "$OUT/log.txt"
+import json, sys
+s = json.load(open(sys.argv[1]))
+print("compile records:", s["compile_records"])
+for f in s["failures"]:
+    print({k: f.get(k) for k in ("kernel", "phase", "target", "observed", "isolated",
+                                 "reproduced", "surfaced_later", "file", "finding")})
+PY
+cp "$OUT"/late/captures/*/reproducers/*.py "$OUT/" 2>/dev/null
+fi
 # Keep what comes back small: no MLIR dumps of passing cases, no caches.
 find "$OUT" -name "*.mlir" -size +200k -delete
