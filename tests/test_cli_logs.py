@@ -141,11 +141,6 @@ def test_findings_json_hands_over_a_file_that_exists(finding_root):
     assert Path(finding["file"]).is_file()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suite/cli/explore.py's findings listing names the finding id and the minimal "
-    "config as text, not the case id (issue 19; not this test's files)",
-)
 def test_findings_log_has_the_minimal_case_id(finding_root):
     done = repro_cli("findings", "-o", str(finding_root), env=NARROW)
     line_with(done.stdout, CASE, SIGNATURE)

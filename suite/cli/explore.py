@@ -20,6 +20,7 @@ from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
+    from suite.api import Reproducer
     from suite.search.findings import DirectoryFindingsStore, Finding
 
 
@@ -138,7 +139,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         }
     )
     for finding in exploration.findings:
-        view.listings.append(_boundary_listing(store, finding))
+        view.listings.append(_boundary_listing(store, finding, repro))
     view.lines.append(
         f"{len(exploration.findings)} finding(s) in {len(exploration.evaluations)} evaluations"
         f" of {repro.id} on {', '.join(targets)} | seed {seed}"
@@ -159,12 +160,18 @@ def _finding_record(store: DirectoryFindingsStore, finding: Finding) -> dict[str
     return {"id": path.stem, "file": str(path), **finding.to_json()}
 
 
-def _boundary_listing(store: DirectoryFindingsStore, finding: Finding) -> Listing:
-    """One finding: its id, signature and minimal config as the title, its boundary below."""
+def _boundary_listing(
+    store: DirectoryFindingsStore, finding: Finding, repro: Reproducer
+) -> Listing:
+    """One finding: its id, signature and minimal case and config as the title, its
+    boundary below."""
+    from suite.engine.expand import case_id
+
     title = (
         f"{finding.kind} {store.path_of(finding).stem}: {finding.signature} "
-        f"({finding.repro} on {', '.join(finding.targets)}); minimal config "
-        f"({finding.target}): {_config_text(finding.minimal_config)}"
+        f"({finding.repro} on {', '.join(finding.targets)}); minimal case "
+        f"{case_id(repro, finding.target, finding.minimal_config)}: "
+        f"{_config_text(finding.minimal_config)}"
     )
     met = finding.evaluations
     if met:
@@ -187,6 +194,50 @@ def _boundary_listing(store: DirectoryFindingsStore, finding: Finding) -> Listin
     return listing
 
 
+class _MinimalCases:
+    """The full case id of each finding's minimal config on its target.
+
+    A case id is the reproducer's label of the config, so the reproducer is loaded again
+    from the source the finding carries (or the catalogue), once per source; a finding
+    whose reproducer cannot be loaded keeps an empty cell and a line in ``problems``.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[str] = []
+        self._loaded: dict[tuple[str, str], Reproducer | str] = {}
+
+    def of(self, finding: Finding, name: str) -> str:
+        """The case id of ``finding`` (named ``name`` in problems), or ''."""
+        from suite.engine.expand import case_id
+
+        repro = self._reproducer(finding)
+        if isinstance(repro, str):
+            self.problems.append(f"finding {name}: no minimal case id: {repro}")
+            return ""
+        try:
+            return case_id(repro, finding.target, finding.minimal_config)
+        except (KeyError, IndexError, ValueError, TypeError, AttributeError) as exc:
+            self.problems.append(
+                f"finding {name}: no minimal case id: its label does not fit the minimal config "
+                f"({type(exc).__name__}: {exc})"
+            )
+            return ""
+
+    def _reproducer(self, finding: Finding) -> Reproducer | str:
+        """The reproducer, or why it cannot be loaded."""
+        from suite.engine.sources import reproducer_for
+
+        key = (finding.repro, str((finding.source or {}).get("sha256", "")))
+        if key not in self._loaded:
+            try:
+                found, _ = reproducer_for(finding.repro, finding.source, self.root)
+                self._loaded[key] = found.repro
+            except UsageError as exc:
+                self._loaded[key] = str(exc)
+        return self._loaded[key]
+
+
 def cmd_findings(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.search.findings import DirectoryFindingsStore
@@ -202,28 +253,35 @@ def cmd_findings(args: argparse.Namespace) -> int:
             Column("id", "id"),
             Column("kind"),
             Column("signature", "text"),
+            Column("minimal case", "id"),
             Column("minimal config", "text"),
             Column("targets"),
             Column("seen"),
             Column("last seen"),
         )
     )
+    out = render.output_for(args)
+    cases = _MinimalCases(store.root)
     for f in findings:
+        name = store.path_of(f).stem
         listing.add(
-            store.path_of(f).stem,
+            name,
             f.kind,
             f.signature,
+            cases.of(f, name),
             _config_text(f.minimal_config),
             " ".join(f.targets),
             f"{len(f.failing_configs)} configs",
             f.last_seen[:10],
         )
+    for problem in cases.problems:
+        out.note(problem)
     summary = (
         f"{len(findings)} finding(s) under {store.root}"
         if findings
         else (f"no findings under {store.root}")
     )
-    render.output_for(args).show(
+    out.show(
         render.View(
             data={
                 "findings_dir": str(store.root),
