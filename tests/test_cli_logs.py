@@ -187,11 +187,6 @@ def test_replay_json_matches_its_schema(run_350, tmp_path):
 
 
 @pytest.mark.venv
-@pytest.mark.xfail(
-    strict=True,
-    reason="suite/replay/replay.py's lines name the failing pass, not the case id and its "
-    "signature (issue 19; not this test's files)",
-)
 def test_replay_log_has_the_case_and_its_signature(run_350, tmp_path):
     done = repro_cli("replay", f"{run_350}:{CASE}", "-o", str(tmp_path), env=NARROW)
     assert done.code == 0, done.stdout + done.stderr
@@ -270,6 +265,8 @@ BAD_INPUT = [
     ("nightly", "show"),
     ("merge", "{tmp}/none", "-o", "{tmp}/out"),
 ]
+
+
 def _argv(args: tuple[str, ...], tmp: Path) -> list[str]:
     (tmp / "file").write_text("not a finding\n")
     (tmp / "c.yaml").write_text("- {BLOCK_M: 64}\n")
@@ -278,29 +275,11 @@ def _argv(args: tuple[str, ...], tmp: Path) -> list[str]:
     return [a.format(tmp=tmp, finding=tmp / "finding.json") for a in args]
 
 
-VERBOSE_GAPS = {
-    ("report", "no-such-finding"): "suite/cli/report.py",
-    ("replay", "no-such-finding"): "suite/cli/replay.py",
-    ("replay", "{tmp}/nothere:case"): "suite/cli/replay.py",
-}
-"""With ``--verbose``, these log the start of their first step ("resolving ...") before
-they find that the finding or result does not exist: a check that could come first."""
-
-
 @pytest.mark.parametrize("verbose", [(), ("-v",)], ids=["plain", "verbose"])
 @pytest.mark.parametrize("args", BAD_INPUT, ids=" ".join)
-def test_bad_input_is_one_line_on_stderr_before_any_progress(args, verbose, tmp_path, request):
+def test_bad_input_is_one_line_on_stderr_before_any_progress(args, verbose, tmp_path):
     if verbose and args[0] in ("list", "findings", "dashboard", "doctor", "baseline", "nightly"):
         pytest.skip("no progress in this command")
-    owner = VERBOSE_GAPS.get(args[:2]) if verbose else None
-    if owner:
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason=f"{owner}: the subject is looked up inside the first step, after "
-                "--verbose logged its start (issue 19; not this test's files)",
-            )
-        )
     done = repro_cli(*_argv(args, tmp_path), *verbose, env=NARROW)
     assert done.code == 2, (done.code, done.stdout, done.stderr)
     assert len(done.stderr.splitlines()) == 1, done.stderr

@@ -16,10 +16,14 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
+
+if TYPE_CHECKING:
+    from suite.engine.outcome import CaseResult
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -72,7 +76,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.replay.case import replay_case_of
+    from suite.replay.case import check_interpreter, recorded_reproducers, replay_case_of
     from suite.replay.replay import replay
     from suite.report.folder import default_folder
     from suite.search.subject import subject_of
@@ -81,14 +85,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--budget-tries must be at least 1")
     if args.budget_s <= 0 or args.timeout <= 0:
         raise UsageError("--budget-s and --timeout must be positive")
+    check_interpreter(args.python, args.triton)
     output = Path(args.output)
+    # What can be found wrong without running anything is, before the first progress line.
+    subject = subject_of(args.subject, output)
+    recorded_reproducers(subject)
     out = render.output_for(args)
     with (
         tempfile.TemporaryDirectory(prefix="repro-replay-case-") as scratch,
         out.steps("replay") as steps,
     ):
         steps.begin(f"resolving {args.subject}")
-        subject = subject_of(args.subject, output)
         case = replay_case_of(subject, Path(scratch), python=args.python, triton=args.triton)
         for note in case.notes:
             out.note(note)
@@ -110,7 +117,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 "record": str(done.folder / "replay.json"),
                 **done.record,
             },
-            lines=done.lines,
+            lines=[_subject_line(case.result), *done.lines],
         )
     )
     return done.exit_status
+
+
+def _subject_line(result: CaseResult) -> str:
+    """The case replayed, on one line: its full case id and its signature (or outcome)."""
+    return f"{result.case_id} {result.signature or result.outcome.label}"

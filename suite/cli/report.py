@@ -85,13 +85,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.python and not Path(args.python).exists():
         raise UsageError(f"--python: no such interpreter: {args.python}")
     baseline = Baseline.load(Path(args.baseline) if args.baseline else None)
+    # Looked up before the first progress line: a subject that is not there is exit 2 alone.
+    subject = subject_of(args.subject, output, case=args.case)
     out = render.output_for(args)
     with (
         tempfile.TemporaryDirectory(prefix="repro-report-") as scratch,
         out.steps("report", 2) as steps,
     ):
         steps.begin(f"resolving {args.subject}")
-        subject = subject_of(args.subject, output, case=args.case)
         subject.load_reproducer()
         if not args.no_rerun:
             recapture(subject, args.python, Path(scratch))

@@ -35,23 +35,21 @@ def replay_case_of(
     """What to replay of ``subject``: the MLIR reproducers its result left (a finding whose
     record holds none has its minimal config run again under the chosen interpreter, with
     its outputs kept under ``work``)."""
-    result = subject.result
-    if not subject.is_finding and not result.outcome.is_failure:
-        raise _nothing(result, f"in {subject.origin.get('run', '')}")
+    files = recorded_reproducers(subject)
     interpreter, notes = _interpreter(subject, python, triton)
-    if not subject.is_finding:
-        files = _reproducers_of(result, subject.case_dir)
-    elif stored := _reproducer_files(_artifact_paths(subject.finding_record.get("artifacts"))):
-        files = stored
-        notes.append("the finding record holds its MLIR reproducer")
-    else:
+    if files is None:
         result = rerun(subject, interpreter, work)
         if not result.outcome.is_failure:
             raise _nothing(result, f"when its minimal config ran again under {interpreter}")
         files = _reproducers_of(result, None)
         notes.append(f"re-ran the minimal config under {interpreter}: {result.signature or '-'}")
-    if not files:
-        raise _nothing(result, "and left no MLIR reproducer (not an MLIR pass failure)")
+        if not files:
+            raise _nothing(result, _NO_REPRODUCER)
+    else:
+        if subject.is_finding:
+            subject.load_reproducer()  # the minimal config's full case id, when it loads
+            notes.append("the finding record holds its MLIR reproducer")
+        result = subject.result
     return ReplayCase(
         result,
         subject.report_id,
@@ -61,6 +59,42 @@ def replay_case_of(
         subject.recorded_triton,
         [*subject.notes, *notes],
     )
+
+
+_NO_REPRODUCER = "and left no MLIR reproducer (not an MLIR pass failure)"
+
+
+def recorded_reproducers(subject: Subject) -> list[Path] | None:
+    """The MLIR reproducer files ``subject`` already has: a run's result, the ones its case
+    left; a finding, the ones its record holds, or None (its minimal config must run again).
+
+    Nothing is run, so the command checks this before its first progress line: a run's
+    case that passed, or failed without an MLIR reproducer, is a ``ReplayError``.
+    """
+    result = subject.result
+    if subject.is_finding:
+        stored = _reproducer_files(_artifact_paths(subject.finding_record.get("artifacts")))
+        return stored or None
+    if not result.outcome.is_failure:
+        raise _nothing(result, f"in {subject.origin.get('run', '')}")
+    files = _reproducers_of(result, subject.case_dir)
+    if not files:
+        raise _nothing(result, _NO_REPRODUCER)
+    return files
+
+
+def check_interpreter(python: str | None, release: str | None) -> None:
+    """``--python`` names an interpreter that exists, ``--triton`` a version (checked before
+    any progress; the release's venv is built later, on first use)."""
+    from packaging.version import InvalidVersion, Version
+
+    if python and not Path(python).exists():
+        raise UsageError(f"--python: no such interpreter: {python}")
+    if release:
+        try:
+            Version(release)
+        except InvalidVersion:
+            raise UsageError(f"not a Triton version: {release!r}") from None
 
 
 def _interpreter(

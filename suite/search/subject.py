@@ -24,7 +24,7 @@ import contextlib
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -79,11 +79,26 @@ class Subject:
 
     def load_reproducer(self) -> Found | None:
         """The reproducer as it ran, loaded again from what was recorded (once); a note says
-        where from, or why it cannot be."""
+        where from, or why it cannot be. A finding's rebuilt result then gets its minimal
+        config's full case id (its record names only the reproducer and the target)."""
         if not self._loaded:
             self._loaded = True
             self.found = _reproducer_of(self)
+            if self.found is not None and self.is_finding:
+                self.result = _with_full_case_id(self.result, self.found)
         return self.found
+
+
+def _with_full_case_id(result: CaseResult, found: Found) -> CaseResult:
+    """``result`` named by its reproducer's case id of its config (unchanged when the
+    reproducer's label does not fit the config)."""
+    from suite.engine.expand import case_id
+
+    try:
+        full = case_id(found.repro, result.target, result.config)
+    except (KeyError, IndexError, ValueError, TypeError, AttributeError):
+        return result
+    return replace(result, case_id=full)
 
 
 def locate(ref: str, output: Path) -> Path:
