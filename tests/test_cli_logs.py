@@ -128,17 +128,22 @@ def test_findings_log_has_each_finding_with_its_signature(finding_root):
     assert cells[0] == finding["id"] and cells[2] == SIGNATURE
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suite/search/findings.py: path_of names a finding by its content, so a finding "
-    "file saved under another name (a copy, the checked-in one) is listed with a file that "
-    "does not exist (issue 19; not this test's files)",
-)
 def test_findings_json_hands_over_a_file_that_exists(finding_root):
     listed = repro_cli("findings", "-o", str(finding_root), "--json")
     document = check_json("findings", listed.stdout)
     (finding,) = document["findings"]
     assert Path(finding["file"]).is_file()
+
+
+def test_findings_log_says_when_a_message_changed_between_releases(finding_root):
+    (path,) = (finding_root / "findings").glob("*.json")
+    record = json.loads(path.read_text())
+    family = "compiler-error:ttgir:TritonGPUAssignLatencies"
+    record["signatures"] = {"3.4.0": f"{family}: one message", "3.5.0": f"{family}: another"}
+    path.write_text(json.dumps(record))
+    done = repro_cli("findings", "-o", str(finding_root), env=NARROW)
+    assert done.code == 0, done.stderr
+    line_with(done.stdout, path.stem, "message changed in 3.5.0: another")
 
 
 def test_findings_log_has_the_minimal_case_id(finding_root):

@@ -281,6 +281,8 @@ def cmd_findings(args: argparse.Namespace) -> int:
         if findings
         else (f"no findings under {store.root}")
     )
+    # The same bug failing with another message on a later release (issue 13).
+    changed = [f"{store.path_of(f).stem}: {f.message_note()}" for f in findings if f.message_note()]
     out.show(
         render.View(
             data={
@@ -288,7 +290,7 @@ def cmd_findings(args: argparse.Namespace) -> int:
                 "findings": [_finding_record(store, f) for f in findings],
             },
             listings=[listing] if findings else [],
-            lines=[summary],
+            lines=[*changed, summary],
         )
     )
     return 0

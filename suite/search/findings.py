@@ -264,6 +264,9 @@ class DirectoryFindingsStore(FindingsStore):
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        # The files :meth:`all` read, by (repro, signature): a finding saved under another
+        # name (a copy, a checked-in one) is handed on by the file that holds it.
+        self._read: dict[tuple[str, str], Path] = {}
 
     def _path(self, repro: str, signature: str) -> Path:
         return self.root / f"{safe_name(repro)}-{Signature(signature).digest}.json"
@@ -271,7 +274,8 @@ class DirectoryFindingsStore(FindingsStore):
     def path_of(self, finding: Finding) -> Path:
         """The file of ``finding``; its stem is the finding's id (what
         :func:`suite.search.subject.locate` takes)."""
-        return self._path(finding.repro, finding.signature)
+        key = (finding.repro, finding.signature)
+        return self._read.get(key) or self._path(*key)
 
     def get(self, repro: str, signature: str) -> Finding | None:
         path = self._path(repro, signature)
@@ -289,7 +293,11 @@ class DirectoryFindingsStore(FindingsStore):
     def all(self) -> list[Finding]:
         if not self.root.is_dir():
             return []
-        found = [Finding.from_json(json.loads(p.read_text())) for p in self.root.glob("*.json")]
+        found = []
+        for path in sorted(self.root.glob("*.json")):
+            finding = Finding.from_json(json.loads(path.read_text()))
+            self._read.setdefault((finding.repro, finding.signature), path)
+            found.append(finding)
         return sorted(found, key=lambda f: (f.repro, f.kind, f.signature))
 
     def example_database(self) -> ExampleDatabase:
