@@ -21,6 +21,10 @@ UPSTREAM = (
     "upstream-10284-ws-partition-attr",
     "upstream-10229-descriptor-in-dot-loop",
     "upstream-10901-ws-reduction-convert-layout",
+    # Written by a tester from the docs alone (docs/upstream-bugs.md).
+    "upstream-7549-sm120-nvfp4-scale",
+    "upstream-11733-sm120-batched-mxfp",
+    "upstream-7811-num-ctas-pre-hopper",
 )
 #: Cases of the trigger and nearest-pass sets: one per set and target (#10229 has two targets).
 CASES = 2 * len(UPSTREAM) + 2
@@ -63,8 +67,13 @@ def test_upstream_bugs_on_the_installed_release(tmp_path):
     assert failing == {
         "upstream-8005-ws-two-warps[sm_100-128x128x64-w2-s3]",
         "upstream-9728-ws-pointer-dot-hopper[sm_90-128x128x64-w4-s3-wsTrue]",
+        "upstream-7811-num-ctas-pre-hopper[sm_80-b128-w4-ctas2]",
     }
     assert all(table[case][1] == "known" for case in failing)
+    # #7812's diagnostic: Triton's own refusal, a user error and never a compiler bug.
+    num_ctas = table["upstream-7811-num-ctas-pre-hopper[sm_80-b128-w4-ctas2]"]
+    assert num_ctas[0] == "user-error"
+    assert "num_ctas > N requires NVIDIA SM90+" in " ".join(num_ctas)
     assert "unsupported load type for producer commit" in " ".join(
         table["upstream-9728-ws-pointer-dot-hopper[sm_90-128x128x64-w4-s3-wsTrue]"]
     )
@@ -120,6 +129,74 @@ def test_release_without_warp_specialization_reports_unsupported(tmp_path):
     (columns,) = rows(ran.stdout).values()
     assert columns[0] == "skipped"
     assert "triton.language.range(warp_specialize)" in " ".join(columns)
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        (
+            "3.7.1",
+            {
+                "upstream-7549-sm120-nvfp4-scale[sm_120-64x64x128-w4-s3-scaleTrue]": (
+                    "compiler-error",
+                    "type.getElementType().isIntOrIndex()",
+                ),
+                "upstream-11733-sm120-batched-mxfp[sm_120-64x64x64-w4-s1-batchedTrue]": (
+                    "compiler-error",
+                    "ctaLayout.getNumOutDims() == rank",
+                ),
+                "upstream-7811-num-ctas-pre-hopper[sm_80-b128-w4-ctas2]": (
+                    "user-error",
+                    "num_ctas > N requires NVIDIA SM90+",
+                ),
+            },
+        ),
+        (
+            "3.4.0",
+            {
+                "upstream-7549-sm120-nvfp4-scale[sm_120-64x64x128-w4-s3-scaleTrue]": (
+                    "compiler-error",
+                    "type.getElementType().isIntOrIndex()",
+                ),
+                "upstream-7811-num-ctas-pre-hopper[sm_80-b128-w4-ctas2]": (
+                    "crash",
+                    "Cannot select: intrinsic llvm.nvvm.read.ptx.sreg.clusterid.x",
+                ),
+            },
+        ),
+    ],
+)
+def test_tester_ports_on_old_releases(tmp_path, version, expected):
+    """The three ports a tester wrote from the docs: on 3.7.1 #7549 and #11733 fail as known
+    compiler bugs and #7811 is Triton's refusal (user-error); on 3.4.0 #7811 still aborts
+    in LLVM and the batched dot compiles. Every nearest pass passes."""
+    from suite.toolchain.venvs import for_version
+
+    ran = repro_cli(
+        "run",
+        "upstream-7549-sm120-nvfp4-scale",
+        "upstream-11733-sm120-batched-mxfp",
+        "upstream-7811-num-ctas-pre-hopper",
+        "-c",
+        "trigger,nearest-pass",
+        "-j",
+        "2",
+        "-o",
+        str(tmp_path),
+        "--python",
+        str(for_version(version).python),
+        "--format",
+        "plain",
+    )
+    assert ran.code == 0, ran.stdout + ran.stderr
+    table = rows(ran.stdout)
+    assert len(table) == 6
+    failing = {case for case, columns in table.items() if columns[0] != "passed"}
+    assert failing == set(expected)
+    for case, (outcome, message) in expected.items():
+        assert table[case][:2] == [outcome, "known"]
+        assert message in " ".join(table[case])
 
 
 # ---------------------------------------------------------------------------------------------
