@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from suite.engine.scrub import scrub
+from suite.engine.scrub import scrub, scrub_secrets
 from suite.errors import UsageError
 
 # Folders of the output root that are not reports: a report id may never name one.
@@ -64,9 +64,9 @@ class Draft:
         self.files: list[str] = []
 
     def put(self, name: str, text: str, secret_safe: bool = True) -> None:
-        """Write ``name``; scrubbed of secrets and the home folder unless ``secret_safe``
-        is False (generated code that must run as written)."""
-        (self.folder / name).write_text(scrub(text) if secret_safe else text)
+        """Write ``name``, scrubbed of secrets; of the home folder too unless ``secret_safe``
+        is False (generated code, which embeds the reproducer's source: its paths must run)."""
+        (self.folder / name).write_text(scrub(text) if secret_safe else scrub_secrets(text))
         self.files.append(name)
 
     def attach(self, name: str, source: Path) -> None:

@@ -361,9 +361,6 @@ def test_untrusted_text_cannot_break_out_of_markdown():
 SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="repro.py and snippet.py are written unscrubbed (suite/report: pending)"
-)
 def test_a_credential_in_a_reproducers_source_is_carried_exactly_and_never_published(tmp_path):
     """A reproducer whose kernel holds a credential (in a comment): the run's carried copy
     keeps it byte for byte (its hash loads it again), and nothing rendered from the source
