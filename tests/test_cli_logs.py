@@ -212,11 +212,6 @@ def test_reduce_json_matches_its_schema(finding_root):
 
 
 @pytest.mark.venv
-@pytest.mark.xfail(
-    strict=True,
-    reason="suite/cli/reduce.py's lines and suite/reduce/reducer.py's progress name neither "
-    "the case id nor the signature (issue 19; not this test's files)",
-)
 def test_reduce_log_has_the_case_and_its_signature(finding_root):
     venv_python("3.5.0")
     done = repro_cli(

@@ -21,7 +21,7 @@ from suite.reduce.interesting import Expectation, SignatureTest, Verdict
 from suite.reduce.judge import Judge
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.reducer import Progress
-from suite.reduce.reported import reduced_of
+from suite.report.reduced import reduced_of
 from suite.search.findings import Finding
 from suite.toolchain.venvs import venv_root
 
@@ -182,6 +182,23 @@ def test_reduced_kernel_fails_the_same_way_and_the_fixed_release_compiles_it(
         reduced, "good"
     )
     assert verdict.outcome == "passed"
+    # The report shows the reduced kernel and attaches the original.
+    argv = ["report", str(finding), "-o", str(tmp_path), "--id", "reduced-report", "--no-rerun"]
+    shown = subprocess.run(
+        [sys.executable, "-m", "suite.cli", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert shown.returncode == 0, shown.stderr
+    folder = tmp_path / "reduced-report"
+    assert (folder / "original_repro.py").read_text() == PREFETCH.read_text()
+    # 3.6.0 is the finding's first good release: the body is a comment, "fixed upstream".
+    issue = (folder / "comment.md").read_text()
+    assert "reduced automatically (`repro reduce`)" in issue
+    assert "def kernel(" in issue and "def gemm_prefetch(" not in issue
+    assert "def gemm_prefetch(" not in (folder / "repro.py").read_text()
 
 
 @pytest.mark.venv

@@ -80,6 +80,7 @@ def _interpreter(environment: dict[str, Any], python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.engine.expand import case_id
     from suite.engine.sources import reproducer_for
     from suite.reduce.reducer import reduce
     from suite.search.subject import load_finding
@@ -98,6 +99,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     out = render.output_for(args)
     if note:
         out.note(note)
+    case = f"{case_id(found.repro, finding.target, finding.minimal_config)} {finding.signature}"
     origin = (finding.source or {}).get("origin") or found.source["path"]
     done = reduce(
         finding,
@@ -130,7 +132,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         render.View(
             data={"finding": str(path), **finding.reduced, "tries": progress.tries},
             lines=[
-                f"{state}: kernel lines {progress.original_lines} -> {progress.lines}, "
+                f"{case} {state}: kernel lines {progress.original_lines} -> {progress.lines}, "
                 f"tokens {progress.original_tokens} -> {progress.tokens}, "
                 f"{progress.tries} compiles, {progress.seconds:.0f} s",
                 f"finding {path} points to it",

@@ -65,6 +65,7 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
+from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import CompileCall, capture_compile, minimal_snippet, repro_script
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
@@ -102,6 +103,7 @@ class Standalone:
     why_not: str = ""
     verification: Verification | None = None  # --verify: in a clean venv of the release
     current: Verification | None = None  # under this machine's (newer) Triton
+    reduced: Reduced | None = None  # ``repro reduce``'s kernel, the one captured
 
 
 @dataclass
@@ -218,16 +220,15 @@ def write_standalone(
         notes = "; ".join(subject.notes)
         standalone = Standalone(None, f"the reproducer could not be loaded again ({notes})")
     else:
-        interpreter = interpreter_for(subject.environment, None)
-        call, why_not = capture_compile(
-            subject.result, source=subject.found.source, python=interpreter
-        )
-        standalone = Standalone(call, why_not)
+        standalone = capture_standalone(subject, subject.found.source)
     if standalone.call is None:
         if verify_release:
             why = f"Not verified: {standalone.why_not}"
             standalone.verification = Verification(False, version, why)
         return standalone
+    if standalone.reduced is not None:
+        original = standalone.reduced.original.read_text()
+        draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
     draft.put("repro.py", script, secret_safe=False)
     draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
@@ -236,6 +237,20 @@ def write_standalone(
     # Whether this machine's (newer) Triton still fails decides "fixed upstream".
     standalone.current = check_current(draft.folder / "repro.py", version, expected)
     return standalone
+
+
+def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
+    """The compile call of the kernel ``repro reduce`` left for the finding, when it did and
+    that call can still be captured; else of the reproducer as it was ``written``."""
+    interpreter = interpreter_for(subject.environment, None)
+    reduced = reduced_of(subject.finding_record)
+    if reduced is not None:
+        call, _ = capture_compile(subject.result, source=reduced.source, python=interpreter)
+        if call is not None:
+            return Standalone(call, reduced=reduced)
+        subject.notes.append(f"the reduced kernel {reduced.path} could not be captured")
+    call, why_not = capture_compile(subject.result, source=written, python=interpreter)
+    return Standalone(call, why_not)
 
 
 def decide(
@@ -303,6 +318,7 @@ def body_context(
         "why_no_repro": standalone.why_not if standalone.call is None else "",
         "message_changes": subject.finding.message_note() if subject.finding else "",
         "headline": headline(result),
+        "reduced": standalone.reduced.context() if standalone.reduced else None,
     }
 
 
