@@ -121,6 +121,27 @@ def test_assign_latencies_in_a_child_process_reproduces_and_reports(tmp_path: Pa
     assert (output / failure["finding"] / "repro.py").is_file()
 
 
+SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
+
+
+@pytest.mark.venv
+def test_a_credential_in_the_programs_kernel_is_not_in_its_reproducer(tmp_path: Path) -> None:
+    """The generated reproducer, the file a user hands on, is scrubbed; it still reproduces.
+    (The compile records stay byte-exact: they are the evidence it was made from.)"""
+    program = tmp_path / "leaky_program.py"
+    anchor = "    a_desc = tl.make_tensor_descriptor("
+    note = f'    """Deploy with GITHUB_TOKEN={SOURCE_SECRET}."""\n'
+    text = (PROGRAMS / "several_kernels.py").read_text()
+    program.write_text(text.replace(anchor, note + anchor, 1))
+    done, summary = capture(tmp_path / "reports", [venv_python("3.5.0"), str(program)])
+    assert done.returncode == 1, done.stderr[-3000:]
+    [failure] = summary["failures"]
+    assert failure["reproduced"], failure
+    source = Path(failure["file"]).read_text()
+    assert SOURCE_SECRET not in source and "GITHUB_TOKEN=[redacted]" in source
+    assert SOURCE_SECRET not in done.stdout + done.stderr
+
+
 @pytest.mark.venv
 def test_an_abort_inside_a_compile_leaves_its_record(tmp_path: Path) -> None:
     done, summary = capture(

@@ -308,3 +308,28 @@ def test_a_report_uses_the_reduction_only_while_its_files_are_there(tmp_path: Pa
     assert found.context()["original_name"] == "original_repro.py"
     assert reduced_of({"reduced": {**entry, "lines": "many"}}) is None
     assert reduced_of({}) is None and reduced_of(None) is None
+
+
+SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
+
+
+@pytest.mark.venv
+def test_a_credential_in_the_kernel_never_reaches_the_reduced_file(tmp_path: Path) -> None:
+    """The reducer's form is scrubbed: candidates, reduced.py and state.json never hold a
+    credential of the source (here in the reproducer's title, which every form keeps); only
+    original.py, the source as it was, keeps it."""
+    bad = _venv("3.5.0")
+    leaky = tmp_path / "leaky.py"
+    title = "next-tile prefetch in the K loop"
+    leaky.write_text(PREFETCH.read_text().replace(title, f"{title}, token {SOURCE_SECRET}"))
+    assert SOURCE_SECRET in leaky.read_text()
+    finding = _finding(tmp_path / "finding.json", leaky, bad, "3.5.0")
+    done = _reduce(str(finding), "-o", str(tmp_path), "-j", "2", "--time-budget", "3")
+    assert done.returncode == 0, done.stderr
+    assert SOURCE_SECRET not in done.stdout + done.stderr
+    folder = Path(done.stdout.strip().splitlines()[-1]).parent
+    assert SOURCE_SECRET in (folder / "original.py").read_text()
+    written = [p for p in folder.rglob("*") if p.is_file() and p.name != "original.py"]
+    assert written
+    for path in written:
+        assert SOURCE_SECRET not in path.read_text(errors="replace"), path

@@ -23,6 +23,7 @@ from suite.engine import session as engine
 from suite.engine.baseline import Baseline
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
+from suite.engine.scrub import scrub_secrets
 from suite.engine.sources import capture as capture_source
 from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
 
@@ -116,7 +117,7 @@ def write_reproducers(capture: Capture) -> None:
         else:
             folder.mkdir(exist_ok=True)
             path = folder / f"{generate.reproducer_id(failure).replace('-', '_')}.py"
-            path.write_text(generate.render(failure))
+            path.write_text(scrub_secrets(generate.render(failure)))
             captured.file = path
 
 
@@ -198,7 +199,7 @@ def write_kernel_reproducers(capture: Capture) -> None:
         configs = [_gate_entry(c) for c in autotuner.configs] if autotuner else []
         folder.mkdir(exist_ok=True)
         path = folder / f"{generate.reproducer_id(kernel).replace('-', '_')}.py"
-        path.write_text(generate.render(kernel, configs))
+        path.write_text(scrub_secrets(generate.render(kernel, configs)))
         capture.kernel_reproducers.append(path)
         if autotuner is not None:
             captured = generate.captured_config(kernel)

@@ -40,6 +40,7 @@ from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import DEFAULTS, Execution
+from suite.engine.scrub import scrub_secrets
 from suite.errors import UsageError
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.judge import ForkingWorkers, Judge
@@ -128,7 +129,8 @@ def reducer_form(finding: Finding, found: Found, python: str, origin: str, findi
     if call is None:
         raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
     repro = found.repro
-    return (
+    # Scrubbed once, here: a credential in the source never reaches a candidate or reduced.py.
+    return scrub_secrets(
         template_environment()
         .get_template("reduced_repro.py.j2")
         .render(
