@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Release venvs and the npm tools are built once per machine and shared; everything else the
 # suite caches (the import shim, Triton's kernel caches) goes to a scratch folder per session.
 SHARED_CACHE = cache_root()
+#: A GitHub-token-shaped credential that hostile tests plant in a source (split: not a real one).
+SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 os.environ.setdefault("REPRO_VENV_ROOT", str(SHARED_CACHE / "venvs"))
 SESSION_CACHE = tempfile.mkdtemp(prefix="repro-test-cache-")
 os.environ["XDG_CACHE_HOME"] = SESSION_CACHE

@@ -34,6 +34,8 @@ import jsonschema
 import psutil
 import pytest
 
+from tests.conftest import SOURCE_SECRET
+
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "data" / "capture"
 
@@ -119,9 +121,6 @@ def test_assign_latencies_in_a_child_process_reproduces_and_reports(tmp_path: Pa
     )
     assert "Verified: reproduces on triton 3.5.0" in report.stdout, report.stdout + report.stderr
     assert (output / failure["finding"] / "repro.py").is_file()
-
-
-SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 
 
 @pytest.mark.venv

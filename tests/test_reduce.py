@@ -24,6 +24,7 @@ from suite.reduce.reducer import Progress
 from suite.report.reduced import reduced_of
 from suite.search.findings import Finding
 from suite.toolchain.venvs import venv_root
+from tests.conftest import SOURCE_SECRET
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFETCH = ROOT / "repros" / "tma_gemm_prefetch.py"
@@ -308,9 +309,6 @@ def test_a_report_uses_the_reduction_only_while_its_files_are_there(tmp_path: Pa
     assert found.context()["original_name"] == "original_repro.py"
     assert reduced_of({"reduced": {**entry, "lines": "many"}}) is None
     assert reduced_of({}) is None and reduced_of(None) is None
-
-
-SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 
 
 @pytest.mark.venv

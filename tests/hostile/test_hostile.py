@@ -18,7 +18,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.conftest import repro_cli
+from tests.conftest import SOURCE_SECRET, repro_cli
 
 HERE = Path(__file__).resolve().parent / "repros"
 MISBEHAVE = HERE / "misbehave.py"
@@ -356,9 +356,6 @@ def test_untrusted_text_cannot_break_out_of_markdown():
     assert "<details" not in text and "<img" not in text
     assert "\n#" not in text.split("Message:")[1]
     assert SECRETS  # the same module the runs above use
-
-
-SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 
 
 def test_a_credential_in_a_reproducers_source_is_carried_exactly_and_never_published(tmp_path):
