@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -533,12 +534,33 @@ def test_the_hook_needs_only_its_own_folder(tmp_path: Path) -> None:
     assert found.stdout == "None\n"  # the hook's modules import without the suite
 
 
-def test_the_program_dies_with_a_killed_capture(tmp_path: Path) -> None:
-    """SIGKILL of ``repro capture`` (which can pass nothing on) still ends the program."""
-    program = "import os, time; print(os.getpid(), flush=True); time.sleep(60)"
+LINGERING = """
+import os, signal, sys, time
+
+def stop(signum, frame):
+    print(f"stopped by {signal.Signals(signum).name}", flush=True)
+    sys.exit(7)
+
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)
+if os.fork() == 0:  # a double fork into its own session that never execs
+    os.setsid()
+    if os.fork() == 0:
+        print(os.getpid(), flush=True)
+        time.sleep(100000)
+    os._exit(0)
+time.sleep(0.5)
+print(os.getpid(), flush=True)
+time.sleep(60)
+"""
+
+
+def _capturing(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """``repro capture`` of LINGERING, once it printed its escaped grandchild's pid and its own."""
     output = str(tmp_path / "reports")
+    command = [sys.executable, "-c", LINGERING]
     capturing = subprocess.Popen(
-        [sys.executable, "-m", "suite.capture", "-o", output, "--", sys.executable, "-c", program],
+        [sys.executable, "-m", "suite.capture", "-o", output, "--", *command],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
@@ -546,10 +568,32 @@ def test_the_program_dies_with_a_killed_capture(tmp_path: Path) -> None:
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
     )
     assert capturing.stdout is not None
-    pid = int(capturing.stdout.readline())
+    return capturing, [int(capturing.stdout.readline()) for _ in range(2)]
+
+
+def _gone(pids: list[int]) -> list[int]:
+    deadline = time.monotonic() + 5
+    while any(psutil.pid_exists(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [p for p in pids if psutil.pid_exists(p)]
+
+
+def test_the_program_and_what_escaped_it_die_with_a_killed_capture(tmp_path: Path) -> None:
+    """SIGKILL of ``repro capture`` (which can pass nothing on) still ends the program and a
+    descendant that left its session and never exec'd: the keeper between them kills both."""
+    capturing, pids = _capturing(tmp_path)
     capturing.kill()
     capturing.wait()
-    deadline = time.monotonic() + 5
-    while psutil.pid_exists(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not psutil.pid_exists(pid)
+    assert _gone(pids) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_capture_reaches_the_program_first(tmp_path: Path, signum: int) -> None:
+    """SIGINT (to the program's group) and a first SIGTERM (to the program) are the
+    program's to handle: it exits as it chooses, and capture exits with its status."""
+    capturing, pids = _capturing(tmp_path)
+    capturing.send_signal(signum)
+    out, _ = capturing.communicate(timeout=60)
+    assert out == f"stopped by {signal.Signals(signum).name}\n"
+    assert capturing.returncode == 7
+    assert _gone(pids) == []

@@ -15,9 +15,10 @@ run for hours and use a lot of memory), no core files, registration with the run
 ``stop_all``, and the token hunt for escaped descendants. On top of that, this process is
 a child subreaper while the program runs, so a descendant that escapes with ``setsid``
 or a double fork and never execs (no token in its environment) is adopted here; once the
-program has ended, every descendant still alive is killed and reaped. Should this process
-be killed outright (SIGKILL), the program gets SIGKILL too (``PR_SET_PDEATHSIG``); what it
-started then outlives both. The program runs in
+program has ended, every descendant still alive is killed and reaped. The program's parent
+is a keeper (``suite.engine.template.keep``, as for a fresh case): a child subreaper too,
+which gets SIGTERM when this process dies (``PR_SET_PDEATHSIG``), even SIGKILLed, and then
+kills the program and everything below it, escaped or not. The program runs in
 its own process group (which the timeout kills as a whole); when this process owns the
 terminal, the program's group is made the terminal's foreground group for as long as it
 runs, as a shell does for a job, so the terminal's Ctrl-C and reads of the terminal reach
@@ -50,11 +51,11 @@ import psutil
 from suite.capture.site.repro_capture_records import ENV_ALL, ENV_DIR
 from suite.engine import isolate
 from suite.engine.isolate import Bounds
+from suite.engine.template import keeper_argv, keeper_report
 
 SITE = Path(__file__).resolve().parent / "site"
 STDERR_LOG = "stderr.log"
 POLL_S = 0.05
-_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
 # A fork bomb adopted round after round still ends: this many kill rounds, then give up.
@@ -148,20 +149,28 @@ def run(
     stop = threading.Event()
     copier = threading.Thread(target=_copy_stderr, args=(log_path, stop), daemon=True)
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    report, report_write = os.pipe()
+    told = b""
     try:
         sys.stdout.flush()
         started = time.monotonic()
         terminal = _terminal()
         try:
+            # The keeper is the program's parent: a child subreaper that kills everything
+            # below it when the program ends, or when this process dies, even SIGKILLed.
             process = subprocess.Popen(
-                command,
+                keeper_argv(sys.executable, command, report_write),
                 env=env,
                 stdout=2 if stdout_to_stderr else None,
                 stderr=log,
                 preexec_fn=functools.partial(_own_group, terminal),
+                pass_fds=(report_write,),
             )
         finally:
             os.close(log)
+            os.close(report_write)
+        told = _first_word(report)
+        program_pid = keeper_report(told)[0] or process.pid
 
         def interrupt(signum: int, frame: object) -> None:
             with contextlib.suppress(OSError):
@@ -172,7 +181,7 @@ def run(
                 isolate.kill_tree(process.pid)
             stopped.set()
             with contextlib.suppress(OSError):
-                process.send_signal(signal.SIGTERM)
+                os.kill(program_pid, signal.SIGTERM)
 
         copier.start()
         previous_int = signal.signal(signal.SIGINT, interrupt)
@@ -190,17 +199,40 @@ def run(
         stop.set()
         if copier.is_alive():
             copier.join()
+        told += _rest(report)
+        os.close(report)
     assert ended.returncode is not None
     return ProgramRun(
         command=list(command),
-        pid=process.pid,
+        pid=program_pid,
         returncode=ended.returncode,
         timed_out=ended.timed_out,
         memory_exceeded=ended.memory_exceeded,
-        left_behind=ended.stragglers_killed + left,
+        left_behind=ended.stragglers_killed + left + keeper_report(told)[1],
         stopped=stopped.is_set(),
         duration_s=ended.duration_s,
     )
+
+
+def _first_word(report: int) -> bytes:
+    """What the keeper wrote up to its first word, the program's pid (it writes that at
+    once, before the program can print or end)."""
+    told = b""
+    while b" " not in told:
+        chunk = os.read(report, 64)
+        if not chunk:
+            break
+        told += chunk
+    return told
+
+
+def _rest(report: int) -> bytes:
+    """The rest of the keeper's report, to its end (it has exited by now)."""
+    told = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(report, 64):
+            told += chunk
+    return told
 
 
 def _terminal() -> int | None:
@@ -214,13 +246,11 @@ def _terminal() -> int | None:
 
 
 def _own_group(terminal: int | None) -> None:
-    """In the program's process, before exec: its own group, the terminal's foreground,
-    and SIGKILL when this process dies (even SIGKILLed: it cannot pass anything on then)."""
+    """In the keeper's process, before exec: its own group (the program's too), the
+    terminal's foreground."""
     os.setpgid(0, 0)
     if terminal is not None:
         _foreground(terminal, os.getpgrp())
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _foreground(terminal: int, group: int) -> None:

@@ -41,7 +41,7 @@ from typing import IO, Protocol
 
 import psutil
 
-from suite.engine.template import keeper_argv
+from suite.engine.template import keeper_argv, keeper_report
 
 TOKEN_VARIABLE = "REPRO_CASE_TOKEN"
 # How often the timeout and the memory cap are checked. An exit is noticed at once
@@ -177,7 +177,7 @@ class _FreshCase:
             told = b""
         finally:
             os.close(self._report)
-        return int(told) if told.isdigit() else 0
+        return keeper_report(told)[1]
 
 
 def new_token() -> str:

@@ -241,8 +241,9 @@ def _serve(children: set[int]) -> None:
 
 def keeper_argv(python: str, argv: list[str], report_fd: int) -> list[str]:
     """``argv`` run under a keeper (see the module's docstring), started by this process; the
-    keeper writes how many processes it killed below the case to ``report_fd`` (to be passed
-    to it) as it exits."""
+    keeper writes to ``report_fd`` (to be passed to it) the case's pid once it started it,
+    then, as it exits, how many processes it killed below the case: ``"PID KILLED"``
+    (:func:`keeper_report`)."""
     here = os.path.abspath(__file__)
     return [python, "-I", "-S", here, KEEP_FLAG, str(os.getpid()), str(report_fd), *argv]
 
@@ -254,6 +255,9 @@ def keep(parent: int, report: int, argv: list[str]) -> None:
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    # A terminal's Ctrl-C reaches the keeper's group (``repro capture``): it is the case's.
+    interrupt = signal.SIG_IGN if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else None
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_read, False)
     os.set_blocking(wake_write, False)
@@ -265,16 +269,19 @@ def keep(parent: int, report: int, argv: list[str]) -> None:
     if os.getppid() != parent:  # it died before the line above: no signal will come
         orphaned.append(signal.SIGTERM)
     status: int | None = None
+    case = 0  # none started
     if not orphaned:
         me = os.getpid()
         case = os.fork()
         if case == 0:
-            _exec_case(argv, keeper=me, fds=(wake_read, wake_write, report))
-        while not orphaned and status is None:
-            select.select([wake_read], [], [])
-            with contextlib.suppress(OSError):
-                os.read(wake_read, 4096)
-            status = _reap_case(case)
+            _exec_case(argv, keeper=me, fds=(wake_read, wake_write, report), interrupt=interrupt)
+    with contextlib.suppress(OSError):
+        os.write(report, f"{case} ".encode())
+    while not orphaned and status is None:
+        select.select([wake_read], [], [])
+        with contextlib.suppress(OSError):
+            os.read(wake_read, 4096)
+        status = _reap_case(case)
     killed = _kill_adopted(set(), {})
     with contextlib.suppress(OSError):
         os.write(report, str(killed).encode())
@@ -283,12 +290,16 @@ def keep(parent: int, report: int, argv: list[str]) -> None:
     _exit_as(status)
 
 
-def _exec_case(argv: list[str], keeper: int, fds: tuple[int, ...]) -> None:
-    """In the keeper's child: die with the keeper, then become ``argv``."""
+def _exec_case(
+    argv: list[str], keeper: int, fds: tuple[int, ...], interrupt: signal.Handlers | None
+) -> None:
+    """In the keeper's child: die with the keeper, then become ``argv`` (SIGINT ignored only
+    if the keeper's parent ignored it)."""
     try:
         signal.set_wakeup_fd(-1)
         for signum in (signal.SIGCHLD, signal.SIGTERM):
             signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, interrupt or signal.SIG_DFL)
         for fd in fds:
             os.close(fd)
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -299,6 +310,15 @@ def _exec_case(argv: list[str], keeper: int, fds: tuple[int, ...]) -> None:
             os.write(2, f"cannot run {argv[0]}: {exc}\n".encode())
         os._exit(127)
     os._exit(137)
+
+
+def keeper_report(told: bytes) -> tuple[int | None, int]:
+    """What a keeper wrote to its report pipe: the case's pid (None if it started none) and
+    how many processes it killed below the case (0 when it was killed before it could say)."""
+    words = told.split()
+    pid = int(words[0]) if words and words[0].isdigit() and int(words[0]) else None
+    killed = int(words[1]) if len(words) > 1 and words[1].isdigit() else 0
+    return pid, killed
 
 
 def _reap_case(case: int) -> int | None:
