@@ -94,6 +94,11 @@ def test_assign_latencies_in_a_child_process_reproduces_and_reports(tmp_path: Pa
     assert failure["kernel"] == "gemm_prefetch" and failure["target"] == "sm_100"
     assert failure["observed"] == "compiler-error:ttgir:TritonGPUAssignLatencies"
     assert failure["isolated"] == failure["observed"] and failure["reproduced"]
+    # The log (no TTY) has the isolated case's full id and its signature on one line.
+    case_id = failure["result"].rsplit(":", 1)[-1]
+    assert case_id.startswith("captured-gemm-prefetch-")
+    assert case_id.endswith("[sm_100-64-64-32-4-2]")
+    assert any(f"{case_id} {failure['isolated']}" in line for line in done.stderr.splitlines())
     # The successful compiles before it left no record (no --all).
     assert summary["compile_records"] == 1
     record = json.loads(Path(failure["record"]).read_text())
