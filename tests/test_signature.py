@@ -15,15 +15,13 @@ import pytest
 from conftest import ROOT
 from conftest import repro_cli as repro
 
+from suite.engine.same_bug import completed_stage, named_pass, same_bug
 from suite.engine.signature import (
-    completed_stage,
     diagnostic_verdict,
     family_of,
     judge,
     meaningful_message,
-    named_pass,
     normalize,
-    same_bug,
 )
 
 DOT_MMA = ROOT / "tests" / "data" / "dot_mma.py"

@@ -169,7 +169,8 @@ def run(
         finally:
             os.close(log)
             os.close(report_write)
-        told = _first_word(report)
+        # The keeper writes the program's pid at once, in one write (then what it killed).
+        told = os.read(report, 64)
         program_pid = keeper_report(told)[0] or process.pid
 
         def interrupt(signum: int, frame: object) -> None:
@@ -199,7 +200,8 @@ def run(
         stop.set()
         if copier.is_alive():
             copier.join()
-        told += _rest(report)
+        with contextlib.suppress(OSError):
+            told += os.read(report, 64)  # the keeper has exited: the rest of its report
         os.close(report)
     assert ended.returncode is not None
     return ProgramRun(
@@ -212,27 +214,6 @@ def run(
         stopped=stopped.is_set(),
         duration_s=ended.duration_s,
     )
-
-
-def _first_word(report: int) -> bytes:
-    """What the keeper wrote up to its first word, the program's pid (it writes that at
-    once, before the program can print or end)."""
-    told = b""
-    while b" " not in told:
-        chunk = os.read(report, 64)
-        if not chunk:
-            break
-        told += chunk
-    return told
-
-
-def _rest(report: int) -> bytes:
-    """The rest of the keeper's report, to its end (it has exited by now)."""
-    told = b""
-    with contextlib.suppress(OSError):
-        while chunk := os.read(report, 64):
-            told += chunk
-    return told
 
 
 def _terminal() -> int | None:

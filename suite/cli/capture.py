@@ -139,15 +139,15 @@ def _tell(capture: Capture, say: Callable[[str], None], detail: Callable[[str], 
     for captured in capture.captured:
         failure = captured.failure
         later = ", surfaced after the launch" if failure.deferred else ""
-        where = (
-            f"{failure.kernel.name} ({failure.phase}{later}, {failure.target}): {failure.signature}"
-        )
         if captured.result_ref:  # the case that ran it in isolation, greppable with its signature
             case_id = captured.result_ref.rsplit(":", 1)[-1]
             isolated = captured.isolated or captured.isolated_outcome
             seen = "" if isolated == failure.signature else f"; the program's {failure.signature}"
             kernel = f"kernel {failure.kernel.name} ({failure.phase}{later})"
             where = f"{case_id} {isolated}: {kernel}{seen}"
+        else:
+            where = f"{failure.kernel.name} ({failure.phase}{later}, {failure.target}): "
+            where += failure.signature
         detail(f"  record: {failure.path}")
         if captured.file is None:
             say(f"{where}: no reproducer ({captured.not_generated})")

@@ -24,7 +24,8 @@ from suite.engine.baseline import (
 )
 from suite.engine.outcome import CaseResult, Signature
 from suite.engine.record import safe_name
-from suite.engine.signature import family_of, named_pass
+from suite.engine.same_bug import named_pass
+from suite.engine.signature import family_of
 from suite.engine.triage import triage
 from suite.errors import UsageError
 from suite.files import load_structured

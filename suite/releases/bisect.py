@@ -11,7 +11,7 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
 - good only when none fails at all and at least one passes, or got past the stage where
   the bug fails (a compile that reached ptxas, which does not know the target, has
   completed the ``ptx`` stage of an LLVM instruction-selection crash:
-  :func:`suite.engine.signature.completed_stage`);
+  :func:`suite.engine.same_bug.completed_stage`);
 - set aside otherwise: every config skipped (``unsupported`` or ``toolchain-gap``, the
   vocabulary of run and matrix), or a config failing some other way. A set-aside release
   is named, never counted as good or bad, and never the last bad.
@@ -43,7 +43,7 @@ from packaging.version import Version
 from suite.engine.discover import Found
 from suite.engine.outcome import TOOLCHAIN_GAP, UNSUPPORTED, Outcome
 from suite.engine.runner import Execution
-from suite.engine.signature import completed_stage, same_bug
+from suite.engine.same_bug import completed_stage, same_bug
 from suite.engine.sources import reproducer_for
 from suite.errors import UsageError
 from suite.search.explore import Evaluator

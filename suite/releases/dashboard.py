@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from suite.engine.discover import catalogue
 from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.signature import same_bug
+from suite.engine.same_bug import same_bug
 from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment
 

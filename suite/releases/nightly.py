@@ -35,7 +35,7 @@ from typing import Any
 from suite.engine.baseline import Baseline
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RunStore, safe_name
-from suite.engine.signature import same_bug
+from suite.engine.same_bug import same_bug
 from suite.errors import UsageError
 from suite.files import write_atomic
 

@@ -11,7 +11,7 @@ the report falls back to the original reproducer, as before ``repro reduce`` ran
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,7 @@ class Reduced:
 
     def context(self) -> dict[str, Any]:
         """What the issue template says about the reduction."""
-        return {
-            "lines": self.lines,
-            "tokens": self.tokens,
-            "original_lines": self.original_lines,
-            "original_tokens": self.original_tokens,
-            "complete": self.complete,
-            "original_name": ORIGINAL_NAME,
-        }
+        return {**asdict(self), "original_name": ORIGINAL_NAME}
 
 
 def reduced_of(record: dict[str, Any] | None) -> Reduced | None:

@@ -37,12 +37,18 @@ class CompileCall:
 
 
 def signature_module() -> str:
-    """The source of ``suite.engine.signature`` for ``repro.py`` to embed: one copy of the
-    signature logic (its ``from __future__`` import moves to the script's top)."""
-    from suite.engine import signature
+    """The sources of ``suite.engine.signature`` and ``suite.engine.same_bug``, one after the
+    other, for ``repro.py`` to embed: one copy of the signature logic. Their ``from
+    __future__`` import moves to the script's top; same_bug's import of signature is the
+    text just above it."""
+    from suite.engine import same_bug, signature
 
-    lines = inspect.getsource(signature).splitlines()
-    return "\n".join(line for line in lines if line != "from __future__ import annotations")
+    lines = [*inspect.getsource(signature).splitlines(), *inspect.getsource(same_bug).splitlines()]
+    return "\n".join(
+        line
+        for line in lines
+        if line != "from __future__ import annotations" and not line.startswith("from suite.")
+    )
 
 
 class _Source:

@@ -12,8 +12,8 @@ from typing import Any
 
 from suite.engine.isolate import run_isolated
 from suite.engine.runner import DEFAULTS
+from suite.engine.same_bug import same_bug
 from suite.engine.scrub import home_to_tilde
-from suite.engine.signature import same_bug
 from suite.errors import UsageError
 from suite.report.standalone import foreign_imports
 from suite.toolchain.venvs import for_version

@@ -29,7 +29,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import safe_name
-from suite.engine.signature import family_of, message_of, same_bug
+from suite.engine.same_bug import same_bug
+from suite.engine.signature import family_of, message_of
 
 SCHEMA = 1
 BUG = "bug"

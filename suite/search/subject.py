@@ -31,8 +31,8 @@ from typing import Any
 from suite.engine.discover import Found
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RESULTS, RunStore, safe_name
+from suite.engine.same_bug import same_bug
 from suite.engine.scrub import home_to_tilde
-from suite.engine.signature import same_bug
 from suite.errors import UsageError
 from suite.search.findings import DirectoryFindingsStore, Finding
 from suite.toolchain.venvs import folder_for
