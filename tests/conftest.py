@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -29,6 +30,7 @@ os.environ["XDG_CACHE_HOME"] = SESSION_CACHE
 PLANTED = """
 import ctypes
 import os
+import re
 import subprocess
 import sys
 import time
@@ -146,9 +148,22 @@ def gpu_visible() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    if gpu_visible():
-        return
-    skip = pytest.mark.skip(reason="needs an NVIDIA GPU with torch (none visible)")
+    from suite.api import _release_in
+
+    no_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU with torch (none visible)")
+    visible = gpu_visible()
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        if "gpu" in item.keywords and not visible:
+            item.add_marker(no_gpu)
+        for mark in item.iter_markers("triton"):
+            (bounds,) = mark.args
+            if not _release_in("triton", bounds):
+                reason = f"expectations written for triton{bounds} (installed: {triton_release()})"
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def triton_release() -> str:
+    """The installed Triton's release number, without local or dev tags (3.5.0)."""
+    from importlib.metadata import version
+
+    return re.match(r"\d+\.\d+\.\d+", version("triton")).group(0)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import triton
 
+from suite.api import ptxas_targets
 from suite.engine.discover import catalogue
 from suite.engine.expand import expand
 from suite.engine.runner import Execution, run_case
@@ -41,6 +42,8 @@ def test_catalogue_holds_the_three_triton_builtins():
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("repro_id", sorted(SMALL))
 def test_builtin_compiles(repro_id, target, tmp_path):
+    if f"{target}a" not in ptxas_targets():
+        pytest.skip(f"this Triton's ptxas does not know {target}a (a toolchain gap)")
     (found,) = [f for f in catalogue() if f.repro.id == repro_id]
     (spec,) = expand([found], [target], configs=[SMALL[repro_id]])
     result = run_case(spec, tmp_path / "case", Execution())

@@ -47,6 +47,7 @@ def test_upstream_reproducers_are_builtins():
         assert repro_id in listed.stdout
 
 
+@pytest.mark.triton(">=3.9,<3.10")
 def test_upstream_bugs_on_the_installed_release(tmp_path):
     ran = repro_cli(
         "run",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -15,8 +16,9 @@ H200_RESULT = ROOT / "docs" / "results" / "2026-11-22-h200-cuda-tma-1d.jsonl"
 
 @pytest.fixture(scope="module")
 def wheel_python(tmp_path_factory) -> Path:
-    """A venv holding the project's wheel. It sees the system site-packages for the
-    dependencies (triton, jinja2, ...), but ``suite`` must come from the wheel."""
+    """A venv holding the project's wheel. It sees the running interpreter's own
+    site-packages for the dependencies (triton, jinja2, ...), whether the tests run in a
+    venv or not, but ``suite`` must come from the wheel."""
     work = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), str(ROOT)],
@@ -25,8 +27,18 @@ def wheel_python(tmp_path_factory) -> Path:
     )
     (wheel,) = work.glob("triton_repro_suite-*.whl")
     venv = work / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
+    # A plain path line: the running environment's .pth files (an editable install of
+    # this checkout among them) are not processed, so ``suite`` cannot come from there.
+    own = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    parent = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    (Path(own) / "running_environment.pth").write_text("\n".join(sorted(parent)) + "\n")
     subprocess.run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
         check=True,
