@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import json
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from suite.engine.isolate import run_isolated
 from suite.engine.outcome import CaseResult
 from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
+from suite.report.script_output import evidence_for
 from suite.search.subject import Subject
 
 
@@ -34,21 +35,6 @@ class CompileCall:
     arg_names: list[str] = field(default_factory=list)
     # The specialization of the compile, by argument: [["tt.divisibility", 16], ...].
     attrs: dict[str, list[list[Any]]] = field(default_factory=dict)
-
-
-def signature_module() -> str:
-    """The sources of ``suite.engine.signature`` and ``suite.engine.same_bug``, one after the
-    other, for ``repro.py`` to embed: one copy of the signature logic. Their ``from
-    __future__`` import moves to the script's top; same_bug's import of signature is the
-    text just above it."""
-    from suite.engine import same_bug, signature
-
-    lines = [*inspect.getsource(signature).splitlines(), *inspect.getsource(same_bug).splitlines()]
-    return "\n".join(
-        line
-        for line in lines
-        if line != "from __future__ import annotations" and not line.startswith("from suite.")
-    )
 
 
 class _Source:
@@ -103,29 +89,70 @@ def capture_compile(
     ), ""
 
 
+#: The lines a maintainer reads at a glance: ``repro.py`` of a compile, and of a launch.
+REPRO_LINES = {"compile": 120, "launch": 150}
+
+
 def repro_script(
     env: Environment, subject: Subject, call: CompileCall, expected: str, title: str
 ) -> str:
+    """``repro.py``: the imports, the kernel and its helpers, the call (the section
+    ``call_template`` renders) and the check of :mod:`suite.report.script_output`."""
     options_text = ", ".join(f"{k}={v}" for k, v in call.options.items()) or "default options"
     return env.get_template("repro.py.j2").render(
         title=title,
         report_id=subject.report_id,
         target=subject.result.target,
         arch=call.arch,
-        expected=expected,
         triton_version=subject.triton_version,
         options=call.options,
         options_text=options_text,
-        signature=call.signature,
+        signature={n: t for n, t in call.signature.items() if n not in call.constexprs},
         constexprs=call.constexprs,
         globals_=call.globals_,
-        kernels=call.kernels,
+        kernels=[compact_header(source) for source in call.kernels],
         kernel_name=call.kernel_name,
+        attrs=call.attrs,
+        call_template="repro_compile.py.j2",
+        phase="compile",
+        phase_ok="the kernel compiles",
+        evidence=evidence_for(expected),
         # repro.py calls a compile that runs past the command's --timeout a hang.
         timeout_s=f"{DEFAULTS.bounds.timeout_s:g}",
-        attrs=call.attrs,
-        signature_module=signature_module(),
     )
+
+
+def compact_header(source: str, width: int = 100) -> str:
+    """``source`` with its ``def`` line wrapped to ``width`` rather than one argument a line
+    (as formatters write long ones); a header holding a comment is kept as written."""
+    tree = ast.parse(textwrap.dedent(source))
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, ast.FunctionDef) or not fn.body:
+        return source
+    lines = source.splitlines()
+    first, body = fn.lineno - 1, fn.body[0].lineno - 1
+    while body > first + 1 and not lines[body - 1].strip().endswith(":"):
+        body -= 1
+    header, args = lines[first:body], fn.args
+    if len(header) == 1 or any("#" in line for line in header):
+        return source
+    if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg:
+        return source
+    defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults)
+    items = [
+        ast.unparse(arg) + (f"={ast.unparse(default)}" if default is not None else "")
+        for arg, default in zip(args.args, defaults, strict=True)
+    ]
+    returns = f" -> {ast.unparse(fn.returns)}" if fn.returns else ""
+    wrapped = [f"def {fn.name}({', '.join(items)}){returns}:"]
+    if len(wrapped[0]) > width:
+        rows: list[list[str]] = [[]]
+        for item in items:
+            if rows[-1] and len(", ".join([*rows[-1], item])) > width - 5:
+                rows.append([])
+            rows[-1].append(item)
+        wrapped = [f"def {fn.name}(", *(f"    {', '.join(row)}," for row in rows), f"){returns}:"]
+    return "\n".join([*lines[:first], *wrapped, *lines[body:]])
 
 
 def minimal_snippet(call: CompileCall, triton_version: str) -> str:
@@ -148,7 +175,7 @@ def minimal_snippet(call: CompileCall, triton_version: str) -> str:
         "",
         *(f"{name} = {value}" for name, value in call.globals_),
         "",
-        *(f"{source}\n\n" for source in call.kernels),
+        *(f"{compact_header(source)}\n\n" for source in call.kernels),
     ]
     if by_name:
         types = ", ".join(f"{n!r}: {call.signature.get(n, 'constexpr')!r}" for n in call.arg_names)
