@@ -19,6 +19,7 @@ from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
 from suite.report.script_output import evidence_for
 from suite.search.subject import Subject
+from suite.templating import py_assign
 
 
 @dataclass
@@ -112,7 +113,7 @@ def repro_script(
         globals_=call.globals_,
         kernels=[compact_header(source) for source in call.kernels],
         kernel_name=call.kernel_name,
-        attrs=call.attrs,
+        attrs=_attrs_literal(call.attrs),
         call_template="repro_compile.py.j2",
         phase="compile",
         phase_ok="the kernel compiles",
@@ -120,6 +121,15 @@ def repro_script(
         # repro.py calls a compile that runs past the command's --timeout a hang.
         timeout_s=f"{DEFAULTS.bounds.timeout_s:g}",
     )
+
+
+def _attrs_literal(attrs: dict[str, list[list[Any]]]) -> Any:
+    """``attrs`` as ``repro.py`` writes it: ``dict.fromkeys(names, props)`` when every
+    argument has the same attributes (the usual ``tt.divisibility`` 16), else the dict."""
+    values = list(attrs.values())
+    if len(values) > 1 and all(value == values[0] for value in values):
+        return _Source(f"dict.fromkeys({list(attrs)!r}, {values[0]!r})")
+    return attrs
 
 
 def compact_header(source: str, width: int = 100) -> str:
@@ -158,37 +168,72 @@ def compact_header(source: str, width: int = 100) -> str:
 def minimal_snippet(call: CompileCall, triton_version: str) -> str:
     """The kernel and the bare compile call, for the issue body: what a maintainer pastes.
 
-    Written for the affected release's ``ASTSource`` (``constexprs=`` by name from 3.3 on,
-    ``constants=`` by position before); ``repro.py`` chooses at run time instead.
+    Written in the affected release's ``ASTSource`` form (``constexprs=`` and attrs by
+    ``(index,)`` from 3.3 on, by name with an ``AttrsDescriptor`` in 3.2, by position
+    before); ``repro.py`` chooses at run time instead.
     """
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        by_name = Version(triton_version.split("+")[0]) >= Version("3.3")
-    except InvalidVersion:
-        by_name = True
+    index = {name: i for i, name in enumerate(call.arg_names)}
+    signature = {n: t for n, t in call.signature.items() if n not in call.constexprs}
+    hints = {index[n]: value for n, props in call.attrs.items() for _, value in props}
+    kernel = call.kernel_name
+    form = _source_form(triton_version)
+    imports = [
+        "from triton.backends.compiler import GPUTarget",
+        "from triton.compiler import ASTSource",
+    ]
+    if form == "constexprs":
+        types = {n: signature.get(n, "constexpr") for n in call.arg_names}
+        by_path = {(index[n],): props for n, props in call.attrs.items()}
+        call_lines = [
+            py_assign(types, "signature"),
+            py_assign(call.constexprs, "constexprs"),
+            py_assign(by_path, "attrs"),
+            f"src = ASTSource({kernel}, signature, constexprs=constexprs, attrs=attrs)",
+        ]
+    elif form == "attrs-descriptor":
+        imports.append("from triton.backends.compiler import AttrsDescriptor")
+        call_lines = [
+            py_assign(signature, "signature"),
+            py_assign(call.constexprs, "constants"),
+            f"src = ASTSource({kernel}, signature, constants, AttrsDescriptor.from_hints({hints}))",
+        ]
+    else:
+        imports.append("from triton.compiler.compiler import AttrsDescriptor")
+        divisible = tuple(i for i, v in hints.items() if v == 16)
+        ones = tuple(i for i, v in hints.items() if v == 1)
+        call_lines = [
+            py_assign({index[n]: t for n, t in signature.items()}, "signature"),
+            py_assign({index[n]: v for n, v in call.constexprs.items()}, "constants"),
+            f"attrs = AttrsDescriptor(divisible_by_16={divisible}, equal_to_1={ones})",
+            f"src = ASTSource({kernel}, signature, constants, attrs)",
+        ]
+    target = f'GPUTarget("cuda", {call.arch}, 32)'
     lines = [
         "import triton",
         "import triton.language as tl",
-        "from triton.backends.compiler import GPUTarget",
-        "from triton.compiler import ASTSource",
+        *imports,
         "",
         *(f"{name} = {value}" for name, value in call.globals_),
         "",
         *(f"{compact_header(source)}\n\n" for source in call.kernels),
+        *call_lines,
+        f"triton.compile(src, target={target}, options={call.options!r})",
     ]
-    if by_name:
-        types = ", ".join(f"{n!r}: {call.signature.get(n, 'constexpr')!r}" for n in call.arg_names)
-        values = ", ".join(f"{k!r}: {v!r}" for k, v in call.constexprs.items())
-        lines.append(f"src = ASTSource({call.kernel_name}, {{{types}}}, constexprs={{{values}}})")
-    else:
-        position = {name: i for i, name in enumerate(call.arg_names)}
-        types = ", ".join(f"{position[k]}: {v!r}" for k, v in call.signature.items())
-        values = ", ".join(f"{position[k]}: {v!r}" for k, v in call.constexprs.items())
-        lines.append(f"src = ASTSource({call.kernel_name}, {{{types}}}, constants={{{values}}})")
-    target = f'GPUTarget("cuda", {call.arch}, 32)'
-    lines.append(f"triton.compile(src, target={target}, options={call.options!r})")
     return "\n".join(lines).replace("\n\n\n\n", "\n\n\n") + "\n"
+
+
+def _source_form(triton_version: str) -> str:
+    """The ``ASTSource`` form of a release (``suite.tritonc.source_form`` probes the
+    installed one): ``constexprs``, ``attrs-descriptor`` (3.2) or ``positional``."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = Version(triton_version.split("+")[0])
+    except InvalidVersion:
+        return "constexprs"
+    if version >= Version("3.3"):
+        return "constexprs"
+    return "attrs-descriptor" if version >= Version("3.2") else "positional"
 
 
 def foreign_imports(script: str) -> list[str]:
