@@ -48,19 +48,23 @@ def message_evidence(signature: str) -> str:
 
 
 def evidence_for(signature: str) -> list[str]:
-    """What ``repro.py`` must see for ``signature`` to show: the failing pass, the message,
-    the signal, the exit status or the ptxas code; the ending word ("failed", "hung") when
-    nothing else."""
+    """What ``repro.py`` must see for ``signature`` to show: the ptxas code, the failing pass,
+    the message; else the signal or the exit status of a crash, the ending word ("failed",
+    "hung") of anything else."""
     parts = family_of(signature).split(":")
     outcome = parts[0]
-    evidence = [p for p in parts[1:] if p.startswith("SIG") or re.fullmatch(r"C\d{4,5}", p)]
-    evidence += [f"exit status {p[5:]}" for p in parts[1:2] if re.fullmatch(r"exit-\d+", p)]
+    evidence = [p for p in parts[1:] if re.fullmatch(r"C\d{4,5}", p)]
     failing_pass = named_pass(signature)
     if failing_pass:
         evidence.append(failing_pass)
     message = message_evidence(signature)
     if message:
         evidence.append(message)
+    elif not evidence:
+        # A crash with nothing printed: the signal or the exit status is all there is. With a
+        # message, the same abort comes back as an exception on releases that recover.
+        evidence += [p for p in parts[1:2] if p.startswith("SIG")]
+        evidence += [f"exit status {p[5:]}" for p in parts[1:2] if re.fullmatch(r"exit-\d+", p)]
     if not evidence and outcome in _ENDING_WORD:
         evidence.append(_ENDING_WORD[outcome])
     return evidence or [outcome]
