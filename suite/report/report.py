@@ -66,7 +66,13 @@ from suite.report.evidence import (
 )
 from suite.report.folder import Draft, drafted
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
-from suite.report.standalone import CompileCall, capture_compile, minimal_snippet, repro_script
+from suite.report.standalone import (
+    REPRO_LINES,
+    CompileCall,
+    capture_compile,
+    minimal_snippet,
+    repro_script,
+)
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
@@ -233,6 +239,12 @@ def write_standalone(
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
     draft.put("repro.py", script, secret_safe=False)
+    lines, bound = len(script.splitlines()), REPRO_LINES["compile"]
+    if lines > bound:
+        subject.notes.append(
+            f"repro.py is {lines} lines, over the {bound} read at a glance: "
+            "`repro reduce` shrinks the kernel"
+        )
     draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
     if verify_release:
         standalone.verification = verify(draft.folder / "repro.py", version, expected)
