@@ -22,7 +22,7 @@ from suite.engine.signature import (
 )
 
 #: The line ``repro.py`` prints on stdout after the call: ``triton 3.5.0, sm_100: compile
-#: failed (exit status 1)``; ``succeeded``, ``crashed (SIGABRT)``, ``hung (killed after 600 s)``.
+#: failed (exit status 1)``; ``succeeded``, ``crashed (SIGABRT)``, ``hung (killed after 540 s)``.
 ENDED = re.compile(
     r"^triton (?P<triton>\S+), (?P<target>\S+): (?P<phase>\w+) (?:(?P<ok>succeeded)"
     r"|failed \(exit status (?P<code>\d+)\)|crashed \((?P<signal>\w+)\)|(?P<hung>hung) .*)$",

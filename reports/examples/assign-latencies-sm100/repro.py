@@ -78,7 +78,7 @@ def run():
 
 # ---- the check: the bug's key evidence in what the compile printed ----
 EVIDENCE = ['TritonGPUAssignLatencies']
-TIMEOUT_S = 600
+TIMEOUT_S = 540
 
 
 def check():

@@ -66,7 +66,7 @@ def run():
 
 # ---- the check: the bug's key evidence in what the compile printed ----
 EVIDENCE = ['NVGPUWarpSpecialization', 'LLVM ERROR: unsupported load type for producer commit']
-TIMEOUT_S = 600
+TIMEOUT_S = 540
 
 
 def check():
