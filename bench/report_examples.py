@@ -91,14 +91,14 @@ def generate(example: Example, work: Path) -> dict[str, str]:
     if ran.returncode not in (0, 1):
         raise RuntimeError(f"repro run {example.repro}: {ran.stderr.strip()[-400:]}")
     (run,) = (out / "runs").iterdir()
-    args = ["report", f"{run}:{example.case}", "-o", str(out), "--id", "r", "--verify"]
+    args = ["report", f"{run}:{example.case}", "-o", str(out), "--id", example.name, "--verify"]
     if example.as_new:
         (work / "empty-baseline.toml").write_text("")
         args += ["--baseline", str(work / "empty-baseline.toml")]
     reported = _repro(*args, cwd=work)
     if reported.returncode != 0:
         raise RuntimeError(f"repro report {example.case}: {reported.stderr.strip()[-400:]}")
-    folder = out / "r"
+    folder = out / example.name
     files = {p.name: normalized(p.read_text(errors="replace")) for p in folder.iterdir()}
     record = json.loads(files["report.json"])
     if not (record.get("verification") or {}).get("ok"):

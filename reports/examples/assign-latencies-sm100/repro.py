@@ -2,7 +2,7 @@
 
 Seen with triton 3.5.0, sm_100, num_warps=4, num_stages=2. Run `python repro.py`:
 exit 1 when the bug shows (each line of EVIDENCE is seen), 0 when the kernel compiles,
-2 when it fails another way. Written by triton-repro-suite (report r).
+2 when it fails another way. Written by triton-repro-suite (report assign-latencies-sm100).
 """
 
 import os
