@@ -76,13 +76,43 @@ def trim_lines(text: str, head: int = 40, tail: int = 40, width: int = 2000) -> 
     return "\n".join([*lines[:head], f"... [{cut} lines cut] ...", *lines[len(lines) - tail :]])
 
 
+#: No line of a Markdown report is longer: GitHub and mail readers wrap or scroll past it.
+MARKDOWN_WIDTH = 300
+
+
+def clip_lines(markdown: str, width: int = MARKDOWN_WIDTH) -> str:
+    """``markdown`` with every line over ``width`` characters cut, the cut counted (the
+    templates keep their own lines short; this holds for what they quote)."""
+    marker = " ... [{} chars cut]"
+    keep = width - len(marker.format(10**6))
+    return "\n".join(
+        line if len(line) <= width else line[:keep] + marker.format(len(line) - keep)
+        for line in markdown.split("\n")
+    )
+
+
 def table_cell(value: Any) -> str:
     return " ".join(str(value).split()).replace("|", "\\|")
 
 
+def py_assign(value: Any, name: str, width: int = 100) -> str:
+    """``NAME = <repr>``, a dict's items packed onto lines of at most ``width`` when the
+    whole does not fit on one."""
+    one_line = f"{name} = {value!r}"
+    if len(one_line) <= width or not isinstance(value, dict) or not value:
+        return one_line
+    rows: list[list[str]] = [[]]
+    for item in (f"{key!r}: {item!r}" for key, item in value.items()):
+        if rows[-1] and len(", ".join([*rows[-1], item])) > width - 5:
+            rows.append([])
+        rows[-1].append(item)
+    return "\n".join([f"{name} = {{", *(f"    {', '.join(row)}," for row in rows), "}"])
+
+
 _KEY_LINE = re.compile(
     r"\berror\b|\bfatal\b|Error:|Exception:|LLVM ERROR|Assertion|Pipeline failed|"
-    r"Insufficient|not supported|Segmentation|Aborted|Fatal Python error|signature:|REPRODUCED",
+    r"Insufficient|not supported|Segmentation|Aborted|Fatal Python error|"
+    r"^(?:NOT )?seen: |^triton \S+, \S+: |REPRODUCED|not reproduced",
     re.IGNORECASE,
 )
 
@@ -129,6 +159,7 @@ def template_environment(override: Path | None = None) -> Environment:
         trim_lines=trim_lines,
         cell=table_cell,
         pyrepr=repr,
+        pyassign=py_assign,
         scrub=scrub,
     )
     return env

@@ -29,6 +29,7 @@ from suite.engine.runner import Execution, run_case
 from suite.engine.scrub import scrub
 from suite.engine.triage import triage
 from suite.errors import UsageError
+from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.report.verify import clean_env
 from suite.search.explore import Budget, explore
@@ -152,11 +153,6 @@ def run_script(python: str | Path, script: Path) -> subprocess.CompletedProcess:
     )
 
 
-def signature_printed(stdout: str) -> str | None:
-    match = re.search(r"^signature: (.+)$", stdout, re.MULTILINE)
-    return match.group(1) if match else None
-
-
 def fences_are_valid(markdown: str) -> bool:
     """Every fence closes, and no line inside a fence could close it early."""
     opening = None
@@ -216,7 +212,9 @@ def test_a_bug_fixed_upstream_is_a_comment_never_ready_to_file(assign_latencies,
     assert "no longer reproduces" in comment and "dropped" in comment
     assert record["verification"]["signature"] == ASSIGN_LATENCIES
     # repro.py carries the failing compile's specialization (tt.divisibility).
-    assert "ATTRS = {'a_ptr': [['tt.divisibility', 16]]" in (folder / "repro.py").read_text()
+    names = "['a_ptr', 'b_ptr', 'c_ptr', 'M', 'N', 'K']"
+    attrs = f"ATTRS = dict.fromkeys({names}, [['tt.divisibility', 16]])"
+    assert attrs in (folder / "repro.py").read_text()
     assert json.loads((folder / "finding.json").read_text())["signature"] == ASSIGN_LATENCIES
 
 
@@ -229,12 +227,12 @@ def test_repro_py_reproduces_on_350_and_not_on_the_newest(assign_latencies, trit
     assert "suite" not in re.findall(r"^(?:from|import) (\w+)", script.read_text(), re.M)
     old = run_script(triton_350, script)
     assert old.returncode == 1, old.stdout + old.stderr
-    assert signature_printed(old.stdout) == ASSIGN_LATENCIES
+    assert signature_of_run(old.stdout, old.stderr) == ASSIGN_LATENCIES
     snippet = run_script(triton_350, root / "standalone" / "snippet.py")  # the issue's inline code
     assert snippet.returncode != 0 and "PassManager::run failed" in snippet.stderr
     new = run_script(sys.executable, script)  # triton 3.9.0: fixed since 3.6.0
     assert new.returncode == 0, new.stdout + new.stderr
-    assert signature_printed(new.stdout) == "none"
+    assert signature_of_run(new.stdout, new.stderr) is None
     status = json.loads((root / "standalone" / "report.json").read_text())["status"]
     assert status.startswith("fixed upstream in ")  # this machine's Triton compiles it
 

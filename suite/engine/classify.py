@@ -3,8 +3,8 @@
 The child reports facts (the phase it reached, the exception it saw, the
 compile metadata); the parent adds what only it knows (the exit status, the
 signal, a timeout, the memory cap) and the stderr it captured. The outcome and
-the signature come from :mod:`suite.engine.signature`, the standard-library
-module that ``repro.py`` embeds; this module adds the suite's own checks (a
+the signature come from :mod:`suite.engine.signature` (which also reads what a
+standalone ``repro.py`` printed); this module adds the suite's own checks (a
 skip, the memory cap, the compile's metadata against the target's limits).
 """
 

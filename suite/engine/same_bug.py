@@ -1,9 +1,7 @@
 """Whether two signatures are one bug: the same family and pass, or alike messages, or one
 failure told two ways (a compile crash on one release, a compiler error on another).
 
-Standard library only, like :mod:`suite.engine.signature`: ``repro.py`` embeds both (see
-:func:`suite.report.standalone.signature_module`), so a standalone reproducer decides "the
-same bug" as the suite does.
+Standard library only, like :mod:`suite.engine.signature`.
 """
 
 from __future__ import annotations

@@ -93,8 +93,12 @@ _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 # A URL's user and password hold no '"' or backslash (RFC 3986): they end in a JSON string.
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@\"\\]+:[^/\s@\"\\]+@")
 REDACTED = "[redacted]"
-#: Variables worth showing in a report: what changes what Triton, MLIR, LLVM or CUDA do.
-RELEVANT_PREFIXES = ("TRITON_", "MLIR_", "LLVM_", "CUDA_", "NVIDIA_", "PTXAS", "NVCC")
+#: Variables worth showing in a report: what changes what Triton compiles (its knobs, MLIR's
+#: and LLVM's debug switches). Not CUDA_* or NVIDIA_*: a GPU machine sets dozens, some of
+#: several kilobytes, and the GPU, driver and CUDA are facts of the environment already.
+RELEVANT_PREFIXES = ("TRITON_", "MLIR_", "LLVM_")
+#: A value longer than this is shown by its head and its length.
+VALUE_CHARS = 120
 
 
 def home_to_tilde(text: str) -> str:
@@ -147,10 +151,17 @@ def safe_variables(variables: Mapping[str, Any]) -> dict[str, str]:
 
 
 def capture_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's variables that bear on a compile (``RELEVANT_PREFIXES``), made safe."""
+    """The variables of ``environ`` (this process's by default) that bear on a compile
+    (``RELEVANT_PREFIXES``), made safe, each value at most about ``VALUE_CHARS``."""
     environ = os.environ if environ is None else environ
     relevant = {k: v for k, v in environ.items() if k.startswith(RELEVANT_PREFIXES)}
-    return safe_variables(relevant)
+    return {name: _shortened(value) for name, value in safe_variables(relevant).items()}
+
+
+def _shortened(value: str) -> str:
+    if len(value) <= VALUE_CHARS:
+        return value
+    return f"{value[: VALUE_CHARS - 20]}... [{len(value)} chars]"
 
 
 def safe_facts(value: Any) -> Any:

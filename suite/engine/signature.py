@@ -1,10 +1,9 @@
 """The one place that turns how a compile ended into an outcome and a signature.
 
-Standard library only: ``repro.py`` (``templates/repro.py.j2``) embeds this file's source,
-so a standalone reproducer computes the signature exactly as the suite does. The suite's
-classifier (``suite.engine.classify``) adds what only it knows (the compile's metadata
-against the target's limits, the memory cap, skips) and calls :func:`judge` and
-:func:`diagnostic_verdict` for the rest.
+The suite's classifier (``suite.engine.classify``) adds what only it knows (the compile's
+metadata against the target's limits, the memory cap, skips) and calls :func:`judge` and
+:func:`diagnostic_verdict` for the rest. A standalone ``repro.py`` computes no signature: the
+suite reads what it printed (:func:`describe_printed`) and judges that the same way.
 
 A signature is ``<family>: <message key>``. The family is the outcome, the phase or stage,
 the pass (or the signal, the ptxas code, the rule), colon-joined, without spaces. The
@@ -194,6 +193,53 @@ def describe_exception(exc: BaseException, phase: str) -> dict[str, Any]:
         "compiling": _entered_compile(tb),
         "raised_in_triton": _raised_in_triton(tb),
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    }
+
+
+TRACEBACK_HEAD = "Traceback (most recent call last):"
+TRACEBACK_FRAME = re.compile(r'^  File "(.+?)", line \d+, in (\S+)')
+_TRITON_PACKAGE = re.compile(r"[/\\]triton[/\\](?:compiler|language|runtime|backends|_C)[/\\]")
+
+
+def _printed_exception(block: str) -> tuple[list[tuple[str, str]], str, str]:
+    """The frames ``(file, function)``, the type and the message of one printed traceback."""
+    frames: list[tuple[str, str]] = []
+    lines = block.splitlines()
+    for at, line in enumerate(lines):
+        frame = TRACEBACK_FRAME.match(line)
+        if frame:
+            frames.append((frame.group(1), frame.group(2)))
+        elif line and not line[0].isspace():
+            kind, _, message = "\n".join(lines[at:]).partition(": ")
+            if re.fullmatch(r"[\w.]+", kind):
+                return frames, kind.rsplit(".", 1)[-1], message.strip()
+            return frames, "", "\n".join(lines[at:]).strip()
+    return frames, "", ""
+
+
+def describe_printed(output: str, phase: str) -> dict[str, Any] | None:
+    """:func:`describe_exception`'s facts read back from the traceback Python printed (the
+    last one in ``output``, the one before it being its cause); ``None`` when there is none."""
+    blocks = output.split(TRACEBACK_HEAD)
+    if len(blocks) < 2:
+        return None
+    chained = re.compile(r"\n\s*\n(?:The above exception|During handling of the above)[^\n]*\n")
+    frames, kind, message = _printed_exception(blocks[-1].lstrip("\n"))
+    cause = ""
+    if len(blocks) > 2:
+        _, cause_kind, cause_message = _printed_exception(chained.split(blocks[-2])[0])
+        cause = f"{cause_kind}: {cause_message}" if cause_kind else cause_message
+    tb = [traceback.FrameSummary(file, 0, name) for file, name in frames]
+    return {
+        "phase": phase,
+        "type": kind,
+        "qualname": kind,
+        "message": chained.split(message)[0],
+        "cause": cause,
+        "stage": stage_of([name for _, name in frames]),
+        "compiling": _entered_compile(tb),
+        "raised_in_triton": bool(frames and _TRITON_PACKAGE.search(frames[-1][0])),
+        "traceback": TRACEBACK_HEAD + blocks[-1],
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from suite.engine.baseline import Baseline, Expectation
 from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.scrub import capture_variables, safe_facts, safe_variables, scrub
+from suite.engine.scrub import capture_variables, safe_facts, scrub
 from suite.engine.triage import DRIVER_BUG, Triage
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
@@ -186,7 +186,7 @@ def common_context(
         "triage": found_triage,
         "triton_version": subject.triton_version,
         "facts": _facts(subject.environment, result),
-        "variables_run": safe_variables(subject.environment.get("triton_env") or {}),
+        "variables_run": capture_variables(subject.environment.get("triton_env") or {}),
         "variables_now": capture_variables(),
         "boundary": _boundary_rows(finding),
         "passing_steps": _passing_steps(finding),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from suite.engine.scrub import scrub, scrub_secrets
 from suite.errors import UsageError
+from suite.templating import clip_lines
 
 # Folders of the output root that are not reports: a report id may never name one.
 RESERVED_IDS = frozenset(
@@ -65,8 +66,12 @@ class Draft:
 
     def put(self, name: str, text: str, secret_safe: bool = True) -> None:
         """Write ``name``, scrubbed of secrets; of the home folder too unless ``secret_safe``
-        is False (generated code, which embeds the reproducer's source: its paths must run)."""
-        (self.folder / name).write_text(scrub(text) if secret_safe else scrub_secrets(text))
+        is False (generated code, which embeds the reproducer's source: its paths must run).
+        A Markdown file's lines are kept to ``MARKDOWN_WIDTH`` characters."""
+        text = scrub(text) if secret_safe else scrub_secrets(text)
+        if name.endswith(".md"):
+            text = clip_lines(text)
+        (self.folder / name).write_text(text)
         self.files.append(name)
 
     def attach(self, name: str, source: Path) -> None:

@@ -66,7 +66,13 @@ from suite.report.evidence import (
 )
 from suite.report.folder import Draft, drafted
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
-from suite.report.standalone import CompileCall, capture_compile, minimal_snippet, repro_script
+from suite.report.standalone import (
+    REPRO_LINES,
+    CompileCall,
+    capture_compile,
+    minimal_snippet,
+    repro_script,
+)
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
@@ -75,6 +81,8 @@ from suite.templating import key_lines, template_environment
 BODY_LIMIT = 60_000
 #: An issue body a maintainer reads through: the rest goes into attached files.
 BODY_LINES = 250
+#: The output of ``python repro.py`` under ``--verify``, attached in full.
+VERIFIED_OUTPUT = "repro-output.txt"
 #: The CUDA reproducers run on a GPU: there is no ``repro.py`` for them.
 CUDA_FAMILY = "cuda-tma"
 
@@ -231,9 +239,17 @@ def write_standalone(
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
     draft.put("repro.py", script, secret_safe=False)
+    lines, bound = len(script.splitlines()), REPRO_LINES["compile"]
+    if lines > bound:
+        subject.notes.append(
+            f"repro.py is {lines} lines, over the {bound} read at a glance: "
+            "`repro reduce` shrinks the kernel"
+        )
     draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
     if verify_release:
         standalone.verification = verify(draft.folder / "repro.py", version, expected)
+        if standalone.verification.output:
+            draft.put(VERIFIED_OUTPUT, standalone.verification.output + "\n")
     # Whether this machine's (newer) Triton still fails decides "fixed upstream".
     standalone.current = check_current(draft.folder / "repro.py", version, expected)
     return standalone
@@ -290,10 +306,10 @@ def body_context(
     verification = standalone.verification
     if verification is not None and verification.output:
         observed_from = f"`{verification.command}` on triton {verification.version}"
-        observed = scrub(verification.output)
+        observed, observed_file = scrub(verification.output), VERIFIED_OUTPUT
     else:
         observed_from = "the suite's run of the case"
-        observed = scrub(captured_output(result))
+        observed, observed_file = scrub(captured_output(result)), "output.txt"
     error_text = failure_text(result)
     mlir = [(name, draft.text(name)) for name in draft.files if name.startswith(MLIR_REPRODUCER)]
     return {
@@ -306,6 +322,7 @@ def body_context(
         "observed_key": key_lines(observed) if observed else "",
         "observed_full": observed,
         "observed_lines": len(observed.splitlines()),
+        "observed_file": observed_file if observed_file in draft.files else "",
         "mlir": mlir,
         "baseline_entry": baseline_note(result, subject.triton_version, baseline),
         "upstream": verdict.upstream,
@@ -339,11 +356,11 @@ def render_bodies(
 
 
 def render_postable(env: Environment, name: str, context: dict[str, Any]) -> str:
-    """Render with the largest head and tail of the full output that keep the body postable
-    and readable: under GitHub's size limit and about :data:`BODY_LINES` lines (the full
-    output and MLIR are attached files)."""
+    """Render with the largest head and tail of the output (20 lines each at most) that keep
+    the body postable and readable: under GitHub's size limit and about :data:`BODY_LINES`
+    lines (the full output and MLIR are attached files)."""
     text = ""
-    for keep in (60, 40, 20, 10, 5):
+    for keep in (20, 10, 5):
         text = env.get_template(name).render(**context, head=keep, tail=keep)
         if len(text) <= BODY_LIMIT and len(text.splitlines()) <= BODY_LINES:
             return text

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import json
 import sys
 import tempfile
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,9 @@ from suite.engine.isolate import run_isolated
 from suite.engine.outcome import CaseResult
 from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
+from suite.report.script_output import evidence_for
 from suite.search.subject import Subject
+from suite.templating import py_assign
 
 
 @dataclass
@@ -34,21 +36,6 @@ class CompileCall:
     arg_names: list[str] = field(default_factory=list)
     # The specialization of the compile, by argument: [["tt.divisibility", 16], ...].
     attrs: dict[str, list[list[Any]]] = field(default_factory=dict)
-
-
-def signature_module() -> str:
-    """The sources of ``suite.engine.signature`` and ``suite.engine.same_bug``, one after the
-    other, for ``repro.py`` to embed: one copy of the signature logic. Their ``from
-    __future__`` import moves to the script's top; same_bug's import of signature is the
-    text just above it."""
-    from suite.engine import same_bug, signature
-
-    lines = [*inspect.getsource(signature).splitlines(), *inspect.getsource(same_bug).splitlines()]
-    return "\n".join(
-        line
-        for line in lines
-        if line != "from __future__ import annotations" and not line.startswith("from suite.")
-    )
 
 
 class _Source:
@@ -103,65 +90,151 @@ def capture_compile(
     ), ""
 
 
+#: The lines a maintainer reads at a glance: ``repro.py`` of a compile, and of a launch.
+REPRO_LINES = {"compile": 120, "launch": 150}
+
+
 def repro_script(
     env: Environment, subject: Subject, call: CompileCall, expected: str, title: str
 ) -> str:
+    """``repro.py``: the imports, the kernel and its helpers, the call (the section
+    ``call_template`` renders) and the check of :mod:`suite.report.script_output`."""
     options_text = ", ".join(f"{k}={v}" for k, v in call.options.items()) or "default options"
     return env.get_template("repro.py.j2").render(
         title=title,
         report_id=subject.report_id,
         target=subject.result.target,
         arch=call.arch,
-        expected=expected,
         triton_version=subject.triton_version,
         options=call.options,
         options_text=options_text,
-        signature=call.signature,
+        signature={n: t for n, t in call.signature.items() if n not in call.constexprs},
         constexprs=call.constexprs,
         globals_=call.globals_,
-        kernels=call.kernels,
+        kernels=[compact_header(source) for source in call.kernels],
         kernel_name=call.kernel_name,
-        # repro.py calls a compile that runs past the command's --timeout a hang.
-        timeout_s=f"{DEFAULTS.bounds.timeout_s:g}",
-        attrs=call.attrs,
-        signature_module=signature_module(),
+        attrs=_attrs_literal(call.attrs),
+        call_template="repro_compile.py.j2",
+        phase="compile",
+        phase_ok="the kernel compiles",
+        evidence=evidence_for(expected),
+        # A call past 90% of the command's --timeout is a hang: repro.py says so before
+        # --verify, which runs it under that timeout, has to kill it.
+        timeout_s=f"{round(DEFAULTS.bounds.timeout_s * 0.9):d}",
     )
+
+
+def _attrs_literal(attrs: dict[str, list[list[Any]]]) -> Any:
+    """``attrs`` as ``repro.py`` writes it: ``dict.fromkeys(names, props)`` when every
+    argument has the same attributes (the usual ``tt.divisibility`` 16), else the dict."""
+    values = list(attrs.values())
+    if len(values) > 1 and all(value == values[0] for value in values):
+        return _Source(f"dict.fromkeys({list(attrs)!r}, {values[0]!r})")
+    return attrs
+
+
+def compact_header(source: str, width: int = 100) -> str:
+    """``source`` with its ``def`` line wrapped to ``width`` rather than one argument a line
+    (as formatters write long ones); a header holding a comment is kept as written."""
+    tree = ast.parse(textwrap.dedent(source))
+    fn = tree.body[0] if tree.body else None
+    if not isinstance(fn, ast.FunctionDef) or not fn.body:
+        return source
+    lines = source.splitlines()
+    first, body = fn.lineno - 1, fn.body[0].lineno - 1
+    while body > first + 1 and not lines[body - 1].strip().endswith(":"):
+        body -= 1
+    header, args = lines[first:body], fn.args
+    if len(header) == 1 or any("#" in line for line in header):
+        return source
+    if args.posonlyargs or args.vararg or args.kwonlyargs or args.kwarg:
+        return source
+    defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults)
+    items = [
+        ast.unparse(arg) + (f"={ast.unparse(default)}" if default is not None else "")
+        for arg, default in zip(args.args, defaults, strict=True)
+    ]
+    returns = f" -> {ast.unparse(fn.returns)}" if fn.returns else ""
+    wrapped = [f"def {fn.name}({', '.join(items)}){returns}:"]
+    if len(wrapped[0]) > width:
+        rows: list[list[str]] = [[]]
+        for item in items:
+            if rows[-1] and len(", ".join([*rows[-1], item])) > width - 5:
+                rows.append([])
+            rows[-1].append(item)
+        wrapped = [f"def {fn.name}(", *(f"    {', '.join(row)}," for row in rows), f"){returns}:"]
+    return "\n".join([*lines[:first], *wrapped, *lines[body:]])
 
 
 def minimal_snippet(call: CompileCall, triton_version: str) -> str:
     """The kernel and the bare compile call, for the issue body: what a maintainer pastes.
 
-    Written for the affected release's ``ASTSource`` (``constexprs=`` by name from 3.3 on,
-    ``constants=`` by position before); ``repro.py`` chooses at run time instead.
+    Written in the affected release's ``ASTSource`` form (``constexprs=`` and attrs by
+    ``(index,)`` from 3.3 on, by name with an ``AttrsDescriptor`` in 3.2, by position
+    before); ``repro.py`` chooses at run time instead.
     """
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        by_name = Version(triton_version.split("+")[0]) >= Version("3.3")
-    except InvalidVersion:
-        by_name = True
+    index = {name: i for i, name in enumerate(call.arg_names)}
+    signature = {n: t for n, t in call.signature.items() if n not in call.constexprs}
+    hints = {index[n]: value for n, props in call.attrs.items() for _, value in props}
+    kernel = call.kernel_name
+    form = _source_form(triton_version)
+    imports = [
+        "from triton.backends.compiler import GPUTarget",
+        "from triton.compiler import ASTSource",
+    ]
+    if form == "constexprs":
+        types = {n: signature.get(n, "constexpr") for n in call.arg_names}
+        by_path = {(index[n],): props for n, props in call.attrs.items()}
+        call_lines = [
+            py_assign(types, "signature"),
+            py_assign(call.constexprs, "constexprs"),
+            py_assign(by_path, "attrs"),
+            f"src = ASTSource({kernel}, signature, constexprs=constexprs, attrs=attrs)",
+        ]
+    elif form == "attrs-descriptor":
+        imports.append("from triton.backends.compiler import AttrsDescriptor")
+        call_lines = [
+            py_assign(signature, "signature"),
+            py_assign(call.constexprs, "constants"),
+            f"src = ASTSource({kernel}, signature, constants, AttrsDescriptor.from_hints({hints}))",
+        ]
+    else:
+        imports.append("from triton.compiler.compiler import AttrsDescriptor")
+        divisible = tuple(i for i, v in hints.items() if v == 16)
+        ones = tuple(i for i, v in hints.items() if v == 1)
+        call_lines = [
+            py_assign({index[n]: t for n, t in signature.items()}, "signature"),
+            py_assign({index[n]: v for n, v in call.constexprs.items()}, "constants"),
+            f"attrs = AttrsDescriptor(divisible_by_16={divisible}, equal_to_1={ones})",
+            f"src = ASTSource({kernel}, signature, constants, attrs)",
+        ]
+    target = f'GPUTarget("cuda", {call.arch}, 32)'
     lines = [
         "import triton",
         "import triton.language as tl",
-        "from triton.backends.compiler import GPUTarget",
-        "from triton.compiler import ASTSource",
+        *imports,
         "",
         *(f"{name} = {value}" for name, value in call.globals_),
         "",
-        *(f"{source}\n\n" for source in call.kernels),
+        *(f"{compact_header(source)}\n\n" for source in call.kernels),
+        *call_lines,
+        f"triton.compile(src, target={target}, options={call.options!r})",
     ]
-    if by_name:
-        types = ", ".join(f"{n!r}: {call.signature.get(n, 'constexpr')!r}" for n in call.arg_names)
-        values = ", ".join(f"{k!r}: {v!r}" for k, v in call.constexprs.items())
-        lines.append(f"src = ASTSource({call.kernel_name}, {{{types}}}, constexprs={{{values}}})")
-    else:
-        position = {name: i for i, name in enumerate(call.arg_names)}
-        types = ", ".join(f"{position[k]}: {v!r}" for k, v in call.signature.items())
-        values = ", ".join(f"{position[k]}: {v!r}" for k, v in call.constexprs.items())
-        lines.append(f"src = ASTSource({call.kernel_name}, {{{types}}}, constants={{{values}}})")
-    target = f'GPUTarget("cuda", {call.arch}, 32)'
-    lines.append(f"triton.compile(src, target={target}, options={call.options!r})")
     return "\n".join(lines).replace("\n\n\n\n", "\n\n\n") + "\n"
+
+
+def _source_form(triton_version: str) -> str:
+    """The ``ASTSource`` form of a release (``suite.tritonc.source_form`` probes the
+    installed one): ``constexprs``, ``attrs-descriptor`` (3.2) or ``positional``."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        version = Version(triton_version.split("+")[0])
+    except InvalidVersion:
+        return "constexprs"
+    if version >= Version("3.3"):
+        return "constexprs"
+    return "attrs-descriptor" if version >= Version("3.2") else "positional"
 
 
 def foreign_imports(script: str) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from suite.engine.runner import DEFAULTS
 from suite.engine.same_bug import same_bug
 from suite.engine.scrub import home_to_tilde
 from suite.errors import UsageError
+from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.toolchain.venvs import for_version
 
@@ -57,9 +57,6 @@ def clean_env() -> dict[str, str]:
     return env
 
 
-_SIGNATURE_LINE = re.compile(r"^signature: (.+)$", re.MULTILINE)
-
-
 def run_script(python: str, script: Path) -> Verification:
     """``python repro.py`` in the script's (fresh) report folder with a clean environment,
     isolated like any case: the command's --timeout and --memory-cap, its own session."""
@@ -74,10 +71,8 @@ def run_script(python: str, script: Path) -> Verification:
         return Verification(False, "", f"Not verified: {command} went over the memory cap")
     stdout, stderr = ended.stdout.text, ended.stderr.text
     output = (stderr + stdout).replace(str(script.parent.resolve()) + os.sep, "")
-    found = _SIGNATURE_LINE.search(stdout)
-    signature = found.group(1).strip() if found else None
-    if signature == "none":
-        signature = None
+    # The signature is the suite's reading of what the script printed, never the script's.
+    signature = signature_of_run(stdout, stderr)
     code = ended.returncode
     return Verification(False, "", "", code, signature, python, output.rstrip(), command)
 
@@ -96,7 +91,7 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     if run.exit_status is None:
         run.line = run.line or f"Not verified: repro.py did not finish on triton {version}"
         return run
-    if run.exit_status != 0 and _same(run.signature, expected):
+    if run.exit_status == 1 and _same(run.signature, expected):
         run.ok = True
         run.line = (
             f"Verified: reproduces on triton {version} (exit {run.exit_status}, "
@@ -121,8 +116,10 @@ def check_current(script: Path, version: str, expected: str) -> Verification | N
         return None
     run = run_script(sys.executable, script)
     run.version = current
-    reproduces = run.exit_status not in (None, 0) and _same(run.signature, expected)
+    reproduces = run.exit_status == 1 and _same(run.signature, expected)
     state = "still reproduces" if reproduces else "does not reproduce"
+    if not reproduces and run.exit_status not in (None, 0):
+        state = "fails in another way"
     run.ok = reproduces
     run.line = (
         f"On triton {current} (this machine's): {state} "

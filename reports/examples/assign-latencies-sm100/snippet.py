@@ -6,14 +6,7 @@ from triton.compiler import ASTSource
 
 @triton.jit
 def gemm_prefetch(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
+    a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
 ):
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BLOCK_M, BLOCK_K])
@@ -37,5 +30,15 @@ def gemm_prefetch(
     c_desc.store([off_m, off_n], acc.to(c_desc.dtype))
 
 
-src = ASTSource(gemm_prefetch, {'a_ptr': '*fp16', 'b_ptr': '*fp16', 'c_ptr': '*fp16', 'M': 'i32', 'N': 'i32', 'K': 'i32', 'BLOCK_M': 'constexpr', 'BLOCK_N': 'constexpr', 'BLOCK_K': 'constexpr'}, constexprs={'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32})
+signature = {
+    'a_ptr': '*fp16', 'b_ptr': '*fp16', 'c_ptr': '*fp16', 'M': 'i32', 'N': 'i32', 'K': 'i32',
+    'BLOCK_M': 'constexpr', 'BLOCK_N': 'constexpr', 'BLOCK_K': 'constexpr',
+}
+constexprs = {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32}
+attrs = {
+    (0,): [['tt.divisibility', 16]], (1,): [['tt.divisibility', 16]],
+    (2,): [['tt.divisibility', 16]], (3,): [['tt.divisibility', 16]],
+    (4,): [['tt.divisibility', 16]], (5,): [['tt.divisibility', 16]],
+}
+src = ASTSource(gemm_prefetch, signature, constexprs=constexprs, attrs=attrs)
 triton.compile(src, target=GPUTarget("cuda", 100, 32), options={'num_warps': 4, 'num_stages': 2})

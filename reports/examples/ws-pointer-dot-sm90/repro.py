@@ -1,0 +1,101 @@
+"""NVGPUWarpSpecialization fails on sm_90: LLVM ERROR: unsupported load type for producer commit
+
+Seen with triton 3.9.0, sm_90, num_warps=4, num_stages=3. Run `python repro.py`:
+exit 1 when the bug shows (each line of EVIDENCE is seen), 0 when the kernel compiles,
+2 when it fails another way. Written by triton-repro-suite (report ws-pointer-dot-sm90).
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pointer_dot(
+    a_ptr, b_ptr, c_ptr, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+):
+    rm = tl.arange(0, BLOCK_M)
+    rn = tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in tl.range(0, K, BLOCK_K, warp_specialize=WARP_SPECIALIZE):
+        a = tl.load(a_ptr + rm[:, None] * K + (k + rk)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * BLOCK_N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * BLOCK_N + rn[None, :], acc.to(tl.float16))
+
+
+# ---- the compile call: triton.compile for sm_90, no GPU needed ----
+PHASE, TARGET, ARCH = "compile", 'sm_90', 90
+OPTIONS = {'num_warps': 4, 'num_stages': 3}
+SIGNATURE = {'a_ptr': '*fp16', 'b_ptr': '*fp16', 'c_ptr': '*fp16', 'K': 'i32'}
+CONSTEXPRS = {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'WARP_SPECIALIZE': True}
+# What the JIT knows of the arguments (16-byte-aligned pointers, ints divisible by 16).
+ATTRS = dict.fromkeys(['a_ptr', 'b_ptr', 'c_ptr', 'K'], [['tt.divisibility', 16]])
+
+
+def run():
+    """triton.compile(ASTSource(...)) in the installed release's form: constexprs= and attrs
+    by (index,) from 3.3; by name with an AttrsDescriptor in 3.2; by position in 3.0, 3.1."""
+    from triton.backends import compiler
+    from triton.compiler import ASTSource
+
+    fn, at = pointer_dot, {name: i for i, name in enumerate(pointer_dot.arg_names)}
+    hints = {at[n]: value for n, props in ATTRS.items() for _, value in props}
+    if "constexprs" in ASTSource.__init__.__code__.co_varnames:
+        types = {n: SIGNATURE.get(n, "constexpr") for n in at}
+        attrs = {(at[n],): props for n, props in ATTRS.items()}
+        src = ASTSource(fn, types, constexprs=CONSTEXPRS, attrs=attrs)
+    elif hasattr(compiler, "AttrsDescriptor"):
+        src = ASTSource(fn, SIGNATURE, CONSTEXPRS, compiler.AttrsDescriptor.from_hints(hints))
+    else:
+        from triton.compiler.compiler import AttrsDescriptor
+
+        ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
+        signature = {at[n]: t for n, t in SIGNATURE.items()}
+        constants = {at[n]: v for n, v in CONSTEXPRS.items()}
+        src = ASTSource(fn, signature, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
+    triton.compile(src, target=compiler.GPUTarget("cuda", ARCH, 32), options=OPTIONS)
+
+
+# ---- the check: the bug's key evidence in what the compile printed ----
+EVIDENCE = ['NVGPUWarpSpecialization', 'LLVM ERROR: unsupported load type for producer commit']
+TIMEOUT_S = 540
+
+
+def check():
+    with tempfile.TemporaryDirectory() as scratch:
+        env = dict(os.environ, TRITON_CACHE_DIR=scratch, PYTHONFAULTHANDLER="1")
+        env["TRITON_REPRODUCER_PATH"] = os.path.join(scratch, "reproducer.mlir")
+        argv = [sys.executable, os.path.abspath(__file__), "--child"]
+        try:
+            child = subprocess.run(argv, env=env, capture_output=True, timeout=TIMEOUT_S)
+            code, output = child.returncode, child.stderr + child.stdout
+        except subprocess.TimeoutExpired as killed:
+            code, output = None, (killed.stderr or b"") + (killed.stdout or b"")
+    output = output.decode(errors="replace")
+    sys.stderr.write(output)
+    if code is None:
+        ended = f"hung (killed after {TIMEOUT_S} s)"
+    elif code < 0:
+        ended = f"crashed ({signal.Signals(-code).name})"
+    else:
+        ended = f"failed (exit status {code})" if code else "succeeded"
+    print(f"triton {triton.__version__}, {TARGET}: {PHASE} {ended}")
+    for evidence in EVIDENCE:
+        print(f"{'seen' if evidence in output + ended else 'NOT seen'}: {evidence}")
+    if all(evidence in output + ended for evidence in EVIDENCE):
+        print("REPRODUCED")
+        return 1
+    print(f"not reproduced: the {PHASE} " + ("succeeded" if code == 0 else "failed otherwise"))
+    return 0 if code == 0 else 2
+
+
+if __name__ == "__main__":
+    sys.exit(run() if sys.argv[1:] == ["--child"] else check())
