@@ -16,14 +16,20 @@ from suite.api import (
     Unsupported,
     WrongResult,
 )
+from suite.oracles import Determinism, Differential, Fault, Hang, Reference
 
 __all__ = [
     "Case",
     "Choice",
     "Compiled",
     "Constraint",
+    "Determinism",
+    "Differential",
+    "Fault",
+    "Hang",
     "Param",
     "Pow2",
+    "Reference",
     "Reproducer",
     "Unsupported",
     "WrongResult",

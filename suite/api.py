@@ -17,7 +17,10 @@ import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from suite.oracles import Oracle
 
 __all__ = [
     "Case",
@@ -147,7 +150,9 @@ class Compiled:
 
 
 CompileFn = Callable[[Case], Compiled]
-LaunchFn = Callable[[Case], None]
+# ``launch(case)`` checks itself; ``launch(case, **inputs)`` returns the outputs to judge.
+LaunchFn = Callable[..., Any]
+InputsFn = Callable[[Case], Mapping[str, Any]]
 
 
 @dataclass
@@ -164,6 +169,7 @@ class Reproducer:
     ``label`` formats a config into the readable part of a case id.
     ``gpu`` is ``"optional"`` (compile anywhere, launch on a GPU when asked),
     ``"never"`` or ``"required"``.
+    ``oracles`` say how a launch is judged (``suite.oracles``); they need ``@inputs``.
     """
 
     id: str
@@ -179,8 +185,10 @@ class Reproducer:
     label: str = ""
     gpu: str = "optional"
     description: str = ""
+    oracles: Sequence[Oracle] = ()
     compile_fn: CompileFn | None = None
     launch_fn: LaunchFn | None = None
+    inputs_fn: InputsFn | None = None
 
     def __post_init__(self) -> None:
         if self.gpu not in ("optional", "never", "required"):
@@ -191,6 +199,15 @@ class Reproducer:
         unknown = [s for s in self.default_sets if s not in self.configs]
         if unknown:
             raise ValueError(f"{self.id}: default set(s) {unknown} not among configs")
+        self.oracles = tuple(self.oracles)
+
+    def oracle_problems(self) -> list[str]:
+        """Why the declared oracles cannot judge this reproducer's launches (empty if they can)."""
+        judging = [o for o in self.oracles if type(o).__name__ not in ("Fault", "Hang")]
+        if judging and (self.inputs_fn is None or self.launch_fn is None):
+            names = ", ".join(type(o).__name__ for o in judging)
+            return [f"{self.id}: oracles {names} need @REPRO.inputs and @REPRO.launch"]
+        return []
 
     def compile(self, fn: CompileFn) -> CompileFn:
         """Decorator: the function that compiles one case (runs without a GPU)."""
@@ -198,8 +215,16 @@ class Reproducer:
         return fn
 
     def launch(self, fn: LaunchFn) -> LaunchFn:
-        """Decorator: the function that launches and checks one case on a GPU."""
+        """Decorator: the function that launches one case on a GPU: ``launch(case)``
+        checks the result itself (raising :class:`WrongResult`); with :meth:`inputs`,
+        ``launch(case, **inputs)`` fills freshly poisoned outputs and returns them for the
+        oracles to judge."""
         self.launch_fn = fn
+        return fn
+
+    def inputs(self, fn: InputsFn) -> InputsFn:
+        """Decorator: the function that makes fresh random inputs for one case, by name."""
+        self.inputs_fn = fn
         return fn
 
     @property
