@@ -13,6 +13,7 @@ from suite.api import (
     Param,
     Pow2,
     Reproducer,
+    Size,
     Unsupported,
     WrongResult,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Pow2",
     "Reference",
     "Reproducer",
+    "Size",
     "Unsupported",
     "WrongResult",
 ]

@@ -30,6 +30,7 @@ __all__ = [
     "Param",
     "Pow2",
     "Reproducer",
+    "Size",
     "Unsupported",
     "WrongResult",
 ]
@@ -62,6 +63,9 @@ class Param:
     name: str
     values: tuple[Any, ...]
     doc: str = ""
+    # A launch-side parameter (a problem size): it changes what a launch does, never the
+    # compile, so only a search that launches varies it.
+    launch: bool = False
 
     def __post_init__(self) -> None:
         if not self.values:
@@ -88,6 +92,16 @@ def Pow2(name: str, low: int, high: int, doc: str = "") -> Param:
         values.append(value)
         value *= 2
     return Param(name, tuple(values), doc)
+
+
+def Size(name: str, values: Iterable[int], doc: str = "") -> Param:
+    """A launch-side problem size, smallest first. List the boundaries a kernel gets wrong:
+    tiny sizes (1, 2), sizes that are not a multiple of the block or of 16, one past a
+    block, and a typical size."""
+    ordered = tuple(values)
+    if any(type(v) is not int or v < 0 for v in ordered) or list(ordered) != sorted(set(ordered)):
+        raise ValueError(f"Size({name!r}): sizes must be distinct non-negative ints, ascending")
+    return Param(name, ordered, doc, launch=True)
 
 
 @dataclass(frozen=True)
