@@ -23,6 +23,7 @@ from typing import Any
 from suite.engine.classify import classify, read_events
 from suite.engine.events import LaunchWatch
 from suite.engine.expand import CaseSpec
+from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
 from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
@@ -271,6 +272,8 @@ def run_case(
     if spec.gpu:
         start = next((e for e in events if e["event"] == "start"), {})
         result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
+    elif spec.repro.launch_fn is not None:
+        result.detail[NOT_LAUNCHED] = needs_gpu(spec.target)
     if verdict.outcome.is_failure or execution.keep_passing:
         result.artifacts = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
         result.detail["output_bytes"] = {
