@@ -34,7 +34,7 @@ def needs_gpu(target: str) -> str:
 
 def command_there(command: str, target: str) -> str:
     """The line that tells a user where and what to run."""
-    return f"{needs_gpu(target)}: on a machine with a {target} GPU, run `{command}`"
+    return f"{needs_gpu(target)}: on a machine with an {target} GPU, run `{command}`"
 
 
 def shown_outcome(result: CaseResult) -> str:

@@ -44,6 +44,8 @@ from typing import Any
 from jinja2 import Environment
 
 from suite.engine.baseline import Baseline
+from suite.engine.environment import gpu_arch
+from suite.engine.gpu_evidence import command_there, runtime_failure
 from suite.engine.outcome import Outcome
 from suite.engine.scrub import home_to_tilde, scrub
 from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
@@ -70,6 +72,7 @@ from suite.report.standalone import CompileCall, capture_compile, minimal_snippe
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
+from suite.toolchain.limits import limits_for
 
 #: GitHub refuses issue bodies over 65536 characters; stay well under it.
 BODY_LIMIT = 60_000
@@ -232,11 +235,22 @@ def write_standalone(
     script = repro_script(env, subject, standalone.call, expected, title)
     draft.put("repro.py", script, secret_safe=False)
     draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
+    if unseen_here(subject):
+        # A compile cannot show a runtime failure: no verification, no "fixed upstream".
+        return standalone
     if verify_release:
         standalone.verification = verify(draft.folder / "repro.py", version, expected)
     # Whether this machine's (newer) Triton still fails decides "fixed upstream".
     standalone.current = check_current(draft.folder / "repro.py", version, expected)
     return standalone
+
+
+def unseen_here(subject: Subject) -> bool:
+    """Whether the subject is a runtime failure that this machine (no GPU of its target)
+    cannot show."""
+    result = subject.result
+    signature = result.signature.text if result.signature else None
+    return runtime_failure(signature) and gpu_arch() != limits_for(result.target).arch
 
 
 def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
@@ -265,6 +279,10 @@ def decide(
     fixed_in = fixed_upstream_in(subject, standalone.current)
     if fixed_in:
         status = f"fixed upstream in {fixed_in}: do not file"
+    if unseen_here(subject):
+        fixed_in = ""
+        named = f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
+        status = command_there(f"repro report {named} --verify", result.target)
     known = known_upstream(result, subject.triton_version, baseline)
     upstream = known.upstream if known else ""
     kind, body_file = "issue", ""
