@@ -76,3 +76,27 @@ def test_bisect_never_calls_a_compiled_release_good(tmp_path):
     )
     assert done.code == 2, done.stdout + done.stderr
     assert "needs a GPU" in done.stderr and "first good" not in done.stdout
+
+
+@pytest.mark.venv
+def test_a_matrix_cell_of_a_runtime_port_is_never_passed(tmp_path):
+    done = repro_cli(
+        "matrix",
+        "upstream-6691-pipelined-dot-and-sum",
+        "-t",
+        "sm_90",
+        "-c",
+        "trigger",
+        "--triton",
+        "3.6.0,3.9.0",
+        "-o",
+        str(tmp_path),
+        timeout=1200,
+    )
+    assert done.code == 0, done.stdout + done.stderr
+    rows = [ln for ln in done.stdout.splitlines() if ln.startswith("upstream-6691")]
+    assert len(rows) == 2
+    for row in rows:
+        cells = row.split("\t")[1:]
+        assert cells == ["compiled; needs a GPU (sm_90) to check"] * 2, row
+    assert "triton 3.6.0: 2 needs-gpu" in done.stdout
