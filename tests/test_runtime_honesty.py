@@ -32,6 +32,7 @@ def _findings(tmp_path: Path, *names: str) -> Path:
 
 
 def test_a_compiled_case_of_a_known_runtime_failure_needs_a_gpu_not_fixed(tmp_path):
+    pytest.importorskip("torch")  # the oracle kernels' file imports it
     baseline = tmp_path / "baseline.toml"
     baseline.write_text(
         "[[known]]\n"
