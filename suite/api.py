@@ -217,7 +217,9 @@ class Reproducer:
 
     def oracle_problems(self) -> list[str]:
         """Why the declared oracles cannot judge this reproducer's launches (empty if they can)."""
-        judging = [o for o in self.oracles if type(o).__name__ not in ("Fault", "Hang")]
+        from suite.oracles import Fault, Hang
+
+        judging = [o for o in self.oracles if not isinstance(o, (Fault, Hang))]
         if judging and (self.inputs_fn is None or self.launch_fn is None):
             names = ", ".join(type(o).__name__ for o in judging)
             return [f"{self.id}: oracles {names} need @REPRO.inputs and @REPRO.launch"]

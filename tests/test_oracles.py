@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from suite import Differential, Hang, Reference
+from suite import Differential, Hang, Reference, Reproducer
 from suite.engine import discover
 from suite.engine.expand import CaseSpec
 from suite.engine.isolate import Bounds
@@ -107,3 +107,17 @@ def test_oracles_are_small_typed_declarations():
         Hang(bound_s=0)
     with pytest.raises(ValueError):
         Differential({})
+    judged = Reproducer(
+        id="no-inputs",
+        title="",
+        family="",
+        params=(),
+        configs={},
+        targets=("sm_90",),
+        oracles=(Differential({"num_stages": 1}), Hang(bound_s=3)),
+    )
+    assert judged.oracle_problems() == [
+        "no-inputs: oracles Differential need @REPRO.inputs and @REPRO.launch"
+    ]
+    judged.oracles = (Hang(bound_s=3),)
+    assert judged.oracle_problems() == []
