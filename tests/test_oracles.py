@@ -121,3 +121,28 @@ def test_oracles_are_small_typed_declarations():
     ]
     judged.oracles = (Hang(bound_s=3),)
     assert judged.oracle_problems() == []
+
+
+@pytest.mark.usefixtures("interpreted")
+def test_explore_launches_and_shrinks_a_problem_size(found, tmp_path):
+    from suite.search.explore import Budget, explore
+    from suite.search.findings import DirectoryFindingsStore
+
+    store = DirectoryFindingsStore(tmp_path / "findings")
+    exploration = explore(
+        found["oracle-differential"],
+        ["sm_90"],
+        store,
+        Execution(bounds=Bounds(timeout_s=120.0)),
+        tmp_path,
+        Budget(max_examples=4),
+        seed=1,
+        launch_arch=90,
+    )
+    assert all(e.result.gpu for e in exploration.evaluations)
+    (finding,) = exploration.findings
+    assert finding.signature == "wrong-result:launch:differential:UNROLL: nan"
+    # Shrunk along the launch-side size too: N=1 passes (one element, in the first block).
+    assert finding.minimal_config == {"BLOCK": 16, "UNROLL": 2, "N": 17}
+    walked = {(s.param, s.value_to): s.passed for s in finding.boundary}
+    assert walked[("N", 1)] is True and walked[("UNROLL", 1)] is True

@@ -12,10 +12,10 @@ import torch
 import triton
 import triton.language as tl
 
-from suite import Choice, Determinism, Differential, Hang, Reference, Reproducer
+from suite import Choice, Determinism, Differential, Hang, Reference, Reproducer, Size
 from suite.checks import device, poisoned, random_input
 
-SIZES = Choice("N", (1, 17, 1000, 4099))
+SIZES = Size("N", (1, 17, 1000, 4099))
 
 
 @triton.jit
