@@ -48,6 +48,7 @@ from suite.engine.environment import gpu_arch
 from suite.engine.gpu_evidence import command_there, runtime_failure
 from suite.engine.outcome import Outcome
 from suite.engine.scrub import home_to_tilde, scrub
+from suite.engine.sources import capture as capture_source
 from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
 from suite.errors import UsageError
 from suite.report.context import (
@@ -67,6 +68,7 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
+from suite.report.launch_repro import launch_script
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import CompileCall, capture_compile, minimal_snippet, repro_script
 from suite.report.verify import Verification, check_current, verify
@@ -233,7 +235,8 @@ def write_standalone(
         original = standalone.reduced.original.read_text()
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
-    draft.put("repro.py", script, secret_safe=False)
+    launch = launch_form(env, subject, expected, title)
+    draft.put("repro.py", launch or script, secret_safe=False)
     draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
     if unseen_here(subject):
         # A compile cannot show a runtime failure: no verification, no "fixed upstream".
@@ -243,6 +246,25 @@ def write_standalone(
     # Whether this machine's (newer) Triton still fails decides "fixed upstream".
     standalone.current = check_current(draft.folder / "repro.py", version, expected)
     return standalone
+
+
+def launch_form(env: Environment, subject: Subject, expected: str, title: str) -> str | None:
+    """For a runtime failure whose reproducer launches with oracles: the repro.py that
+    launches and judges (``suite.report.launch_repro``); None otherwise."""
+    result = subject.result
+    carried = capture_source(subject.found.source) if subject.found else None
+    if not runtime_failure(expected) or carried is None:
+        return None
+    return launch_script(
+        env,
+        carried.text,
+        result.repro,
+        result.config,
+        expected,
+        title,
+        result.target,
+        subject.triton_version,
+    )
 
 
 def unseen_here(subject: Subject) -> bool:

@@ -102,7 +102,11 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     if foreign:
         return Verification(False, version, f"Not verified: repro.py imports {', '.join(foreign)}")
     where = "in a clean venv"
+    here = f"in this interpreter ({sys.executable}: a fresh process, an empty Triton cache)"
     try:
+        if "import torch" in script.read_text() and _installed_triton() == version:
+            # A launch needs torch, which a venv of triton alone lacks.
+            raise OSError("repro.py launches with torch")
         python = str(venv_for(version))
     except (UsageError, subprocess.CalledProcessError, OSError) as exc:
         # No registry (as on many GPU clusters): this interpreter, when it has the release.
@@ -111,10 +115,11 @@ def verify(script: Path, version: str, expected: str) -> Verification:
                 False, version, f"Not verified: no venv with triton {version}: {exc}"
             )
         python = sys.executable
-        where = (
-            f"in this interpreter ({python}: a fresh process, an empty Triton cache), "
-            f"since no clean venv could be built ({str(exc).splitlines()[0][:160]})"
-        )
+        reason = str(exc).splitlines()[0][:160]
+        if reason == "repro.py launches with torch":
+            where = f"{here}, since {reason}"
+        else:
+            where = f"{here}, since no clean venv could be built ({reason})"
     run = run_script(python, script)
     run.version = version
     if run.exit_status is None:
