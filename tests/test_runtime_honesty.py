@@ -64,6 +64,9 @@ def test_the_report_of_a_runtime_failure_says_where_to_check_it(tmp_path, findin
     there = "needs a GPU (sm_90) to check: on a machine with an sm_90 GPU, run"
     assert f"{there} `repro report {finding} --verify`" in text
     assert "do not file" not in text and "fixed upstream" not in text
+    body = (out / finding / "comment.md").read_text()
+    assert "launches on an sm_90 GPU" in body and "no GPU" not in body
+    assert "import torch" in (out / finding / "repro.py").read_text()
     report = json.loads((out / finding / "report.json").read_text())
     assert "needs a GPU (sm_90)" in json.dumps(report)
     assert "do not file" not in json.dumps(report)

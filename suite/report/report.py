@@ -46,7 +46,7 @@ from jinja2 import Environment
 from suite.engine.baseline import Baseline
 from suite.engine.environment import gpu_arch
 from suite.engine.gpu_evidence import command_there, runtime_failure
-from suite.engine.outcome import Outcome
+from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.scrub import home_to_tilde, scrub
 from suite.engine.sources import capture as capture_source
 from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
@@ -267,6 +267,12 @@ def launch_form(env: Environment, subject: Subject, expected: str, title: str) -
     )
 
 
+def launches(result: CaseResult, draft: Draft) -> bool:
+    """Whether the draft's repro.py is the launch form of a runtime failure."""
+    signature = result.signature.text if result.signature else None
+    return runtime_failure(signature) and "import torch" in draft.text("repro.py")
+
+
 def unseen_here(subject: Subject) -> bool:
     """Whether the subject is a runtime failure that this machine (no GPU of its target)
     cannot show."""
@@ -339,6 +345,8 @@ def body_context(
     return {
         "ir_replay": ir_replay(draft.folder),
         "repro_py": draft.text("repro.py"),
+        # A runtime failure's repro.py launches: the body shows it, not the compile snippet.
+        "launch_repro": draft.text("repro.py") if launches(result, draft) else "",
         "snippet": draft.text("snippet.py"),
         "verification": verification,
         "current": standalone.current,
