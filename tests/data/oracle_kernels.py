@@ -4,7 +4,7 @@ Under ``TRITON_INTERPRET=1`` the launches run on torch CPU tensors. Each reprodu
 config that is right and one that shows its oracle's kind of failure, from a real kernel
 mistake: a tail left unwritten by an unrolled loop, a softmax that rounds to fp16
 before its sum, a dropout that draws a new seed per launch, a loop whose counter never moves, an
-out-of-range index caught by a device assertion. They declare no compile function: the
+descriptor tile that is not 16-byte aligned. They declare no compile function: the
 interpreter does not compile.
 """
 
@@ -13,7 +13,7 @@ import triton
 import triton.language as tl
 
 from suite import Choice, Determinism, Differential, Hang, Reference, Reproducer, Size
-from suite.checks import device, poisoned, random_input
+from suite.checks import poisoned, random_input
 
 SIZES = Size("N", (1, 17, 1000, 4099))
 
@@ -180,32 +180,31 @@ def _spin_launch(case, x):
 
 
 @triton.jit
-def gather_kernel(x_ptr, idx_ptr, y_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.arange(0, BLOCK)
-    index = tl.load(idx_ptr + offsets)
-    tl.device_assert(index < n, "gather index out of range")
-    tl.store(y_ptr + offsets, tl.load(x_ptr + index))
+def window_kernel(x_ptr, y_ptr, n, start, BLOCK: tl.constexpr):
+    # A tile copied through tensor descriptors from a window that starts at ``start``: TMA
+    # needs the tile's first byte 16-byte aligned, which start=1 (fp32) breaks.
+    src = tl.make_tensor_descriptor(x_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    dst = tl.make_tensor_descriptor(y_ptr, shape=[n], strides=[1], block_shape=[BLOCK])
+    dst.store([start], src.load([start]))
 
 
-GATHER = Reproducer(
+WINDOW = Reproducer(
     id="oracle-fault",
-    title="a gather whose index runs one past the end",
+    title="a descriptor copy from a window that starts one element in",
     family="oracle-test",
-    params=(Choice("PAST_END", (0, 1)),),
-    configs={"right": [{"PAST_END": 0}], "wrong": [{"PAST_END": 1}]},
+    params=(Choice("START", (0, 1)),),
+    configs={"right": [{"START": 0}], "wrong": [{"START": 1}]},
     targets=("sm_90",),
 )
 
 
-@GATHER.inputs
-def _gather_inputs(case):
-    n = 64
-    index = torch.arange(n, device=device(), dtype=torch.int32) + case["PAST_END"]
-    return {"x": random_input((n,), "fp32"), "index": index}
+@WINDOW.inputs
+def _window_inputs(case):
+    return {"x": random_input((64,), "fp32")}
 
 
-@GATHER.launch
-def _gather_launch(case, x, index):
+@WINDOW.launch
+def _window_launch(case, x):
     y = poisoned(x.shape, x.dtype)
-    gather_kernel[(1,)](x, index, y, x.numel(), BLOCK=64)
+    window_kernel[(1,)](x, y, x.numel(), case["START"], BLOCK=16)
     return y
