@@ -53,6 +53,13 @@ def _run(script: Path) -> subprocess.CompletedProcess[str]:
             "wrong-result:launch:differential:UNROLL: nan",
         ),
         (
+            "oracle-fault",
+            {"START": 1},
+            {"START": 0},
+            "runtime-error:launch:InterpreterError: AssertionError('block offset start must be "
+            "16-byte aligned')",
+        ),
+        (
             "oracle-reference-softmax",
             {"HALF_SUM": True, "SCALE": 4},
             {"HALF_SUM": False, "SCALE": 4},
