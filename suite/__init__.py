@@ -13,18 +13,26 @@ from suite.api import (
     Param,
     Pow2,
     Reproducer,
+    Size,
     Unsupported,
     WrongResult,
 )
+from suite.oracles import Determinism, Differential, Fault, Hang, Reference
 
 __all__ = [
     "Case",
     "Choice",
     "Compiled",
     "Constraint",
+    "Determinism",
+    "Differential",
+    "Fault",
+    "Hang",
     "Param",
     "Pow2",
+    "Reference",
     "Reproducer",
+    "Size",
     "Unsupported",
     "WrongResult",
 ]

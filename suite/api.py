@@ -17,7 +17,10 @@ import importlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from suite.oracles import Oracle
 
 __all__ = [
     "Case",
@@ -27,6 +30,7 @@ __all__ = [
     "Param",
     "Pow2",
     "Reproducer",
+    "Size",
     "Unsupported",
     "WrongResult",
 ]
@@ -59,6 +63,9 @@ class Param:
     name: str
     values: tuple[Any, ...]
     doc: str = ""
+    # A launch-side parameter (a problem size): it changes what a launch does, never the
+    # compile, so only a search that launches varies it.
+    launch: bool = False
 
     def __post_init__(self) -> None:
         if not self.values:
@@ -85,6 +92,16 @@ def Pow2(name: str, low: int, high: int, doc: str = "") -> Param:
         values.append(value)
         value *= 2
     return Param(name, tuple(values), doc)
+
+
+def Size(name: str, values: Iterable[int], doc: str = "") -> Param:
+    """A launch-side problem size, smallest first. List the boundaries a kernel gets wrong:
+    tiny sizes (1, 2), sizes that are not a multiple of the block or of 16, one past a
+    block, and a typical size."""
+    ordered = tuple(values)
+    if any(type(v) is not int or v < 0 for v in ordered) or list(ordered) != sorted(set(ordered)):
+        raise ValueError(f"Size({name!r}): sizes must be distinct non-negative ints, ascending")
+    return Param(name, ordered, doc, launch=True)
 
 
 @dataclass(frozen=True)
@@ -147,7 +164,9 @@ class Compiled:
 
 
 CompileFn = Callable[[Case], Compiled]
-LaunchFn = Callable[[Case], None]
+# ``launch(case)`` checks itself; ``launch(case, **inputs)`` returns the outputs to judge.
+LaunchFn = Callable[..., Any]
+InputsFn = Callable[[Case], Mapping[str, Any]]
 
 
 @dataclass
@@ -164,6 +183,7 @@ class Reproducer:
     ``label`` formats a config into the readable part of a case id.
     ``gpu`` is ``"optional"`` (compile anywhere, launch on a GPU when asked),
     ``"never"`` or ``"required"``.
+    ``oracles`` say how a launch is judged (``suite.oracles``); they need ``@inputs``.
     """
 
     id: str
@@ -179,8 +199,10 @@ class Reproducer:
     label: str = ""
     gpu: str = "optional"
     description: str = ""
+    oracles: Sequence[Oracle] = ()
     compile_fn: CompileFn | None = None
     launch_fn: LaunchFn | None = None
+    inputs_fn: InputsFn | None = None
 
     def __post_init__(self) -> None:
         if self.gpu not in ("optional", "never", "required"):
@@ -191,6 +213,17 @@ class Reproducer:
         unknown = [s for s in self.default_sets if s not in self.configs]
         if unknown:
             raise ValueError(f"{self.id}: default set(s) {unknown} not among configs")
+        self.oracles = tuple(self.oracles)
+
+    def oracle_problems(self) -> list[str]:
+        """Why the declared oracles cannot judge this reproducer's launches (empty if they can)."""
+        from suite.oracles import Fault, Hang
+
+        judging = [o for o in self.oracles if not isinstance(o, (Fault, Hang))]
+        if judging and (self.inputs_fn is None or self.launch_fn is None):
+            names = ", ".join(type(o).__name__ for o in judging)
+            return [f"{self.id}: oracles {names} need @REPRO.inputs and @REPRO.launch"]
+        return []
 
     def compile(self, fn: CompileFn) -> CompileFn:
         """Decorator: the function that compiles one case (runs without a GPU)."""
@@ -198,8 +231,16 @@ class Reproducer:
         return fn
 
     def launch(self, fn: LaunchFn) -> LaunchFn:
-        """Decorator: the function that launches and checks one case on a GPU."""
+        """Decorator: the function that launches one case on a GPU: ``launch(case)``
+        checks the result itself (raising :class:`WrongResult`); with :meth:`inputs`,
+        ``launch(case, **inputs)`` fills freshly poisoned outputs and returns them for the
+        oracles to judge."""
         self.launch_fn = fn
+        return fn
+
+    def inputs(self, fn: InputsFn) -> InputsFn:
+        """Decorator: the function that makes fresh random inputs for one case, by name."""
+        self.inputs_fn = fn
         return fn
 
     @property

@@ -8,6 +8,7 @@ for very large problems) with a tolerance that fits the output dtype.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from suite.api import WrongResult
@@ -32,6 +33,12 @@ def torch_dtype(name: str) -> Any:
     }[name]
 
 
+def device() -> str:
+    """Where launches run: ``cuda``, or ``cpu`` under Triton's interpreter
+    (``TRITON_INTERPRET=1``, which launches kernels on torch CPU tensors)."""
+    return "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+
+
 def ensure_allocator() -> None:
     """Device-side tensor descriptors need Triton's global scratch allocator set."""
     import torch
@@ -39,7 +46,7 @@ def ensure_allocator() -> None:
 
     if hasattr(triton, "set_allocator"):
         triton.set_allocator(
-            lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda")
+            lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=device())
         )
 
 
@@ -47,16 +54,19 @@ def random_input(shape: tuple[int, ...], dtype: str, seed: int | None = None) ->
     """Fresh values in [-1, 1), cast to ``dtype``; a new seed each call unless given."""
     import torch
 
-    generator = torch.Generator(device="cuda")
+    generator = torch.Generator(device=device())
     generator.manual_seed(seed if seed is not None else torch.seed())
-    values = torch.rand(shape, device="cuda", generator=generator, dtype=torch.float32) * 2 - 1
-    return values.to(torch_dtype(dtype))
+    values = torch.rand(shape, device=device(), generator=generator, dtype=torch.float32)
+    return (values * 2 - 1).to(torch_dtype(dtype))
 
 
 def poisoned(shape: tuple[int, ...], dtype: Any) -> Any:
+    """An output buffer no kernel has written: NaN, or the smallest integer for integers."""
     import torch
 
-    return torch.full(shape, float("nan"), device="cuda", dtype=dtype)
+    if dtype.is_floating_point:
+        return torch.full(shape, float("nan"), device=device(), dtype=dtype)
+    return torch.full(shape, torch.iinfo(dtype).min, device=device(), dtype=dtype)
 
 
 def assert_close(actual: Any, expected: Any, what: str, scale: float = 1.0) -> None:

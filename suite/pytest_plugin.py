@@ -26,6 +26,7 @@ import pytest
 from suite.engine.baseline import Baseline
 from suite.engine.environment import capture
 from suite.engine.expand import CaseSpec
+from suite.engine.gpu_evidence import NEEDS_GPU, command_there
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import Execution, Workers, run_case
@@ -173,6 +174,9 @@ class ReproItem(pytest.Item):
         self.user_properties.append(("signature", str(result.signature or "")))
         if result.outcome is Outcome.SKIPPED:
             pytest.skip(result.message)
+        if result.verdict == NEEDS_GPU:
+            command = f"pytest --repro --repro-select {result.repro} --repro-gpu on"
+            pytest.skip(command_there(command, result.target))
         if result.verdict == "known":
             raise KnownFailure(f"{result.signature}: {result.message}")
         if result.outcome.is_failure:

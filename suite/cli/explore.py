@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,12 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
     )
     explore.add_argument("--python", help="interpreter whose Triton runs the cases")
+    explore.add_argument(
+        "--gpu",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="launch and judge cases on a visible GPU of their target (default: auto)",
+    )
     explore.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
     explore.add_argument(
         "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case"
@@ -77,9 +84,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine import discover
+    from suite.engine.environment import capture
     from suite.engine.expand import check_targets
     from suite.engine.isolate import Bounds
     from suite.engine.runner import Execution
+    from suite.engine.session import visible_gpus
     from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, Evaluation, explore
     from suite.search.findings import DirectoryFindingsStore
 
@@ -112,6 +121,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
         python=args.python or sys.executable,
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
     )
+    environment = capture(execution.python)
+    gpu_arch = environment.get("gpu_arch")
+    if args.gpu == "on" and gpu_arch is None:
+        raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
+    launch_arch = gpu_arch if args.gpu != "off" else None
+    execution = replace(execution, gpus=visible_gpus(environment))
     output = Path(args.output)
     store = DirectoryFindingsStore(output / "findings")
     out = render.output_for(args)
@@ -124,7 +139,16 @@ def cmd_explore(args: argparse.Namespace) -> int:
             steps.advance(f"{evaluation.phase}: {result.case_id} {what}")
 
         exploration = explore(
-            found[0], targets, store, execution, output, budget, args.seed, args.profile, ran
+            found[0],
+            targets,
+            store,
+            execution,
+            output,
+            budget,
+            args.seed,
+            args.profile,
+            ran,
+            launch_arch,
         )
     seed = exploration.seed if exploration.seed is not None else f"derandomized ({args.profile})"
     view = render.View(

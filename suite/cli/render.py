@@ -44,6 +44,8 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
+from suite.engine.gpu_evidence import NOT_LAUNCHED, shown_outcome
+
 if TYPE_CHECKING:
     from suite.engine.outcome import CaseResult
 
@@ -350,12 +352,12 @@ def case_listing(results: Sequence[CaseResult]) -> Listing:
     """One row per case: full id, outcome, verdict, triage, signature (or the reason)."""
     listing = Listing(CASE_COLUMNS)
     for r in sorted(results, key=lambda r: (r.repro, r.target, r.case_id)):
-        reason = str(r.signature) if r.signature else r.message
+        reason = str(r.signature) if r.signature else r.message or r.detail.get(NOT_LAUNCHED, "")
         if r.expectation:
             reason += f"  ({r.expectation})"
         listing.add(
             r.case_id + (" (gpu)" if r.gpu else ""),
-            r.outcome.label,
+            shown_outcome(r),
             r.verdict,
             triage_label(r),
             reason,
@@ -390,7 +392,7 @@ def case_record(result: CaseResult, run_folder: Path | None) -> dict[str, Any]:
 def summary_counts(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
     return {
         "verdicts": dict(sorted(Counter(r.verdict for r in results).items())),
-        "outcomes": dict(sorted(Counter(r.outcome.label for r in results).items())),
+        "outcomes": dict(sorted(Counter(shown_outcome(r) for r in results).items())),
     }
 
 

@@ -38,6 +38,7 @@ import tomlkit
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from suite.engine.gpu_evidence import NEEDS_GPU, could_show
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.errors import UsageError
 from suite.files import load_structured, write_atomic
@@ -189,7 +190,10 @@ class Baseline:
         elif result.outcome is Outcome.HARNESS_ERROR:
             result.verdict = "harness-error"
         elif result.outcome is Outcome.PASSED and covering:
-            result.verdict, result.expectation = "fixed", covering[0].id
+            # A runtime failure judged by a compile alone: not evidence of a fix.
+            seen = [e for e in covering if could_show(e.signature, result)]
+            result.verdict = "fixed" if seen else NEEDS_GPU
+            result.expectation = (seen or covering)[0].id
         else:
             result.verdict = "ok"
         return result

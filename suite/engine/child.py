@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from suite.api import Case, Reproducer, Target, Unsupported
+from suite.engine.events import LaunchEvent, to_event
+from suite.engine.launch import run_launch
 from suite.engine.signature import describe_exception, stages_entered
 
 EVENTS = "events.jsonl"
@@ -117,6 +119,10 @@ class Reporter:
     def error(self, phase: str, exc: BaseException) -> None:
         self.emit("error", **describe_exception(exc, phase))
 
+    def record(self, record: LaunchEvent) -> None:
+        self.stream.write(json.dumps(to_event(record)) + "\n")
+        self.stream.flush()
+
 
 def run(spec: dict[str, Any], reporter: Reporter) -> int:
     reporter.emit(
@@ -129,6 +135,9 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         case = Case(
             spec["repro_id"], spec["config"], Target(spec["target"]), spec.get("gpu", False)
         )
+        problems = repro.oracle_problems()
+        if problems:
+            raise TypeError("; ".join(problems))
         missing = repro.missing_requirements()
     except BaseException as exc:
         reporter.error("load", exc)
@@ -153,7 +162,8 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
                 with stages_entered(lambda stage: reporter.emit("stage", stage=stage)):
                     compiled = fn(case)
             else:
-                compiled = fn(case)
+                compiled = None
+                run_launch(repro, case, reporter.record)
         except Unsupported as exc:
             reporter.emit("skipped", reason=f"unsupported: {exc}")
             return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.child import EventLog
+from suite.engine.events import Launches
 from suite.engine.isolate import Exit
 from suite.engine.outcome import Outcome, Signature
 from suite.engine.signature import Verdict, compose, diagnostic_verdict, judge
@@ -56,6 +57,10 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
             {"phase": phase, "signal": "SIGKILL", "memory_cap": True},
             metrics,
         )
+    launches = Launches.of(events)
+    hang = _hang(launches, exit, phase)
+    if hang is not None:
+        return hang
     verdict = judge(
         log.error,
         stderr=stderr,
@@ -67,7 +72,19 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
         entered_stage=log.stage,
     )
     if verdict is not None:
-        return _classification(verdict, metrics)
+        classified = _classification(verdict, metrics)
+        if phase == "launch" and launches.open is not None:
+            classified.detail["launch"] = launches.open.launch
+        return classified
+    wrong = launches.wrong
+    if wrong is not None:
+        return Classification(
+            Outcome.WRONG_RESULT,
+            Signature(compose(["wrong-result", "launch", wrong.oracle], wrong.difference)),
+            f"{wrong.oracle}: {wrong.message}",
+            {"phase": "launch", "oracle": wrong.oracle, "difference": wrong.difference},
+            metrics,
+        )
     over = _over_limit(compiled, limits)
     if over:
         resource, used, limit = over
@@ -82,6 +99,21 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
     if diagnostic is not None:
         return _classification(diagnostic, metrics)
     return Classification(Outcome.PASSED, metrics=metrics)
+
+
+def _hang(launches: Launches, exit: Exit, phase: str) -> Classification | None:
+    """A launch killed at its bound (the hang oracle's, or the case's timeout): a hang in
+    that launch. The parent killed it, so the parent's own record says so."""
+    running = launches.open
+    if not exit.timed_out or phase != "launch" or running is None:
+        return None
+    bound = f"{running.bound_s:g} s" if running.bound_s else "the case's timeout"
+    return Classification(
+        Outcome.TIMEOUT,
+        Signature(compose(["timeout", "launch", "hang"], running.role)),
+        f"hang: launch '{running.launch}' did not finish within {bound} (killed)",
+        {"phase": "launch", "oracle": "hang", "launch": running.launch, "bound_s": running.bound_s},
+    )
 
 
 def _classification(verdict: Verdict, metrics: dict[str, Any]) -> Classification:

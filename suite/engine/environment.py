@@ -106,6 +106,12 @@ def _gpu() -> dict[str, Any]:
     }
 
 
+def gpu_arch() -> int | None:
+    """The visible GPU's compute capability (90 for sm_90), None without one."""
+    arch = _gpu().get("gpu_arch")
+    return int(arch) if arch is not None else None
+
+
 def capture(python: str) -> dict[str, Any]:
     """Run the probe under ``python`` in isolation; a broken interpreter is a usage error."""
     from suite.engine.isolate import Bounds, run_isolated

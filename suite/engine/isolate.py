@@ -35,7 +35,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
@@ -135,6 +135,9 @@ def _pump(pipe: IO[bytes], drain: _Drain) -> None:
             drain.feed(chunk)
 
 
+Overdue = Callable[[], bool]
+
+
 class Started(Protocol):
     """A case process the supervisor watches: a plain child, or one forked by a warm template."""
 
@@ -190,6 +193,7 @@ def run_isolated(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     bounds: Bounds | None = None,
+    overdue: Overdue | None = None,
 ) -> Exit:
     """Run ``argv`` as a fresh process to completion or to a bound, and say how it ended."""
     token = new_token()
@@ -216,7 +220,7 @@ def run_isolated(
         raise
     finally:
         os.close(report_write)
-    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started)
+    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started, overdue)
 
 
 def _check_runnable(program: str, env: Mapping[str, str], cwd: str | None) -> None:
@@ -266,11 +270,14 @@ def stopping() -> bool:
     return WATCHED.stopping.is_set()
 
 
-def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit:
-    """Watch a started case until it ends or breaks a bound; then clean up after it."""
+def supervise(
+    case: Started, token: str, bounds: Bounds, started: float, overdue: Overdue | None = None
+) -> Exit:
+    """Watch a started case until it ends or breaks a bound (``overdue``: a bound of its own
+    making, e.g. a launch past the hang oracle's); then clean up after it."""
     WATCHED.add(case.pid)
     try:
-        return _supervise(case, token, bounds, started)
+        return _supervise(case, token, bounds, started, overdue)
     except BaseException:
         # Stopped (a signal in this thread) or broken: the case must not outlive its watcher.
         kill_tree(case.pid)
@@ -280,7 +287,9 @@ def supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit
         WATCHED.discard(case.pid)
 
 
-def _supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exit:
+def _supervise(
+    case: Started, token: str, bounds: Bounds, started: float, overdue: Overdue | None
+) -> Exit:
     _no_core_files(case.pid)
     drains = (_Drain(bounds.output_bytes), _Drain(bounds.output_bytes))
     pumps = [
@@ -294,7 +303,7 @@ def _supervise(case: Started, token: str, bounds: Bounds, started: float) -> Exi
     returncode = case.wait_for(0 if stopping() else POLL_SECONDS)
     while returncode is None:
         if not (timed_out or memory_exceeded):
-            timed_out = time.monotonic() - started > bounds.timeout_s
+            timed_out = time.monotonic() - started > bounds.timeout_s or bool(overdue and overdue())
             rss = _tree_rss(case.pid)
             peak = max(peak, rss)
             memory_exceeded = bounds.memory_bytes is not None and rss > bounds.memory_bytes

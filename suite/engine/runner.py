@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.classify import classify, read_events
+from suite.engine.events import LaunchWatch
 from suite.engine.expand import CaseSpec
-from suite.engine.isolate import Bounds, Captured, Exit, run_isolated, stop_all
+from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
+from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
 from suite.engine.scrub import scrub_secrets, scrub_tree
@@ -121,7 +123,13 @@ class Workers:
         return ""
 
     def run(
-        self, spec_file: Path, env: dict[str, str], cwd: Path, gpu: bool, target: str = ""
+        self,
+        spec_file: Path,
+        env: dict[str, str],
+        cwd: Path,
+        gpu: bool,
+        target: str = "",
+        overdue: Overdue | None = None,
     ) -> Exit:
         bounds = self.execution.bounds
         gpu_id = self._gpus.get() if gpu else None
@@ -131,11 +139,11 @@ class Workers:
             template = self._warm() if self.execution.warm else None
             if template is not None and not self.fresh_because(target):
                 try:
-                    return run_warm(template, str(spec_file), env, str(cwd), bounds)
+                    return run_warm(template, str(spec_file), env, str(cwd), bounds, overdue)
                 except WarmUnavailable:
                     pass  # it died before forking this case: the case runs fresh
             argv = [self.execution.python, "-m", "suite.engine.child", str(spec_file)]
-            return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds)
+            return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds, overdue=overdue)
         finally:
             if gpu_id is not None:
                 self._gpus.put(gpu_id)
@@ -218,13 +226,15 @@ def run_case(
             "PYTHONFAULTHANDLER": "1",
         }
     )
+    # A launch past the hang oracle's bound is killed as the timeout kills a case.
+    overdue = LaunchWatch(str(report)).overdue if spec.gpu else None
     if workers is None:
         with Workers(replace(execution, warm=False)) as fresh:
-            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target)
+            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target, overdue)
         fresh_because = ""
     else:
         fresh_because = workers.fresh_because(spec.target)
-        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target)
+        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target, overdue)
     if exit.interrupted:
         raise CaseInterrupted(spec.case_id)
     # Secrets out first: the signature is normalized from this text, and kept with the case.
@@ -262,6 +272,8 @@ def run_case(
     if spec.gpu:
         start = next((e for e in events if e["event"] == "start"), {})
         result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
+    elif spec.repro.launch_fn is not None:
+        result.detail[NOT_LAUNCHED] = needs_gpu(spec.target)
     if verdict.outcome.is_failure or execution.keep_passing:
         result.artifacts = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
         result.detail["output_bytes"] = {

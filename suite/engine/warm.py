@@ -30,7 +30,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from suite.engine.isolate import TOKEN_VARIABLE, Bounds, Exit, kill_tree, new_token, supervise
+from suite.engine.isolate import (
+    TOKEN_VARIABLE,
+    Bounds,
+    Exit,
+    Overdue,
+    kill_tree,
+    new_token,
+    supervise,
+)
 from suite.engine.template import (
     FOLDER_VARIABLE,
     PRELOAD_VARIABLE,
@@ -228,10 +236,15 @@ class Template:
 
 
 def run_warm(
-    template: Template, spec: str, env: Mapping[str, str], cwd: str, bounds: Bounds
+    template: Template,
+    spec: str,
+    env: Mapping[str, str],
+    cwd: str,
+    bounds: Bounds,
+    overdue: Overdue | None = None,
 ) -> Exit:
     """Run one case forked from ``template``, supervised like a fresh process."""
     token = new_token()
     case_env = {**env, TOKEN_VARIABLE: token}
     started = time.monotonic()
-    return supervise(template.start(spec, case_env, cwd), token, bounds, started)
+    return supervise(template.start(spec, case_env, cwd), token, bounds, started, overdue)

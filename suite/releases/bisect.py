@@ -41,6 +41,8 @@ from typing import Any
 from packaging.version import Version
 
 from suite.engine.discover import Found
+from suite.engine.environment import gpu_arch
+from suite.engine.gpu_evidence import NEEDS_GPU, could_show, needs_gpu, runtime_failure
 from suite.engine.outcome import TOOLCHAIN_GAP, UNSUPPORTED, Outcome
 from suite.engine.runner import Execution
 from suite.engine.same_bug import completed_stage, same_bug
@@ -52,7 +54,7 @@ from suite.toolchain.venvs import Release
 
 BAD, GOOD, OTHER = "bad", "good", "other failure"
 #: The states that set a release aside.
-SET_ASIDE = (UNSUPPORTED, TOOLCHAIN_GAP, OTHER)
+SET_ASIDE = (UNSUPPORTED, TOOLCHAIN_GAP, OTHER, NEEDS_GPU)
 #: The configs a release is asked about, at most (each is one compile per release tried).
 MAX_CONFIGS = 8
 
@@ -150,6 +152,11 @@ def bisect(
     order = list(candidates)
     set_aside: dict[str, str] = {}
     first = state_of(order[0])
+    if first == NEEDS_GPU:
+        raise UsageError(
+            f"the --bad release {order[0]}: the finding is a runtime failure and "
+            f"{needs_gpu('of its target')}: run `repro bisect` on a machine with one"
+        )
     if first != BAD:
         raise UsageError(f"the --bad release {order[0]} does not reproduce the finding ({first})")
 
@@ -197,11 +204,18 @@ def run(
     seen: dict[str, str] = {}
     work = Path(tempfile.mkdtemp(prefix="repro-bisect-"))
 
+    # A runtime failure is judged by launching, on a GPU of its target; without one a
+    # release is set aside, never good.
+    launch_arch = gpu_arch() if runtime_failure(finding.signature) else None
+
     def state_of(label: str) -> str:
         if label in tried:
             return tried[label]
         evaluator = Evaluator(
-            found, replace(execution, python=release_of(label).python), work / label
+            found,
+            replace(execution, python=release_of(label).python),
+            work / label,
+            launch_arch=launch_arch,
         )
         states, lines[label] = [], []
         for entry in entries:
@@ -222,6 +236,8 @@ def run(
                 state, shown = result.skip_kind, result.message
             elif result.outcome.is_failure or result.outcome is Outcome.HARNESS_ERROR:
                 state, shown = OTHER, signature or result.outcome.label
+            elif not could_show(finding.signature, result):
+                state, shown = NEEDS_GPU, f"compiled; {needs_gpu(entry['target'])}"
             else:
                 state, shown = GOOD, result.outcome.label
             states.append(state)
@@ -232,6 +248,8 @@ def run(
             tried[label] = OTHER
         elif GOOD in states:
             tried[label] = GOOD
+        elif NEEDS_GPU in states:
+            tried[label] = NEEDS_GPU
         else:
             tried[label] = TOOLCHAIN_GAP if set(states) == {TOOLCHAIN_GAP} else UNSUPPORTED
         on_try(label, tried[label])

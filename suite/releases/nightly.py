@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.baseline import Baseline
+from suite.engine.gpu_evidence import could_show
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RunStore, safe_name
 from suite.engine.same_bug import same_bug
@@ -352,8 +353,13 @@ def _not_failing(
     tracked: Tracked, release: str, by_case: dict[str, CaseResult], baseline: Baseline
 ) -> tuple[str, list[str], Tracked]:
     """A tracked finding that no failure explains tonight: fixed (when one of its cases ran and
-    passed), or unknown (none ran: nothing changes)."""
-    passed = [by_case[c] for c in tracked.cases if c in by_case and _passed(by_case[c])]
+    passed, launched for a runtime failure), or unknown (none did: nothing changes)."""
+    # A runtime failure's case that was only compiled passed nothing: it needs a GPU.
+    passed = [
+        by_case[c]
+        for c in tracked.cases
+        if c in by_case and _passed(by_case[c]) and could_show(tracked.signature, by_case[c])
+    ]
     knows_fix = any(_fix_known(tracked, r, release, baseline) for r in passed)
     kept = Tracked(**asdict(tracked))
     if tracked.status == FIXED:

@@ -44,8 +44,11 @@ from typing import Any
 from jinja2 import Environment
 
 from suite.engine.baseline import Baseline
-from suite.engine.outcome import Outcome
+from suite.engine.environment import gpu_arch
+from suite.engine.gpu_evidence import command_there, runtime_failure
+from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.scrub import home_to_tilde, scrub
+from suite.engine.sources import capture as capture_source
 from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
 from suite.errors import UsageError
 from suite.report.context import (
@@ -65,6 +68,7 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
+from suite.report.launch_repro import launch_script
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import (
     REPRO_LINES,
@@ -76,6 +80,7 @@ from suite.report.standalone import (
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
+from suite.toolchain.limits import limits_for
 
 #: GitHub refuses issue bodies over 65536 characters; stay well under it.
 BODY_LIMIT = 60_000
@@ -238,14 +243,20 @@ def write_standalone(
         original = standalone.reduced.original.read_text()
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
+    launch = launch_form(env, subject, expected, title)
+    form = "launch" if launch else "compile"
+    script = launch or script
     draft.put("repro.py", script, secret_safe=False)
-    lines, bound = len(script.splitlines()), REPRO_LINES["compile"]
+    lines, bound = len(script.splitlines()), REPRO_LINES[form]
     if lines > bound:
         subject.notes.append(
             f"repro.py is {lines} lines, over the {bound} read at a glance: "
             "`repro reduce` shrinks the kernel"
         )
     draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
+    if unseen_here(subject):
+        # A compile cannot show a runtime failure: no verification, no "fixed upstream".
+        return standalone
     if verify_release:
         standalone.verification = verify(draft.folder / "repro.py", version, expected)
         if standalone.verification.output:
@@ -253,6 +264,39 @@ def write_standalone(
     # Whether this machine's (newer) Triton still fails decides "fixed upstream".
     standalone.current = check_current(draft.folder / "repro.py", version, expected)
     return standalone
+
+
+def launch_form(env: Environment, subject: Subject, expected: str, title: str) -> str | None:
+    """For a runtime failure whose reproducer launches with oracles: the repro.py that
+    launches and judges (``suite.report.launch_repro``); None otherwise."""
+    result = subject.result
+    carried = capture_source(subject.found.source) if subject.found else None
+    if not runtime_failure(expected) or carried is None:
+        return None
+    return launch_script(
+        env,
+        carried.text,
+        result.repro,
+        result.config,
+        expected,
+        title,
+        result.target,
+        subject.triton_version,
+    )
+
+
+def launches(result: CaseResult, draft: Draft) -> bool:
+    """Whether the draft's repro.py is the launch form of a runtime failure."""
+    signature = result.signature.text if result.signature else None
+    return runtime_failure(signature) and "import torch" in draft.text("repro.py")
+
+
+def unseen_here(subject: Subject) -> bool:
+    """Whether the subject is a runtime failure that this machine (no GPU of its target)
+    cannot show."""
+    result = subject.result
+    signature = result.signature.text if result.signature else None
+    return runtime_failure(signature) and gpu_arch() != limits_for(result.target).arch
 
 
 def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
@@ -281,6 +325,10 @@ def decide(
     fixed_in = fixed_upstream_in(subject, standalone.current)
     if fixed_in:
         status = f"fixed upstream in {fixed_in}: do not file"
+    if unseen_here(subject):
+        fixed_in = ""
+        named = f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
+        status = command_there(f"repro report {named} --verify", result.target)
     known = known_upstream(result, subject.triton_version, baseline)
     upstream = known.upstream if known else ""
     kind, body_file = "issue", ""
@@ -315,6 +363,8 @@ def body_context(
     return {
         "ir_replay": ir_replay(draft.folder),
         "repro_py": draft.text("repro.py"),
+        # A runtime failure's repro.py launches: the body shows it, not the compile snippet.
+        "launch_repro": draft.text("repro.py") if launches(result, draft) else "",
         "snippet": draft.text("snippet.py"),
         "verification": verification,
         "current": standalone.current,

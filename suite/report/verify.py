@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,14 +59,36 @@ def clean_env() -> dict[str, str]:
     return env
 
 
+#: The launch form's verdict line (templates/launch_repro.py.j2): what a launch showed.
+_LAUNCH_SIGNATURE = re.compile(r"^signature: (.+)$", re.MULTILINE)
+
+
+def _installed_triton() -> str:
+    try:
+        import triton
+    except ImportError:
+        return ""
+    return str(triton.__version__)
+
+
+def _launch_signature(stdout: str) -> str | None:
+    found = _LAUNCH_SIGNATURE.search(stdout)
+    return found.group(1).strip() if found else None
+
+
 def run_script(python: str, script: Path) -> Verification:
-    """``python repro.py`` in the script's (fresh) report folder with a clean environment,
-    isolated like any case: the command's --timeout and --memory-cap, its own session."""
+    """``python repro.py`` in the script's (fresh) report folder with a clean environment and
+    an empty Triton cache, isolated like any case: the command's --timeout and --memory-cap,
+    its own session."""
     bounds = DEFAULTS.bounds
     command = f"python {script.name}"
-    ended = run_isolated(
-        [python, script.name], env=clean_env(), cwd=str(script.parent.resolve()), bounds=bounds
-    )
+    with tempfile.TemporaryDirectory(prefix="repro-verify-cache-") as cache:
+        ended = run_isolated(
+            [python, script.name],
+            env={**clean_env(), "TRITON_CACHE_DIR": cache},
+            cwd=str(script.parent.resolve()),
+            bounds=bounds,
+        )
     if ended.timed_out:
         return Verification(False, "", f"Not verified: {command} ran past {bounds.timeout_s:g} s")
     if ended.memory_exceeded:
@@ -72,7 +96,7 @@ def run_script(python: str, script: Path) -> Verification:
     stdout, stderr = ended.stdout.text, ended.stderr.text
     output = (stderr + stdout).replace(str(script.parent.resolve()) + os.sep, "")
     # The signature is the suite's reading of what the script printed, never the script's.
-    signature = signature_of_run(stdout, stderr)
+    signature = signature_of_run(stdout, stderr) or _launch_signature(stdout)
     code = ended.returncode
     return Verification(False, "", "", code, signature, python, output.rstrip(), command)
 
@@ -82,11 +106,26 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     foreign = foreign_imports(script.read_text())
     if foreign:
         return Verification(False, version, f"Not verified: repro.py imports {', '.join(foreign)}")
+    where = "in a clean venv"
+    here = f"in this interpreter ({sys.executable}: a fresh process, an empty Triton cache)"
     try:
-        python = venv_for(version)
+        if "import torch" in script.read_text() and _installed_triton() == version:
+            # A launch needs torch, which a venv of triton alone lacks.
+            raise OSError("repro.py launches with torch")
+        python = str(venv_for(version))
     except (UsageError, subprocess.CalledProcessError, OSError) as exc:
-        return Verification(False, version, f"Not verified: no venv with triton {version}: {exc}")
-    run = run_script(str(python), script)
+        # No registry (as on many GPU clusters): this interpreter, when it has the release.
+        if _installed_triton() != version:
+            return Verification(
+                False, version, f"Not verified: no venv with triton {version}: {exc}"
+            )
+        python = sys.executable
+        reason = str(exc).splitlines()[0][:160]
+        if reason == "repro.py launches with torch":
+            where = f"{here}, since {reason}"
+        else:
+            where = f"{here}, since no clean venv could be built ({reason})"
+    run = run_script(python, script)
     run.version = version
     if run.exit_status is None:
         run.line = run.line or f"Not verified: repro.py did not finish on triton {version}"
@@ -94,7 +133,7 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     if run.exit_status == 1 and _same(run.signature, expected):
         run.ok = True
         run.line = (
-            f"Verified: reproduces on triton {version} (exit {run.exit_status}, "
+            f"Verified {where}: reproduces on triton {version} (exit {run.exit_status}, "
             f"signature {expected})"
         )
     else:

@@ -61,6 +61,7 @@ from suite.engine.record import safe_name
 from suite.engine.runner import Execution, Workers, run_case
 from suite.engine.sources import capture as capture_source
 from suite.search.findings import BoundaryStep, Finding, FindingsStore, kind_of
+from suite.toolchain.limits import limits_for
 
 Config = dict[str, Any]
 
@@ -110,16 +111,38 @@ def order_key(repro: Reproducer, config: Config) -> tuple[int, ...]:
     return (tiles, *(index for _, index in indices))
 
 
-def config_strategy(repro: Reproducer) -> st.SearchStrategy[Config]:
+def searched(repro: Reproducer, launching: bool) -> list[str]:
+    """The parameters a search varies, in shrink order: launch-side ones (problem sizes) only
+    when cases launch, since a compile never sees them."""
+    return [n for n in shrink_order(repro) if launching or not repro.param(n).launch]
+
+
+def held_value(repro: Reproducer, name: str) -> Any:
+    """The value a parameter the search does not vary keeps: its value in the first curated
+    config, else its largest (a size its author would run)."""
+    for configs in repro.configs.values():
+        for config in configs:
+            if name in config:
+                return config[name]
+    return repro.param(name).values[-1]
+
+
+def config_strategy(repro: Reproducer, launching: bool = False) -> st.SearchStrategy[Config]:
     """Valid configs of ``repro``, drawn in "smaller" order so Hypothesis's own order agrees."""
-    draws = {name: st.sampled_from(repro.param(name).values) for name in shrink_order(repro)}
+    varied = searched(repro, launching)
+    draws = {
+        name: st.sampled_from(repro.param(name).values)
+        if name in varied
+        else st.just(held_value(repro, name))
+        for name in shrink_order(repro)
+    }
     return st.fixed_dictionaries(draws).filter(lambda config: not repro.problems(config))
 
 
 def case_strategy(
-    repro: Reproducer, targets: Sequence[str]
+    repro: Reproducer, targets: Sequence[str], launching: bool = False
 ) -> st.SearchStrategy[tuple[Config, str]]:
-    return st.tuples(config_strategy(repro), st.sampled_from(list(targets)))
+    return st.tuples(config_strategy(repro, launching), st.sampled_from(list(targets)))
 
 
 def failure_signature(result: CaseResult) -> str | None:
@@ -158,8 +181,10 @@ class Evaluator:
         work_dir: Path,
         on_evaluation: Callable[[Evaluation], None] = lambda evaluation: None,
         workers: Workers | None = None,
+        launch_arch: int | None = None,
     ) -> None:
         self.found = found
+        self.launch_arch = launch_arch
         self.execution = execution
         self.workers = workers
         self.work_dir = work_dir
@@ -171,6 +196,14 @@ class Evaluator:
     @property
     def repro(self) -> Reproducer:
         return self.found.repro
+
+    @property
+    def launching(self) -> bool:
+        """Whether cases of some target launch (a GPU of that arch is visible)."""
+        return self.launch_arch is not None and self.repro.launch_fn is not None
+
+    def launches(self, target: str) -> bool:
+        return self.launching and limits_for(target).arch == self.launch_arch
 
     @contextmanager
     def during(self, phase: str) -> Iterator[None]:
@@ -189,7 +222,7 @@ class Evaluator:
         key = (_config_key(config), target)
         if key not in self._cache:
             number = len(self.evaluations) + 1
-            spec = CaseSpec(self.found, config, target)
+            spec = CaseSpec(self.found, config, target, self.launches(target))
             case_dir = self.work_dir / f"{number:05d}-{safe_name(spec.case_id)}"
             result = run_case(spec, case_dir, self.execution, self.workers)
             if result is None:  # the search was stopped (SIGINT, SIGTERM) while it ran
@@ -213,7 +246,12 @@ def interesting(evaluate: Evaluator, signature: str, target: str, config: Config
     return failure_signature(evaluate(config, target)) == signature
 
 
-def shrink(repro: Reproducer, config: Config, still_fails: Callable[[Config], bool]) -> Config:
+def shrink(
+    repro: Reproducer,
+    config: Config,
+    still_fails: Callable[[Config], bool],
+    launching: bool = False,
+) -> Config:
     """Greedy descent to a local minimum of "smaller" that keeps ``still_fails`` true.
 
     For each parameter in :func:`shrink_order`, the smaller values are tried
@@ -226,7 +264,7 @@ def shrink(repro: Reproducer, config: Config, still_fails: Callable[[Config], bo
     changed = True
     while changed:
         changed = False
-        for name in shrink_order(repro):
+        for name in searched(repro, launching):
             values = repro.param(name).values
             for value in values[: values.index(current[name])]:
                 trial = {**current, name: value}
@@ -250,7 +288,7 @@ def boundary_table(
     """
     repro = evaluate.repro
     steps = []
-    for name in shrink_order(repro):
+    for name in searched(repro, evaluate.launching):
         values = repro.param(name).values
         here = values.index(config[name])
         for direction, walk in (("down", values[:here][::-1]), ("up", values[here + 1 :])):
@@ -346,7 +384,7 @@ class _Explorer:
             still_fails = partial(interesting, self.evaluate, signature, seen.target)
             with self.evaluate.during("shrink"):
                 self.minimal[signature] = (
-                    shrink(self.repro, seen.config, still_fails),
+                    shrink(self.repro, seen.config, still_fails, self.evaluate.launching),
                     seen.target,
                 )
 
@@ -363,7 +401,7 @@ class _Explorer:
         )
         replayed = 0
 
-        @given(case=case_strategy(self.repro, self.targets))
+        @given(case=case_strategy(self.repro, self.targets, self.evaluate.launching))
         def one_case(case: tuple[Config, str]) -> None:
             nonlocal replayed
             if deadline is not None and time.monotonic() > deadline:
@@ -505,8 +543,12 @@ def explore(
     seed: int | None = None,
     profile: str = "explore",
     on_evaluation: Callable[[Evaluation], None] = lambda evaluation: None,
+    launch_arch: int | None = None,
 ) -> Exploration:
     """Search ``found`` on ``targets``, shrink and map every failure, and record the findings.
+
+    With ``launch_arch`` (the visible GPU's compute capability), cases of that target are
+    launched and judged by the reproducer's oracles, and its launch-side parameters searched.
 
     Without ``seed``, a random one is drawn and recorded (so ``--seed`` can
     repeat the search), unless the profile is derandomized. Case folders live
@@ -523,9 +565,13 @@ def explore(
     output.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=".explore-", dir=output))
     # One warm template for the whole search: it has imported Triton and the reproducer.
-    workers = Workers(execution, [CaseSpec(found, {}, target) for target in targets])
+    launching = launch_arch is not None and found.repro.launch_fn is not None
+    workers = Workers(
+        execution,
+        [CaseSpec(found, {}, t, launching and limits_for(t).arch == launch_arch) for t in targets],
+    )
     try:
-        evaluator = Evaluator(found, execution, work_dir, on_evaluation, workers)
+        evaluator = Evaluator(found, execution, work_dir, on_evaluation, workers, launch_arch)
         explorer = _Explorer(evaluator, targets)
         replay = _replay_list(found.repro, targets, store, database)
         explorer.search(replay, budget, test_settings, seed)

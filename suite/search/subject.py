@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.discover import Found
+from suite.engine.gpu_evidence import runtime_failure
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RESULTS, RunStore, safe_name
 from suite.engine.same_bug import same_bug
@@ -187,7 +188,8 @@ def result_from_finding(finding: Finding) -> CaseResult:
     """The finding's minimal case as a result, its detail read back from the signature."""
     outcome = Outcome.from_label(finding.outcome)
     parts = Signature(finding.signature).family.split(":")
-    detail: dict[str, Any] = {"phase": "compile"}
+    launched = runtime_failure(finding.signature)
+    detail: dict[str, Any] = {"phase": "launch" if launched else "compile"}
     if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
         detail["stage"] = parts[1]
         if len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2]):
@@ -212,6 +214,7 @@ def result_from_finding(finding: Finding) -> CaseResult:
         signature=Signature(finding.signature),
         message=finding.message,
         detail=detail,
+        gpu=launched,
         source={k: v for k, v in (finding.source or {}).items() if k != "text"},
     )
 

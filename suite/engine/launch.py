@@ -1,0 +1,86 @@
+"""The launch phase of a case, in the child: launch, synchronize, judge with the oracles.
+
+Each launch is announced before it is made and marked finished after the synchronize that
+follows it (``suite.engine.events``), so that the parent can name the launch a fault, a
+crash or a hang was in, and kill a launch that outlives the hang oracle's bound. A
+reproducer with ``@REPRO.inputs`` is judged by its oracles (``suite.oracles``); one whose
+``@REPRO.launch`` takes the case alone checks itself and is launched once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from suite.api import Case, Reproducer
+from suite.engine.events import Judged, LaunchEvent, LaunchFinished, started
+from suite.oracles import (
+    Determinism,
+    Differential,
+    Hang,
+    Judgement,
+    Reference,
+    against_reference,
+    agree,
+    identical,
+)
+
+Emit = Callable[[LaunchEvent], None]
+
+
+def _synchronize() -> None:
+    """Wait for the GPU (a fault often surfaces only here); nothing to wait for on the CPU."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    import torch
+
+    torch.cuda.synchronize()
+
+
+class _Launcher:
+    def __init__(self, repro: Reproducer, emit: Emit) -> None:
+        self.repro = repro
+        self.emit = emit
+        hangs = [o for o in repro.oracles if isinstance(o, Hang)]
+        self.bound_s = min(h.bound_s for h in hangs) if hangs else None
+
+    def __call__(self, launch: str, role: str, case: Case, inputs: Mapping[str, Any]) -> Any:
+        assert self.repro.launch_fn is not None
+        self.emit(started(launch, role, self.bound_s))
+        outputs = self.repro.launch_fn(case, **inputs)
+        _synchronize()
+        self.emit(LaunchFinished(launch))
+        return outputs
+
+
+def _variant(case: Case, variant: Mapping[str, Any]) -> Case:
+    return Case(case.repro_id, {**case.config, **variant}, case.target, case.gpu)
+
+
+def run_launch(repro: Reproducer, case: Case, emit: Emit) -> None:
+    """Launch ``case`` and judge it; raises what a launch raised (a fault)."""
+    assert repro.launch_fn is not None
+    if repro.inputs_fn is None:
+        emit(started("kernel", "kernel", None))
+        repro.launch_fn(case)
+        _synchronize()
+        emit(LaunchFinished("kernel"))
+        return
+    launch = _Launcher(repro, emit)
+    inputs = dict(repro.inputs_fn(case))
+    outputs = launch("kernel", "kernel", case, inputs)
+    for oracle in repro.oracles:
+        judgement: Judgement | None = None
+        if isinstance(oracle, Reference):
+            judgement = against_reference(oracle, outputs, inputs)
+        elif isinstance(oracle, Differential) and oracle.applies_to(case.config):
+            other = launch(
+                f"variant {oracle.describe()}", oracle.name, _variant(case, oracle.variant), inputs
+            )
+            judgement = agree(oracle.name, outputs, other, f"differ from {oracle.describe()}")
+        elif isinstance(oracle, Determinism):
+            again = launch("repeat", "repeat", case, inputs)
+            judgement = identical(oracle.name, outputs, again)
+        if judgement is not None:
+            emit(Judged(judgement.oracle, judgement.difference, judgement.message))

@@ -1,0 +1,187 @@
+"""``repro.py`` of a runtime failure: launch the kernel on fresh random inputs, judge it with
+the reproducer's own oracle, exit 1 when the fault or the wrong result shows, 0 when not.
+
+It is written from the reproducer's source: its kernels, helpers, ``@REPRO.inputs`` and
+``@REPRO.launch`` functions are kept as written; what belongs to the suite (its imports, the
+``Reproducer`` declaration, the compile function) is dropped, and a short preamble
+(``templates/launch_repro.py.j2``) gives the few ``suite.checks`` helpers and oracles it uses,
+in terms of triton and torch alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import Environment
+
+#: The calls of a ``Reproducer`` that register a function.
+_ROLES = ("inputs", "launch", "compile")
+#: Top-level declarations of the suite's parameter space: dropped with the declaration.
+_SPACE = ("Choice", "Pow2", "Size", "Param", "Constraint")
+
+
+#: The oracles the preamble gives (as it gives ``suite.checks``' helpers the body uses).
+_ORACLES = ("Fault", "Hang", "Reference", "Differential", "Determinism")
+
+
+@dataclass(frozen=True)
+class LaunchSource:
+    """The parts of a reproducer file that a launch needs, and the names it uses."""
+
+    body: str
+    inputs: str
+    launch: str
+    oracles: str
+    used: frozenset[str]
+
+
+def _decorated_role(node: ast.AST, holder: str) -> str:
+    for decorator in getattr(node, "decorator_list", []):
+        if (
+            isinstance(decorator, ast.Attribute)
+            and isinstance(decorator.value, ast.Name)
+            and decorator.value.id == holder
+            and decorator.attr in _ROLES
+        ):
+            return decorator.attr
+    return ""
+
+
+def _registered(node: ast.stmt, holder: str) -> tuple[str, str]:
+    """``REPRO.launch(fn)`` as a statement: (role, function name)."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
+        return "", ""
+    call = node.value
+    if (
+        isinstance(call.func, ast.Attribute)
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == holder
+        and call.func.attr in _ROLES
+        and len(call.args) == 1
+        and isinstance(call.args[0], ast.Name)
+    ):
+        return call.func.attr, call.args[0].id
+    return "", ""
+
+
+def _declaration(tree: ast.Module, repro_id: str) -> tuple[str, ast.Call] | None:
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id == "Reproducer"
+        ):
+            ids = [k.value for k in node.value.keywords if k.arg == "id"]
+            if ids and isinstance(ids[0], ast.Constant) and ids[0].value == repro_id:
+                return node.targets[0].id, node.value
+    return None
+
+
+def _space(node: ast.stmt) -> bool:
+    value = getattr(node, "value", None)
+    return (
+        isinstance(node, ast.Assign)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _SPACE
+    )
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _defines(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        return {node.name}
+    if isinstance(node, ast.Assign):
+        return {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return set()
+
+
+def _segment(text: str, node: ast.stmt, drop_decorators: bool) -> str:
+    """The statement's source as written; a function's own decorators kept unless dropped."""
+    lines = text.splitlines()
+    decorators = getattr(node, "decorator_list", [])
+    first = node.lineno if drop_decorators or not decorators else decorators[0].lineno
+    return "\n".join(lines[first - 1 : node.end_lineno])
+
+
+def launch_source(text: str, repro_id: str) -> LaunchSource | None:
+    """What a launch of ``repro_id`` needs from the reproducer file ``text``: the inputs and
+    launch functions and every top-level definition they reach; None when it declares no
+    ``@REPRO.inputs`` (a launch that checks itself has no oracle to carry)."""
+    tree = ast.parse(text)
+    found = _declaration(tree, repro_id)
+    if found is None:
+        return None
+    holder, call = found
+    oracles = next((k.value for k in call.keywords if k.arg == "oracles"), None)
+    roles: dict[str, str] = {}
+    defined: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        role = _decorated_role(node, holder)
+        registered, name = _registered(node, holder)
+        if role:
+            roles[role] = node.name  # type: ignore[attr-defined]
+        elif registered:
+            roles[registered] = name
+        declaration = isinstance(node, ast.Assign) and node.value is call
+        if not registered and not _space(node) and not declaration:
+            for defined_name in _defines(node):
+                defined[defined_name] = node
+    if "inputs" not in roles or "launch" not in roles:
+        return None
+    wanted = {roles["inputs"], roles["launch"]}
+    if oracles is not None:
+        wanted |= _names(oracles)
+    reached: set[str] = set()
+    while wanted - reached:
+        name = (wanted - reached).pop()
+        reached.add(name)
+        if name in defined:
+            wanted |= _names(defined[name])
+    kept = [node for node in tree.body if _defines(node) & reached and node in defined.values()]
+    body = "\n\n\n".join(
+        _segment(text, node, drop_decorators=bool(_decorated_role(node, holder))) for node in kept
+    )
+    oracle_text = ast.get_source_segment(text, oracles) if oracles is not None else "()"
+    return LaunchSource(
+        body, roles["inputs"], roles["launch"], oracle_text or "()", frozenset(reached)
+    )
+
+
+def launch_script(
+    env: Environment,
+    text: str,
+    repro_id: str,
+    config: dict[str, Any],
+    expected: str,
+    title: str,
+    target: str,
+    triton_version: str,
+) -> str | None:
+    """The launch form of ``repro.py``, or None when the reproducer has no oracle launch."""
+    source = launch_source(text, repro_id)
+    if source is None:
+        return None
+    return env.get_template("launch_repro.py.j2").render(
+        title=title,
+        expected=expected,
+        target=target,
+        arch=int(target.removeprefix("sm_").rstrip("af")),
+        triton_version=triton_version,
+        config=repr(dict(config)),
+        body=source.body,
+        inputs=source.inputs,
+        launch=source.launch,
+        oracles=source.oracles,
+        used=source.used,
+        oracle_classes=[name for name in _ORACLES if name in source.used],
+        oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
+    )
