@@ -67,6 +67,24 @@ def add_isolation_options(parser: argparse.ArgumentParser, timeout: float = 600.
         )
 
 
+def add_wheelhouse_option(parser: argparse.ArgumentParser) -> None:
+    """``--wheelhouse DIR``, for the commands that may build a release venv."""
+    parser.add_argument(
+        "--wheelhouse",
+        metavar="DIR",
+        help="build release venvs from this folder of wheels, no package index "
+        "(default: $REPRO_WHEELHOUSE; pip's PIP_NO_INDEX and PIP_FIND_LINKS apply too)",
+    )
+
+
+def apply_wheelhouse(args: argparse.Namespace) -> None:
+    """Every release venv the command builds comes from ``--wheelhouse``, when given."""
+    if getattr(args, "wheelhouse", None):
+        from suite.toolchain.venvs import use_wheelhouse
+
+        use_wheelhouse(args.wheelhouse)
+
+
 def add_case_options(parser: argparse.ArgumentParser) -> None:
     """What to run and how."""
     parser.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
