@@ -14,7 +14,7 @@ import queue
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -186,12 +186,17 @@ class CaseInterrupted(Exception):
 
 
 def run_case(
-    spec: CaseSpec, case_dir: Path, execution: Execution, workers: Workers | None = None
+    spec: CaseSpec,
+    case_dir: Path,
+    execution: Execution,
+    workers: Workers | None = None,
+    knobs: Mapping[str, str] | None = None,
 ) -> CaseResult:
     """Run one case in isolation and classify it. Never raises for what the case does;
     raises :class:`CaseInterrupted` when the run is stopped meanwhile.
 
-    Without ``workers`` the case runs as a fresh interpreter.
+    Without ``workers`` the case runs as a fresh interpreter. ``knobs`` are more
+    environment variables for the case (Triton's dump knobs, say).
     """
     _fresh_folder(case_dir)
     report = case_dir / "events.jsonl"
@@ -216,6 +221,7 @@ def run_case(
             "TRITON_REPRODUCER_PATH": str(case_dir / "mlir-reproducer"),
             "PYTHONUNBUFFERED": "1",
             "PYTHONFAULTHANDLER": "1",
+            **(knobs or {}),
         }
     )
     if workers is None:

@@ -59,6 +59,7 @@ from suite.report.context import (
 from suite.report.evidence import (
     MLIR_REPRODUCER,
     captured_output,
+    explained,
     ir_replay,
     mlir_reproducers,
     program_record,
@@ -298,6 +299,7 @@ def body_context(
     mlir = [(name, draft.text(name)) for name in draft.files if name.startswith(MLIR_REPRODUCER)]
     return {
         "ir_replay": ir_replay(draft.folder),
+        "explained": explained(draft.folder),
         "repro_py": draft.text("repro.py"),
         "snippet": draft.text("snippet.py"),
         "verification": verification,
