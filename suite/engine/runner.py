@@ -23,8 +23,9 @@ from typing import Any
 from suite.engine.classify import classify, read_events
 from suite.engine.expand import CaseSpec
 from suite.engine.isolate import Bounds, Captured, Exit, run_isolated, stop_all
-from suite.engine.outcome import CaseResult
+from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import RunStore
+from suite.engine.sanitizer import Rerun, gather
 from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, WarmUnavailable, run_warm
@@ -62,6 +63,8 @@ class Execution:
     keep_passing: bool = False
     warm: bool = field(default_factory=lambda: DEFAULTS.warm)
     gpus: tuple[str, ...] = ()
+    # A launch that faults or gives a wrong result is run again under compute-sanitizer.
+    sanitize: bool = True
 
 
 class Workers:
@@ -270,6 +273,13 @@ def run_case(
         result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
     if verdict.outcome.is_failure or execution.keep_passing:
         result.artifacts = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+    failure = _launch_failure(result)
+    if failure and execution.sanitize:
+        evidence = gather(
+            failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
+        )
+        result.detail["sanitizer"] = evidence.to_json()
+        result.artifacts.update({f"sanitizer-{t}": p for t, p in evidence.outputs.items()})
         result.detail["output_bytes"] = {
             "stdout": exit.stdout.total_bytes,
             "stderr": exit.stderr.total_bytes,
@@ -277,6 +287,41 @@ def run_case(
     else:
         shutil.rmtree(case_dir, ignore_errors=True)
     return result
+
+
+def _launch_failure(result: CaseResult) -> str:
+    """``fault`` or ``wrong-result`` for a launch that failed so, else ""."""
+    if not result.gpu:
+        return ""
+    if result.outcome is Outcome.WRONG_RESULT:
+        return "wrong-result"
+    launching = result.detail.get("phase") in (None, "launch")
+    if result.outcome is Outcome.RUNTIME_ERROR or (result.outcome is Outcome.CRASH and launching):
+        return "fault"
+    return ""
+
+
+def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Execution) -> Rerun:
+    """The case run again as a fresh interpreter behind ``prefix`` (compute-sanitizer), its
+    own events file, each tensor its own allocation (exact bounds for memcheck)."""
+
+    def rerun(
+        prefix: Sequence[str], more: Mapping[str, str], output: Path
+    ) -> tuple[int | None, str]:
+        spec = json.loads(spec_file.read_text())
+        spec["report"] = str(output.with_suffix(".events.jsonl"))
+        again = output.with_suffix(".spec.json")
+        again.write_text(json.dumps(spec))
+        argv = [*prefix, execution.python, "-m", "suite.engine.child", str(again)]
+        allocations = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+        ended = run_isolated(
+            argv, env={**env, **allocations, **more}, cwd=str(case_dir), bounds=execution.bounds
+        )
+        text = scrub_secrets(ended.stdout.text + ended.stderr.text)
+        output.write_text(text)
+        return ended.returncode, text
+
+    return rerun
 
 
 # Files a case leaves (events, MLIR reproducers) are scrubbed up to this size; none is larger

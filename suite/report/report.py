@@ -300,6 +300,7 @@ def body_context(
     return {
         "ir_replay": ir_replay(draft.folder),
         "explained": explained(draft.folder),
+        "sanitizer": result.detail.get("sanitizer"),
         "repro_py": draft.text("repro.py"),
         "snippet": draft.text("snippet.py"),
         "verification": verification,
