@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from conftest import ROOT, repro_cli
+from test_cli_output import check_json
 
 from suite.engine.discover import select
 from suite.engine.runner import Execution
@@ -36,12 +37,14 @@ def _run(tmp_path: Path, *args: str) -> Path:
 def test_the_pipeliner_is_where_three_stages_and_one_part(tmp_path):
     run = _run(tmp_path, str(DESCRIPTOR), "-c", "trigger")
     case = "descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
-    done = repro_cli("explain", f"{run}:{case}", "--variant", "STAGES=1", "-o", str(tmp_path))
+    args = ("explain", f"{run}:{case}", "--variant", "STAGES=1", "-o", str(tmp_path))
+    done = repro_cli(*args)
     assert done.code == 0, done.stdout + done.stderr
     assert "first pass that acts on the difference" in done.stdout
     assert "TritonGPUPipeline" in done.stdout
     folder = tmp_path / "descriptor-1d-pipelined_sm_90-x8-s3-fp16" / "explain"
     record = json.loads((folder / "explain.json").read_text())
+    assert check_json("explain", repro_cli(*args, "--json").stdout) == record
     first = record["first_difference"]
     assert first["pass"] == "TritonGPUPipeline" and first["input_differs"] is True
     assert record["change"] == {"STAGES": 1}

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 from retag import retag
+from test_cli_output import check_json
 
 pytestmark = pytest.mark.venv
 
@@ -88,7 +89,7 @@ def test_matrix_builds_its_venv_from_the_wheelhouse_with_no_registry(house, offl
     assert done.returncode == 0, done.stdout + done.stderr
     venv = Path(offline["REPRO_VENV_ROOT"]) / "triton-3.6.0"
     assert (venv / ".repro-complete").is_file()
-    table = json.loads(done.stdout)
+    table = check_json("matrix", done.stdout)
     assert table["versions"] == {"3.6.0": "3.6.0"}
     cells = [cell for row in table["rows"] for cell in row["cells"].values()]
     assert cells and set(cells) == {"passed"}  # the AssignLatencies bug is fixed in 3.6.0
@@ -129,16 +130,23 @@ def test_a_bisect_over_nightly_wheels_names_the_commit_range(nightly, offline, t
     stored = json.loads(finding.read_text())
     assert stored["first_good"] == NEWER
     assert stored["bisect"]["commits"]["compare"] == COMPARE
+    again = repro(
+        offline, "bisect", str(finding), "--bad", str(older), "--good", str(newer),
+        "-o", str(tmp_path), "--json",
+    )  # fmt: skip
+    assert check_json("bisect", again.stdout)["commits"]["newer_commit"] == "5d6e7f8"
 
     # The same two builds as a matrix over the wheelhouse: the case changes between them.
-    table = repro(
-        offline, "matrix", WS_BUG, "-t", "sm_100", "-c", "trigger", "--wheelhouse", str(nightly),
-        "-o", str(tmp_path / "m"),
-    )  # fmt: skip
+    args = ("matrix", WS_BUG, "-t", "sm_100", "-c", "trigger", "--wheelhouse", str(nightly))
+    table = repro(offline, *args, "-o", str(tmp_path / "m"))
     assert table.returncode in (0, 1), table.stdout + table.stderr
     lines = [ln for ln in table.stdout.splitlines() if COMPARE in ln]
     assert len(lines) == 1, table.stdout
     assert "compiler-error:ttgir:NVWSInsertAref" in lines[0] and "-> passed" in lines[0]
+    (change,) = check_json(
+        "matrix", repro(offline, *args, "-o", str(tmp_path / "j"), "--json").stdout
+    )["changes"]
+    assert (change["older"], change["newer"], change["compare"]) == (OLDER, NEWER, COMPARE)
 
 
 def test_the_wheels_declare_their_versions(nightly):
