@@ -97,6 +97,11 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="launch and check cases on a visible GPU (default: auto)",
     )
+    parser.add_argument(
+        "--no-sanitizer",
+        action="store_true",
+        help="do not run a launch that faults or is wrong again under compute-sanitizer",
+    )
     add_execution_options(parser)
     parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     add_isolation_options(parser)
@@ -131,6 +136,7 @@ def case_options(
         workers=args.workers,
         keep_passing=keep_passing,
         warm=args.isolation == "warm",
+        sanitize=not args.no_sanitizer,
     )
     return selection, execution, Baseline.load(Path(args.baseline) if args.baseline else None)
 

@@ -273,6 +273,12 @@ def run_case(
         result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
     if verdict.outcome.is_failure or execution.keep_passing:
         result.artifacts = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        result.detail["output_bytes"] = {
+            "stdout": exit.stdout.total_bytes,
+            "stderr": exit.stderr.total_bytes,
+        }
+    else:
+        shutil.rmtree(case_dir, ignore_errors=True)
     failure = _launch_failure(result)
     if failure and execution.sanitize:
         evidence = gather(
@@ -280,12 +286,6 @@ def run_case(
         )
         result.detail["sanitizer"] = evidence.to_json()
         result.artifacts.update({f"sanitizer-{t}": p for t, p in evidence.outputs.items()})
-        result.detail["output_bytes"] = {
-            "stdout": exit.stdout.total_bytes,
-            "stderr": exit.stderr.total_bytes,
-        }
-    else:
-        shutil.rmtree(case_dir, ignore_errors=True)
     return result
 
 
