@@ -14,8 +14,10 @@ under the installed Triton (3.9.0 here, no GPU), and the first pass where they p
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, repro_cli
 from test_cli_output import check_json
 
@@ -113,6 +115,23 @@ def test_the_report_of_a_compile_failure_shows_where_the_variant_parts(tmp_path)
         text = (folder / body).read_text()
         assert said in text and "NVGPUWarpSpecialization" in text.split(said)[1], text
         assert (folder / "explain" / "explain.json").is_file()  # kept by the report
+
+
+@pytest.mark.venv
+def test_a_finding_is_explained_under_its_own_release(tmp_path):
+    """The AssignLatencies finding of 3.5.0 (sm_100, 2 stages), compiled under that release's
+    venv: the compile ends in the pass that fails, given the same IR as the 1-stage variant."""
+    finding = tmp_path / "assign-latencies.json"
+    source = ROOT / "tests" / "data" / "findings" / "tma-gemm-prefetch-assign-latencies-3.5.0.json"
+    shutil.copy(source, finding)
+    done = repro_cli("explain", str(finding), "--variant", "num_stages=1", "-o", str(tmp_path))
+    assert done.code == 0, done.stdout + done.stderr
+    assert "compiler-error:ttgir:TritonGPUAssignLatencies" in done.stdout
+    said = (
+        "the failing variant ends in TritonGPUAssignLatencies (pass 30), where the passing "
+        "variant goes on (given the same IR)"
+    )
+    assert said in done.stdout
 
 
 def test_normalize_keeps_what_is_not_a_name_or_a_location():

@@ -128,7 +128,9 @@ class FirstDifference:
                 f"no MLIR pass output differs between the variants ({self.aligned} passes "
                 "compared): the difference is in LLVM IR or PTX"
             )
-        where = f"pass {self.position}; {self.failing.label} against {self.passing.label}"
+        where = f"pass {self.position}"
+        if self.failing.label != self.passing.label:  # the options differ (num-stages=3, =1)
+            where += f"; {self.failing.label} against {self.passing.label}"
         if self.stopped:
             given = "given different IR" if self.diff else "given the same IR"
             return (
