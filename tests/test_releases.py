@@ -9,6 +9,7 @@ import pytest
 
 from suite.errors import UsageError
 from suite.releases.bisect import BAD, GOOD, UNSUPPORTED, between, bisect
+from suite.releases.nightlies import chronological, commit_of, commit_range
 from tests.conftest import repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
@@ -138,3 +139,20 @@ def test_unknown_release_is_one_line(tmp_path):
     done = repro_cli("matrix", "tma-copy", "--triton", "not-a-version", "-o", str(tmp_path))
     assert done.code == 2
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_commit_ranges_of_nightly_versions():
+    assert commit_of("3.5.0+git1a2b3c4d") == "1a2b3c4d"
+    assert commit_of("3.6.0.dev20251101+gitabcdef0") == "abcdef0"
+    assert commit_of("3.6.0") is None and commit_of("3.6.0+cu130") is None
+    # Builds that differ only in their hash keep the order given.
+    same = ["3.5.0+gitffffff1", "3.5.0+git0000002", "3.4.0+git0000000"]
+    assert chronological(same) == ["3.4.0+git0000000", "3.5.0+gitffffff1", "3.5.0+git0000002"]
+    assert between(same, good="3.5.0+git0000002", bad="3.4.0+git0000000") == [
+        "3.4.0+git0000000",
+        "3.5.0+gitffffff1",
+        "3.5.0+git0000002",
+    ]
+    span = commit_range("3.5.0+git0000002", "3.5.0+gitffffff1", chronological(same))
+    assert span is not None and (span.older_commit, span.newer_commit) == ("ffffff1", "0000002")
+    assert commit_range("3.5.0", "3.6.0", ["3.5.0", "3.6.0"]) is None

@@ -21,6 +21,7 @@ from suite.cli import baseline as baseline_cli
 from suite.cli import capture as capture_cli
 from suite.cli import completion, guard
 from suite.cli import doctor as doctor_cli
+from suite.cli import explain as explain_cli
 from suite.cli import explore as explore_cli
 from suite.cli import gate as gate_cli
 from suite.cli import nightly as nightly_cli
@@ -28,7 +29,7 @@ from suite.cli import reduce as reduce_cli
 from suite.cli import releases as releases_cli
 from suite.cli import replay as replay_cli
 from suite.cli import report as report_cli
-from suite.cli.options import add_case_options, case_options
+from suite.cli.options import add_case_options, apply_wheelhouse, case_options
 from suite.cli.render import add_output_options
 from suite.engine.baseline import EXIT_USAGE
 from suite.engine.outcome import CaseResult
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     report_cli.add_parsers(commands)
     replay_cli.add_parsers(commands)
     reduce_cli.add_parsers(commands)
+    explain_cli.add_parsers(commands)
     doctor_cli.add_parsers(commands)
     capture_cli.add_parsers(commands)
     baseline_cli.add_parsers(commands)
@@ -202,6 +204,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     guard.check_arguments(args)
     guard.choose_execution(args)
+    apply_wheelhouse(args)
     commands = {
         "run": cmd_run,
         "list": cmd_list,
@@ -214,6 +217,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         "report": report_cli.cmd_report,
         "replay": replay_cli.cmd_replay,
         "reduce": reduce_cli.cmd_reduce,
+        "explain": explain_cli.cmd_explain,
         "doctor": doctor_cli.cmd_doctor,
         "capture": capture_cli.cmd_capture,
         "baseline": baseline_cli.cmd_baseline,

@@ -67,6 +67,24 @@ def add_isolation_options(parser: argparse.ArgumentParser, timeout: float = 600.
         )
 
 
+def add_wheelhouse_option(parser: argparse.ArgumentParser) -> None:
+    """``--wheelhouse DIR``, for the commands that may build a release venv."""
+    parser.add_argument(
+        "--wheelhouse",
+        metavar="DIR",
+        help="build release venvs from this folder of wheels, no package index "
+        "(default: $REPRO_WHEELHOUSE; pip's PIP_NO_INDEX and PIP_FIND_LINKS apply too)",
+    )
+
+
+def apply_wheelhouse(args: argparse.Namespace) -> None:
+    """Every release venv the command builds comes from ``--wheelhouse``, when given."""
+    if getattr(args, "wheelhouse", None):
+        from suite.toolchain.venvs import use_wheelhouse
+
+        use_wheelhouse(args.wheelhouse)
+
+
 def add_case_options(parser: argparse.ArgumentParser) -> None:
     """What to run and how."""
     parser.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
@@ -78,6 +96,11 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "on", "off"),
         default="auto",
         help="launch and check cases on a visible GPU (default: auto)",
+    )
+    parser.add_argument(
+        "--no-sanitizer",
+        action="store_true",
+        help="do not run a launch that faults or is wrong again under compute-sanitizer",
     )
     add_execution_options(parser)
     parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
@@ -113,6 +136,7 @@ def case_options(
         workers=args.workers,
         keep_passing=keep_passing,
         warm=args.isolation == "warm",
+        sanitize=not args.no_sanitizer,
     )
     return selection, execution, Baseline.load(Path(args.baseline) if args.baseline else None)
 

@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -60,6 +60,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "(default: the finding's first_good, once bisect has found it; 'none' to skip)",
     )
     add_isolation_options(reduce, timeout=120.0)
+    add_wheelhouse_option(reduce)
     add_output_options(reduce, formats=False)
 
 

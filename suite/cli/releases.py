@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
-from suite.cli.options import add_case_options, add_isolation_options, case_options, split
+from suite.cli.options import (
+    add_case_options,
+    add_isolation_options,
+    add_wheelhouse_option,
+    case_options,
+    split,
+)
 from suite.cli.render import Output, add_output_options
 from suite.errors import UsageError
 
@@ -36,6 +42,7 @@ def add_parsers(commands: Any) -> None:
         help="an existing interpreter to include (repeatable)",
     )
     matrix.add_argument("--wheel", action="append", default=[], help="a Triton wheel (repeatable)")
+    add_wheelhouse_option(matrix)
     add_output_options(matrix)
 
     bisect = commands.add_parser("bisect", help="find the release that introduced or fixed a bug")
@@ -50,6 +57,7 @@ def add_parsers(commands: Any) -> None:
     )
     bisect.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
     add_isolation_options(bisect)
+    add_wheelhouse_option(bisect)
     bisect.add_argument(
         "--baseline",
         help="fill first_bad/fixed_in of the entry that knows the finding in this file",
@@ -78,8 +86,14 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
     selection, execution, baseline = case_options(args)
     specs = split(args.triton) + list(args.pythons) + list(args.wheel)
+    if not specs and args.wheelhouse:  # every build of the wheelhouse, oldest first
+        from suite.toolchain.venvs import released_versions
+
+        specs = released_versions()
     if not specs:
-        raise UsageError("name releases with --triton (e.g. 3.5.0,latest), --python or --wheel")
+        raise UsageError(
+            "name releases with --triton (e.g. 3.5.0,latest), --python, --wheel or --wheelhouse"
+        )
     out = render.output_for(args)
     resolve = releases_of(out)
     releases = [resolve(spec) for spec in specs]
@@ -113,6 +127,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                     f"triton {label}: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
                     for label, tally in result.verdicts().items()
                 ),
+                *(change.line() for change in result.changes()),
                 f"matrix: {result.folder}; exit {result.exit_status}",
             ],
         )
@@ -125,29 +140,31 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.engine.expand import case_id
     from suite.engine.runner import Execution
     from suite.engine.sources import reproducer_for
-    from suite.releases import bisect
+    from suite.releases import bisect, nightlies
     from suite.search.subject import load_finding
     from suite.toolchain import venvs
 
-    for end, version in (("--good", args.good), ("--bad", args.bad)):
-        try:
-            Version(version)
-        except InvalidVersion:
-            raise UsageError(f"{end} {version!r}: not a release version (e.g. 3.5.0)") from None
-    if Version(args.good) == Version(args.bad):
-        raise UsageError(f"--good and --bad are both {args.good}: the range says nothing")
     finding, _, path = load_finding(args.finding, Path(args.output))
-    versions = split(args.versions) or venvs.released_versions()
-    for version in versions:
-        try:
-            Version(version)
-        except InvalidVersion:
-            raise UsageError(f"--versions: {version!r} is not a release version") from None
+    good, bad = _label(args.good, "--good"), _label(args.bad, "--bad")
+    # What to search: --versions as given; ends that are wheel files: the wheels of their
+    # folders (a folder of nightlies); else the releases on offer (a wheelhouse's builds).
+    ends = [Path(end) for end in (args.good, args.bad) if end.endswith(".whl")]
+    specs = split(args.versions) or (
+        [str(w.path) for folder in {e.parent for e in ends} for w in venvs.wheels_in(folder)]
+        if ends
+        else venvs.released_versions()
+    )
+    spec_of: dict[str, str] = {}  # a build's label (its version) -> what resolves it
+    for spec in specs:
+        spec_of.setdefault(_label(spec, "--versions"), spec)
+    if good == bad:
+        raise UsageError(f"--good and --bad are both {good}: the range says nothing")
+    versions = nightlies.chronological(list(spec_of))
     if args.baseline:  # checked before any work: the finding is rewritten at the end
         from suite.engine.baseline import Baseline
 
         Baseline.load(Path(args.baseline))
-    candidates = bisect.between(versions, args.good, args.bad)
+    candidates = bisect.between(versions, good, bad)
     out = render.output_for(args)
     resolve = releases_of(out)
     # A bisection visits about log2(n) + 1 releases: the estimate the ETA is drawn from.
@@ -155,7 +172,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
         def release_of(label: str) -> Release:
             steps.begin(f"triton {label}")
-            return resolve(label)
+            return resolve(spec_of[label])
 
         outcome = bisect.run(
             finding,
@@ -163,17 +180,18 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             candidates,
             Execution(),
             lambda label, state: steps.advance(f"triton {label}: {state}"),
+            chronology=versions,
         )
     # Only a conclusive answer is stored: a good release seen good next to the boundary (the
     # --good end, or a release inside the range when the end was set aside: a regression
     # whose --good end cannot run the reproducer), the first release that can run it, or
     # the release where the bug's failure ends.
-    good_end = outcome.tried.get(args.good)
+    good_end = outcome.tried.get(good)
     verified = outcome.good is not None and outcome.tried.get(outcome.good) == bisect.GOOD
     if not (verified or outcome.unsupported_before or outcome.replaced_in):
-        still = "; ".join(outcome.configs.get(args.good, []))
+        still = "; ".join(outcome.configs.get(good, []))
         raise UsageError(
-            f"--good {args.good} does not come out good ({good_end or 'not tried'}"
+            f"--good {good} does not come out good ({good_end or 'not tried'}"
             + (f": {still}" if still else "")
             + "): "
             f"the bisection is inconclusive, {path.name} is left as it was"
@@ -208,6 +226,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     lines = [f"{path.stem}: {case} {finding.signature}: {verdict}"]
     if outcome.note:
         lines.append(outcome.note)
+    if outcome.commits:
+        lines.append(outcome.commits.line())
     out.show(
         render.View(
             data={
@@ -223,6 +243,23 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         )
     )
     return 0
+
+
+def _label(spec: str, option: str) -> str:
+    """A build's name: a release version as given, or the version a wheel file declares."""
+    from suite.toolchain.venvs import wheel_of
+
+    if spec.endswith(".whl"):
+        if not Path(spec).is_file():
+            raise UsageError(f"{option} {spec}: no such wheel file")
+        return wheel_of(Path(spec)).version
+    try:
+        Version(spec)
+    except InvalidVersion:
+        raise UsageError(
+            f"{option} {spec!r}: not a release version (e.g. 3.5.0) or wheel"
+        ) from None
+    return spec
 
 
 def add_dashboard_parser(commands: Any) -> None:

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -43,6 +43,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     which.add_argument(
         "--triton", metavar="VERSION", help="replay under this release (a cached venv)"
     )
+    add_wheelhouse_option(replay)
     replay.add_argument(
         "-o",
         "--output",

@@ -15,7 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -54,6 +54,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     )
     report.add_argument("--templates", help="folder of templates that replace the shipped ones")
     add_isolation_options(report)
+    add_wheelhouse_option(report)
     report.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     report.add_argument(
         "--python", help="interpreter to re-run a finding's minimal config under (default: its own)"

@@ -14,7 +14,7 @@ import queue
 import shutil
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,8 +25,9 @@ from suite.engine.events import LaunchWatch
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
 from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
-from suite.engine.outcome import CaseResult
+from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import RunStore
+from suite.engine.sanitizer import Rerun, gather
 from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, WarmUnavailable, run_warm
@@ -64,6 +65,8 @@ class Execution:
     keep_passing: bool = False
     warm: bool = field(default_factory=lambda: DEFAULTS.warm)
     gpus: tuple[str, ...] = ()
+    # A launch that faults or gives a wrong result is run again under compute-sanitizer.
+    sanitize: bool = True
 
 
 class Workers:
@@ -194,12 +197,17 @@ class CaseInterrupted(Exception):
 
 
 def run_case(
-    spec: CaseSpec, case_dir: Path, execution: Execution, workers: Workers | None = None
+    spec: CaseSpec,
+    case_dir: Path,
+    execution: Execution,
+    workers: Workers | None = None,
+    knobs: Mapping[str, str] | None = None,
 ) -> CaseResult:
     """Run one case in isolation and classify it. Never raises for what the case does;
     raises :class:`CaseInterrupted` when the run is stopped meanwhile.
 
-    Without ``workers`` the case runs as a fresh interpreter.
+    Without ``workers`` the case runs as a fresh interpreter. ``knobs`` are more
+    environment variables for the case (Triton's dump knobs, say).
     """
     _fresh_folder(case_dir)
     report = case_dir / "events.jsonl"
@@ -224,6 +232,7 @@ def run_case(
             "TRITON_REPRODUCER_PATH": str(case_dir / "mlir-reproducer"),
             "PYTHONUNBUFFERED": "1",
             "PYTHONFAULTHANDLER": "1",
+            **(knobs or {}),
         }
     )
     # A launch past the hang oracle's bound is killed as the timeout kills a case.
@@ -282,7 +291,49 @@ def run_case(
         }
     else:
         shutil.rmtree(case_dir, ignore_errors=True)
+    failure = _launch_failure(result)
+    if failure and execution.sanitize:
+        evidence = gather(
+            failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
+        )
+        result.detail["sanitizer"] = evidence.to_json()
+        result.artifacts.update({f"sanitizer-{t}": p for t, p in evidence.outputs.items()})
     return result
+
+
+def _launch_failure(result: CaseResult) -> str:
+    """``fault`` or ``wrong-result`` for a launch that failed so, else ""."""
+    if not result.gpu:
+        return ""
+    if result.outcome is Outcome.WRONG_RESULT:
+        return "wrong-result"
+    launching = result.detail.get("phase") in (None, "launch")
+    if result.outcome is Outcome.RUNTIME_ERROR or (result.outcome is Outcome.CRASH and launching):
+        return "fault"
+    return ""
+
+
+def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Execution) -> Rerun:
+    """The case run again as a fresh interpreter behind ``prefix`` (compute-sanitizer), its
+    own events file, each tensor its own allocation (exact bounds for memcheck)."""
+
+    def rerun(
+        prefix: Sequence[str], more: Mapping[str, str], output: Path
+    ) -> tuple[int | None, str]:
+        spec = json.loads(spec_file.read_text())
+        spec["report"] = str(output.with_suffix(".events.jsonl"))
+        again = output.with_suffix(".spec.json")
+        again.write_text(json.dumps(spec))
+        argv = [*prefix, execution.python, "-m", "suite.engine.child", str(again)]
+        allocations = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+        ended = run_isolated(
+            argv, env={**env, **allocations, **more}, cwd=str(case_dir), bounds=execution.bounds
+        )
+        text = scrub_secrets(ended.stdout.text + ended.stderr.text)
+        output.write_text(text)
+        return ended.returncode, text
+
+    return rerun
 
 
 # Files a case leaves (events, MLIR reproducers) are scrubbed up to this size; none is larger

@@ -25,7 +25,11 @@ are named as undecided instead: the bug may have ended there, or only changed it
 
 The direction follows the user's ``--good`` and ``--bad``: a good release newer than the
 bad one asks for the first good release (the fix); an older one asks for the first bad
-release (the regression). :func:`record` writes a conclusive answer into the finding
+release (the regression). Releases are ordered oldest first by version; nightly builds
+whose versions differ only in their git hash keep the order given
+(:func:`suite.releases.nightlies.chronological`), and when both ends of the answer carry a
+hash the answer names the commit range between them and upstream's compare link.
+:func:`record` writes a conclusive answer into the finding
 (``first_good``, ``first_bad``, the per-release signatures): what a baseline's
 ``fixed_in`` should be filled from.
 """
@@ -38,8 +42,6 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version
-
 from suite.engine.discover import Found
 from suite.engine.environment import gpu_arch
 from suite.engine.gpu_evidence import NEEDS_GPU, could_show, needs_gpu, runtime_failure
@@ -48,6 +50,7 @@ from suite.engine.runner import Execution
 from suite.engine.same_bug import completed_stage, same_bug
 from suite.engine.sources import reproducer_for
 from suite.errors import UsageError
+from suite.releases.nightlies import CommitRange, chronological, commit_range
 from suite.search.explore import Evaluator
 from suite.search.findings import Finding
 from suite.toolchain.venvs import Release
@@ -80,6 +83,8 @@ class Bisection:
     # the same configs fail some other way (a diagnostic that replaced a crash, or another
     # failure hiding the bug). Never a first good release.
     replaced_in: str | None = None
+    # Both ends are nightly builds whose versions carry git hashes: the commits between.
+    commits: CommitRange | None = None
 
     @property
     def conclusive(self) -> bool:
@@ -94,7 +99,12 @@ class Bisection:
         return self.bad if self.direction == "regression" else None
 
     def to_json(self) -> dict[str, object]:
-        return {**asdict(self), "first_bad": self.first_bad, "first_good": self.first_good}
+        return {
+            **asdict(self),
+            "first_bad": self.first_bad,
+            "first_good": self.first_good,
+            "commits": self.commits.to_json() if self.commits else None,
+        }
 
 
 def record(finding: Finding, outcome: Bisection) -> Finding:
@@ -129,14 +139,15 @@ def configs_to_try(finding: Finding, found: Found, limit: int = 0) -> list[dict[
 
 
 def between(versions: Sequence[str], good: str, bad: str) -> list[str]:
-    """The releases from ``bad`` to ``good`` inclusive, ordered from the bad end."""
-    low, high = sorted((Version(good), Version(bad)))
-    inside = [v for v in versions if low <= Version(v) <= high]
+    """The releases from ``bad`` to ``good`` inclusive, ordered from the bad end
+    (``versions`` in any order; builds that differ only in their hash keep theirs)."""
+    order = chronological(versions)
     for end in (good, bad):
-        if end not in inside:
+        if end not in order:
             raise UsageError(f"release {end} is not in the list to search ({', '.join(versions)})")
-    inside.sort(key=Version, reverse=Version(bad) > Version(good))
-    return inside
+    low, high = sorted((order.index(good), order.index(bad)))
+    inside = order[low : high + 1]
+    return inside[::-1] if order.index(bad) > order.index(good) else inside
 
 
 def bisect(
@@ -190,8 +201,10 @@ def run(
     execution: Execution,
     on_try: Callable[[str, str], None] = lambda release, state: None,
     max_configs: int = MAX_CONFIGS,
+    chronology: Sequence[str] = (),
 ) -> Bisection:
-    """Bisect ``finding`` over ``candidates`` (bad end first).
+    """Bisect ``finding`` over ``candidates`` (bad end first); ``chronology`` orders them
+    oldest first when their versions alone cannot (default: by version).
 
     ``release_of`` gives a release's interpreter; it is asked only for the releases
     the search visits, so only those venvs get built. The reproducer is loaded from the
@@ -256,7 +269,9 @@ def run(
         return tried[label]
 
     last_bad, first_good, order, set_aside = bisect(candidates, state_of)
-    fix = Version(candidates[-1]) > Version(candidates[0])
+    oldest_first = list(chronology) or chronological(candidates)
+    rank = {label: index for index, label in enumerate(oldest_first)}
+    fix = rank[candidates[-1]] > rank[candidates[0]]
     bad = order[last_bad]
     good = order[first_good] if first_good < len(order) else None
     notes = []
@@ -277,7 +292,7 @@ def run(
             "the bug was fixed into that failure or is hidden behind it, so no first good "
             "release is named"
         )
-    older = [v for v in set_aside if Version(v) < Version(bad)]
+    older = [v for v in set_aside if rank[v] < rank[bad]]
     unsupported_before = (
         not fix
         and good is None
@@ -291,7 +306,11 @@ def run(
         )
     elif good is None and replaced_in is None:
         notes.append("no release in the range comes out good: every one tried still fails")
-    between_ends = [v for v in set_aside if good is not None and _inside(v, bad, good)]
+    between_ends = [
+        v
+        for v in set_aside
+        if good is not None and min(rank[bad], rank[good]) < rank[v] < max(rank[bad], rank[good])
+    ]
     if between_ends:
         notes.append(
             f"{', '.join(between_ends)} "
@@ -312,6 +331,7 @@ def run(
         seen,
         unsupported_before,
         replaced_in,
+        commit_range(bad, good, oldest_first) if good is not None else None,
     )
 
 
@@ -328,11 +348,6 @@ def where_it_ends(
     if after < len(kept) and state_of(kept[after]) == OTHER:
         return kept[last], kept[after]
     return None
-
-
-def _inside(version: str, one: str, other: str) -> bool:
-    low, high = sorted((Version(one), Version(other)))
-    return low < Version(version) < high
 
 
 def _config_text(config: dict[str, Any]) -> str:

@@ -5,11 +5,14 @@ classification, same baseline) under that release's interpreter, with its own
 results folder; the matrix is the table across them. A case the release
 cannot express (no ``tl.make_tensor_descriptor`` before 3.4) shows as
 ``unsupported``, one whose ptxas does not know the target as ``toolchain-gap``
-(``CaseResult.skip_kind``), never as a pass or a failure.
+(``CaseResult.skip_kind``), never as a pass or a failure. Over nightly builds whose
+versions carry git hashes, a case that changes between two neighbouring columns names
+the commits between them (:mod:`suite.releases.nightlies`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +25,21 @@ from suite.engine.gpu_evidence import NEEDS_GPU, NOT_LAUNCHED, needs_gpu
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import safe_name, unique_folder
 from suite.engine.runner import Execution
+from suite.releases.nightlies import CommitRange, commit_range
 from suite.toolchain.venvs import Release
+
+
+@dataclass(frozen=True)
+class Change:
+    """A case whose cell differs between two neighbouring builds that carry git hashes."""
+
+    case: str
+    before: str
+    after: str
+    commits: CommitRange
+
+    def line(self) -> str:
+        return f"{self.case}: {self.before} -> {self.after}: {self.commits.line()}"
 
 
 @dataclass
@@ -65,9 +82,25 @@ class Matrix:
                 table.setdefault(key, {})[label] = self.cell(result)
         return [(repro, case, cells) for (repro, case), cells in sorted(table.items())]
 
+    def changes(self) -> list[Change]:
+        """Each case whose cell changes between neighbouring columns (the order given) that
+        are builds carrying git hashes, with the commits between them."""
+        found = []
+        for _repro, case, cells in self.rows():
+            for older, newer in itertools.pairwise(self.releases):
+                before, after = cells.get(older), cells.get(newer)
+                span = commit_range(older, newer, self.releases)
+                if before and after and before != after and span:
+                    found.append(Change(case, before, after, span))
+        return found
+
     def to_json(self) -> dict[str, object]:
         return {
             "releases": self.releases,
+            "changes": [
+                {"case": c.case, "before": c.before, "after": c.after, **c.commits.to_json()}
+                for c in self.changes()
+            ],
             "versions": {k: r.environment["triton"] for k, r in self.runs.items()},
             "runs": {k: str(r.store.folder) for k, r in self.runs.items()},
             "rows": [{"repro": r, "case": c, "cells": cells} for r, c, cells in self.rows()],
@@ -82,6 +115,10 @@ class Matrix:
         for repro, case, cells in self.rows():
             row = [cells.get(label, "") for label in self.releases]
             lines.append(f"| {repro} | `{case}` | " + " | ".join(row) + " |")
+        changes = self.changes()
+        if changes:
+            lines += ["", "Changes between builds, with the commits between them:", ""]
+            lines += [f"- {change.line()}" for change in changes]
         return "\n".join(lines) + "\n"
 
 

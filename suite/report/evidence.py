@@ -90,6 +90,24 @@ def ptxas_invocation(text: str) -> str:
     return "\n".join(dict.fromkeys(lines))
 
 
+def explained(folder: Path) -> dict[str, Any] | None:
+    """What ``repro explain`` left in the report folder (``explain/explain.json``): the
+    first pass where the failure and its passing variant part, for the issue's IR section."""
+    record = folder / "explain" / "explain.json"
+    if not record.is_file():
+        return None
+    found = json.loads(record.read_text())
+    first = found.get("first_difference") or {}
+    return {
+        "line": first.get("line", ""),
+        "pass_name": first.get("pass", ""),
+        "change": ", ".join(f"{k}={v}" for k, v in (found.get("change") or {}).items()),
+        "diff": "\n".join(str(first.get("diff", "")).splitlines()[:40]),
+        "ptx_differs": found.get("ptx_differs"),
+        "stopped": first.get("stopped", False),
+    }
+
+
 def ir_replay(folder: Path) -> dict[str, Any] | None:
     """What ``repro replay`` left in the report folder, for the issue's IR section."""
     record = folder / "replay.json"

@@ -23,8 +23,8 @@ from suite.templating import clip_lines
 RESERVED_IDS = frozenset(
     {"runs", "findings", "matrix", "dashboard", "examples", "nightly", "baselines", "cases"}
 )
-# A folder holding one of these was written by `repro report` or `repro replay`.
-REPORT_MARKS = ("report.json", "replay.json")
+# A folder holding one of these was written by `repro report`, `repro replay` or `repro explain`.
+REPORT_MARKS = ("report.json", "replay.json", "explain/explain.json")
 
 
 def check_report_id(report_id: str) -> str:
@@ -88,8 +88,9 @@ class Draft:
 def drafted(folder: Path) -> Iterator[Draft]:
     """A :class:`Draft` of ``folder`` that replaces it when the block ends without error.
 
-    What ``repro replay`` wrote there (``replay.json`` and the files it lists) is carried
-    into the draft first (not counted among the report's files)."""
+    What ``repro replay`` wrote there (``replay.json`` and the files it lists) and the
+    ``explain/`` folder of ``repro explain`` are carried into the draft first (not counted
+    among the report's files)."""
     check_report_id(folder.name)
     check_report_folder(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -99,6 +100,9 @@ def drafted(folder: Path) -> Iterator[Draft]:
             source = folder / name
             if source.is_file() and not source.is_symlink() and Path(name).name == name:
                 shutil.copyfile(source, staging / name)
+        explain = folder / "explain"
+        if (explain / "explain.json").is_file() and not explain.is_symlink():
+            shutil.copytree(explain, staging / "explain", symlinks=True)
         yield Draft(staging)
         _swap_into_place(staging, folder)
     except BaseException:

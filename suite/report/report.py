@@ -62,6 +62,7 @@ from suite.report.context import (
 from suite.report.evidence import (
     MLIR_REPRODUCER,
     captured_output,
+    explained,
     ir_replay,
     mlir_reproducers,
     program_record,
@@ -362,6 +363,8 @@ def body_context(
     mlir = [(name, draft.text(name)) for name in draft.files if name.startswith(MLIR_REPRODUCER)]
     return {
         "ir_replay": ir_replay(draft.folder),
+        "explained": explained(draft.folder),
+        "sanitizer": result.detail.get("sanitizer"),
         "repro_py": draft.text("repro.py"),
         # A runtime failure's repro.py launches: the body shows it, not the compile snippet.
         "launch_repro": draft.text("repro.py") if launches(result, draft) else "",

@@ -483,6 +483,7 @@ class _Explorer:
                     source=source,
                     signatures={str(environment.get("triton") or "unknown"): signature},
                     evaluations={"first_failure": failing[0].number, "minimal": minimal},
+                    sanitizer=result.detail.get("sanitizer"),
                 )
             )
         return findings

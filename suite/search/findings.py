@@ -115,6 +115,8 @@ class Finding:
     evaluations: dict[str, int] = field(default_factory=dict)
     # `repro reduce`'s result: the reduced reproducer file, the original, their sizes.
     reduced: dict[str, Any] | None = None
+    # The failing launch rerun under compute-sanitizer (suite.engine.sanitizer.Evidence).
+    sanitizer: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

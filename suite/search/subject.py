@@ -205,6 +205,8 @@ def result_from_finding(finding: Finding) -> CaseResult:
         detail["rule"] = parts[1]
     if outcome is Outcome.CRASH and len(parts) >= 2:
         detail["signal"] = parts[1]
+    if finding.sanitizer:
+        detail["sanitizer"] = finding.sanitizer
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,

@@ -6,6 +6,11 @@ triton and nothing else: the isolated child needs only triton (this package
 reaches it through ``suite.engine.shim``), and anything more could shadow what the
 release brings. Venvs are built with the standard ``venv`` and ``pip``, under
 a file lock so that parallel runs (xdist workers, CI shards) build each once.
+
+On a machine without a package index (a GPU cluster with a shared folder of wheels), the
+venvs are built from a wheelhouse: ``$REPRO_WHEELHOUSE`` (``--wheelhouse DIR``) makes every
+install ``--no-index --find-links DIR``; pip's own ``PIP_NO_INDEX`` / ``PIP_FIND_LINKS``
+reach it unchanged, as the environment of every pip this module runs.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.tags import sys_tags
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from suite.errors import UsageError
@@ -43,6 +51,75 @@ def venv_root() -> Path:
     return Path(override) if override else cache_root() / "venvs"
 
 
+WHEELHOUSE = "REPRO_WHEELHOUSE"
+"""The environment variable naming the wheelhouse (set by ``--wheelhouse``)."""
+
+
+def wheelhouse() -> Path | None:
+    """The folder of wheels release venvs are built from, with no package index, if any."""
+    folder = os.environ.get(WHEELHOUSE)
+    return Path(folder) if folder else None
+
+
+def use_wheelhouse(folder: str) -> None:
+    """Build every release venv from ``folder`` (``--wheelhouse``): checked, then kept in the
+    environment, so that every venv this process (and its children) builds comes from it."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise UsageError(f"--wheelhouse {folder}: no such folder")
+    if not wheels_in(path):
+        raise UsageError(f"--wheelhouse {folder}: no Triton wheel for this Python in it")
+    os.environ[WHEELHOUSE] = str(path.resolve())
+
+
+def _pip_sources() -> list[str]:
+    house = wheelhouse()
+    return ["--no-index", "--find-links", str(house)] if house else []
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A Triton wheel file of a wheelhouse: its distribution name and version."""
+
+    path: Path
+    name: str
+    version: str
+
+
+def wheel_of(path: Path) -> Wheel:
+    """The name and version a wheel's own metadata declares (a re-tagged or renamed file
+    is taken at its word, not its file name); raises UsageError when it is not a wheel."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            (metadata,) = (
+                n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)
+            )
+            text = archive.read(metadata).decode("utf-8", "replace")
+    except (OSError, ValueError, zipfile.BadZipFile):
+        raise UsageError(f"not a wheel file: {path}") from None
+    fields = dict(re.findall(r"^(Name|Version): *(\S+)", text, re.MULTILINE))
+    if "Name" not in fields or "Version" not in fields:
+        raise UsageError(f"not a wheel file (no name or version in its METADATA): {path}")
+    return Wheel(path, fields["Name"], fields["Version"])
+
+
+def wheels_in(folder: Path) -> list[Wheel]:
+    """The Triton wheels of ``folder`` that this Python can install, oldest first: by
+    version (a nightly's ``.devYYYYMMDD`` orders by date), and builds whose versions differ
+    only in their git hash (``3.5.0+gitX``) by the file's modification time."""
+    tags = set(sys_tags())
+    found = []
+    for path in sorted(folder.glob("*.whl")):
+        try:
+            name, _, _, wheel_tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename:
+            continue
+        if "triton" in name and tags & set(wheel_tags):
+            found.append(wheel_of(path))
+    found.sort(key=lambda w: (Version(Version(w.version).public), w.path.stat().st_mtime))
+    return found
+
+
 @contextmanager
 def _locked(name: str) -> Iterator[None]:
     venv_root().mkdir(parents=True, exist_ok=True)
@@ -60,12 +137,16 @@ def _build(folder: Path, requirement: str) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
     installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", requirement], capture_output=True, text=True
+        [str(python), "-m", "pip", "install", "-q", *_pip_sources(), requirement],
+        capture_output=True,
+        text=True,
     )
     if installed.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         last = (installed.stderr.strip().splitlines() or ["no output"])[-1]
-        raise UsageError(f"cannot install {requirement}: {last}")
+        house = wheelhouse()
+        where = f" from the wheelhouse {house}" if house else ""
+        raise UsageError(f"cannot install {requirement}{where}: {last}")
     complete.write_text(requirement + "\n")
     return python
 
@@ -81,26 +162,36 @@ def for_version(version: str) -> Release:
         Version(version)
     except InvalidVersion:
         raise UsageError(f"not a Triton version: {version!r}") from None
+    house = wheelhouse()
+    if house:  # a build of another distribution name (pytorch-triton) is its own file
+        named = [w for w in wheels_in(house) if w.version == version and w.name != "triton"]
+        if named:
+            return for_wheel(str(named[0].path))
     folder = folder_for(version)
     with _locked(folder.name):
         return Release(version, str(_build(folder, f"triton=={version}")))
 
 
 def for_wheel(wheel: str) -> Release:
-    """A venv holding one wheel file (a nightly build, say), keyed by the file's content."""
+    """A venv holding one wheel file (a nightly build, say), keyed by the file's content and
+    labelled with the version its metadata declares."""
     path = Path(wheel)
     if not path.is_file() or path.suffix != ".whl":
         raise UsageError(f"not a wheel file: {wheel}")
+    declared = wheel_of(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     name = f"wheel-{digest}"
-    match = re.match(r"triton[_-]?[a-z]*-([^-]+)-", path.name)
     with _locked(name):
         python = _build(venv_root() / name, str(path.resolve()))
-    return Release(match.group(1) if match else path.stem, str(python))
+    return Release(declared.version, str(python))
 
 
 def released_versions() -> list[str]:
-    """Every Triton release the package index offers, oldest first."""
+    """Every Triton release on offer, oldest first: the wheelhouse's builds (nightlies
+    included), else the releases the package index lists (pip's own settings apply)."""
+    house = wheelhouse()
+    if house:
+        return [w.version for w in wheels_in(house)]
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "index", "versions", "triton"],
         capture_output=True,

@@ -1,0 +1,111 @@
+"""Sanitizer evidence of a failing launch.
+
+The parser reads compute-sanitizer's real output, saved on an H100 (2026-11-25, driver
+580.159.04, compute-sanitizer 2025.3.1, triton 3.6.0, torch 2.11; ``bench/sanitizer_gpu.sh``):
+memcheck on the 1-D descriptor copy made inside a 3-stage ``tl.range`` (the launch faults
+with ``misaligned address``), memcheck on a store one block past the end of its output,
+racecheck on the same copy with one stage (clean). Without compute-sanitizer (this machine)
+a failing launch is rerun under nothing but Triton's own instrumentation, and says so. On a
+GPU the engine reruns the faulting case itself.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from conftest import ROOT, repro_cli
+
+from suite.engine.discover import select
+from suite.engine.expand import expand
+from suite.engine.runner import Execution, run_case
+from suite.engine.sanitizer import executable, instrumentation_modes, parse
+from suite.toolchain.venvs import folder_for
+
+SAVED = ROOT / "tests" / "data" / "sanitizer"
+DESCRIPTOR = ROOT / "tests" / "data" / "descriptor_1d_pipelined.py"
+
+
+def test_a_misaligned_shared_access_is_told_from_an_out_of_bounds_write():
+    misaligned = parse((SAVED / "memcheck-descriptor.txt").read_text(), "memcheck")
+    assert misaligned is not None
+    assert misaligned.category == "misaligned"
+    assert misaligned.kind == "Misaligned shared or local address"
+    assert misaligned.address_space == "shared or local" and not misaligned.access
+    assert (misaligned.kernel, misaligned.pc) == ("copy_1d", "0xcd0")
+    assert misaligned.source == "sanitizer_kernels.py:21"  # the descriptor store's line
+    assert (misaligned.thread, misaligned.block) == ("(0,0,0)", "(0,0,0)")
+    assert misaligned.errors == 34
+
+    beyond = parse((SAVED / "memcheck-oob.txt").read_text(), "memcheck")
+    assert beyond is not None and beyond.category == "out-of-bounds"
+    assert (beyond.access, beyond.size, beyond.address_space) == ("write", 2, "global")
+    assert beyond.kernel == "store_past_end" and beyond.address == "0x7f3c6e804000"
+    assert "after the nearest allocation" in beyond.detail and "8,192 bytes" in beyond.detail
+    assert beyond.summary().startswith(
+        "memcheck: Invalid __global__ write of size 2 bytes at store_past_end+0xf0"
+    )
+
+
+def test_a_clean_tool_reports_nothing():
+    assert parse((SAVED / "racecheck-descriptor1.txt").read_text(), "racecheck") is None
+
+
+@pytest.mark.venv
+def test_which_releases_have_their_own_instrumentation():
+    """Read in each release's sources: ConSan from 3.6.0, GSan from 3.8.0 (3.5.0 has only an
+    experimental ConSan switch of another name)."""
+    expected = {"3.5.0": (), "3.6.0": ("consan",), "3.7.1": ("consan",)}
+    expected |= {"3.8.0": ("consan", "gsan"), "3.9.0": ("consan", "gsan")}
+    for version, modes in expected.items():
+        python = folder_for(version) / "bin" / "python"
+        if not python.exists():
+            pytest.skip(f"no cached venv of {version}")
+        assert instrumentation_modes(str(python)) == modes, version
+
+
+def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
+    """On this machine a launch cannot succeed: forced onto the GPU path, the case fails at
+    launch (no CUDA), and the engine's evidence step runs, with no compute-sanitizer."""
+    if executable():
+        pytest.skip("compute-sanitizer is installed here")
+    (found,) = select([str(DESCRIPTOR)])
+    (spec,) = expand([found], ["sm_90"], ["trigger"])
+    spec = replace(spec, gpu=True)
+    result = run_case(spec, tmp_path / "case", Execution(warm=False))
+    assert result.outcome.label == "runtime-error", result.message
+    evidence = result.detail["sanitizer"]
+    assert evidence["available"] is False and evidence["tools"] == []
+    assert evidence["note"] == "compute-sanitizer is not installed: no sanitizer evidence"
+    # Triton 3.9.0 has ConSan and GSan: the case ran under each, and failed the same way.
+    assert sorted(evidence["instrumentation"]) == ["consan", "gsan"]
+    assert all(said.startswith("exit ") for said in evidence["instrumentation"].values())
+
+
+@pytest.mark.gpu
+def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
+    (found,) = select([str(DESCRIPTOR)])
+    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
+    result = run_case(trigger, tmp_path / "case", Execution(warm=False))
+    assert result.outcome.label == "runtime-error", result.message
+    assert "misaligned address" in result.message
+    evidence = result.detail["sanitizer"]
+    assert evidence["available"] and evidence["tools"] == ["memcheck"]
+    first = evidence["first"]
+    assert first["category"] == "misaligned" and first["kernel"] == "copy_1d"
+    assert first["source"].endswith("descriptor_1d_pipelined.py:43")
+    print(json.dumps(evidence, indent=2))
+    (nearest,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["nearest-pass"])]
+    passed = run_case(nearest, tmp_path / "near", Execution(warm=False))
+    assert passed.outcome.label == "passed" and "sanitizer" not in passed.detail
+
+    # The run's report carries the first error.
+    done = repro_cli("run", str(DESCRIPTOR), "-c", "trigger", "--gpu", "on", "-o", str(tmp_path))
+    (run,) = (tmp_path / "runs").iterdir()
+    case = "descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
+    reported = repro_cli("report", f"{run}:{case}", "-o", str(tmp_path), "--no-rerun")
+    assert reported.code == 0, done.stdout + reported.stdout + reported.stderr
+    (folder,) = [p for p in tmp_path.iterdir() if (p / "report.json").is_file()]
+    issue = (folder / "issue.md").read_text()
+    assert "**compute-sanitizer**" in issue and "Misaligned shared or local address" in issue
