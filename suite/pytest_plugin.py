@@ -173,6 +173,8 @@ class ReproItem(pytest.Item):
         self.user_properties.append(("signature", str(result.signature or "")))
         if result.outcome is Outcome.SKIPPED:
             pytest.skip(result.message)
+        if result.verdict == "refused":
+            pytest.skip(f"Triton refuses it: {result.message}")
         if result.verdict == "known":
             raise KnownFailure(f"{result.signature}: {result.message}")
         if result.outcome.is_failure:
