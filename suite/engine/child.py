@@ -129,7 +129,7 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         case = Case(
             spec["repro_id"], spec["config"], Target(spec["target"]), spec.get("gpu", False)
         )
-        missing = repro.missing_requirements()
+        missing = repro.missing_requirements(case.target.name)
     except BaseException as exc:
         reporter.error("load", exc)
         return 1
