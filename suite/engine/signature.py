@@ -39,9 +39,10 @@ STAGE_FUNCTIONS = {
     "make_cubin": "cubin",
 }
 
-# Triton's Python turning the kernel into TTIR: its options, the code generator (``make_ir``
-# calls ``ast_to_ttir``, whose frames Triton filters out of the traceback), ``tl`` semantics.
-FRONTEND_FUNCTIONS = frozenset({"parse_options", "make_ir", "ast_to_ttir"})
+# Triton's Python turning the kernel into TTIR: its options, the walk of the kernel's source
+# for its cache key (3.0-3.2 resolve every ``tl.`` name there), the code generator
+# (``make_ir`` calls ``ast_to_ttir``, whose frames Triton filters out of the traceback).
+FRONTEND_FUNCTIONS = frozenset({"parse_options", "cache_key", "make_ir", "ast_to_ttir"})
 # The stages that run MLIR passes, LLVM or ptxas.
 PASS_STAGE_FUNCTIONS = frozenset(STAGE_FUNCTIONS) - FRONTEND_FUNCTIONS
 
@@ -402,7 +403,8 @@ NOT_IMPLEMENTED = re.compile(
 )
 #: Triton's Python refusing the input: a documented limit of the kernel or its options.
 REQUIREMENT = re.compile(
-    r"\brequires?\b|\bmust\b|\bshould (?:be|have)\b|\bexpected\b|\bnot allowed\b|\bGot\b",
+    r"\brequires?\b|\bmust\b|\bshould (?:be|have)\b|\bexpected\b|\bnot allowed\b"
+    r"|(?-i:\bGot\b)",  # "... of shape [64, 2]. Got [2, 64, 2]", not "got an unexpected keyword"
     re.IGNORECASE,
 )
 #: The errors Triton's Python raises for a refusal outside its frontend (a slip raises others).

@@ -11,6 +11,8 @@ kernel into TTIR, before any MLIR pass runs:
   3.5.0 and later compile it.
 - ``num-ctas``: ``num_ctas=2`` for sm_80. 3.5.0 and later raise ``ValueError: num_ctas > 1
   requires NVIDIA SM90+ (Hopper)`` while parsing the options (``user-error:triton-rejects``).
+  Before 3.5 nothing refuses it and ptxas rejects the PTX (#7811, a compiler bug, ported as
+  ``upstream-7811-num-ctas-pre-hopper``): the case is unsupported there.
 - ``ws-keyword``: ``tl.range(..., warp_specialize=True)``. Before 3.4 ``tl.range`` has no
   such keyword: ``TypeError: ... unexpected keyword argument 'warp_specialize'``
   (unsupported, the message kept).
@@ -23,7 +25,12 @@ from suite import Choice, Reproducer, Unsupported
 from suite.tritonc import compile_kernel
 
 KINDS = ("fp16-scaled", "fp8-small-m", "num-ctas", "ws-keyword")
-TARGETS = {"fp16-scaled": "sm_90", "fp8-small-m": "sm_90", "num-ctas": "sm_80", "ws-keyword": "sm_90"}
+TARGETS = {
+    "fp16-scaled": "sm_90",
+    "fp8-small-m": "sm_90",
+    "num-ctas": "sm_80",
+    "ws-keyword": "sm_90",
+}
 
 REPRO = Reproducer(
     id="triton-refusals",
@@ -83,5 +90,7 @@ def compile_case(case):
         signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
         return compile_kernel(fp8_small_m, case, signature, {})
     if kind == "num-ctas":
+        if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 5):
+            raise Unsupported("before 3.5 no check refuses num_ctas > 1 on sm_80 (#7811)")
         return compile_kernel(copy, case, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {})
     return compile_kernel(ws_loop, case, {"x_ptr": "*fp32", "y_ptr": "*fp32"}, {})
