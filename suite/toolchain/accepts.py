@@ -11,8 +11,9 @@ requirement's). Anything the frontend raises is a refusal. The answer is kept pe
 installation, version, target and call under the cache folder, so each release is asked
 once, like the ptxas target probe.
 
-``python -m suite.toolchain.accepts CALL ARCH`` is the probe itself; it prints one JSON line.
-Standard library and triton only: it runs under a release venv's interpreter.
+The probe itself is ``python -m suite.engine.accepts_probe CALL ARCH`` (it reads where an
+exception was raised with the engine's signature module); this module only asks it and
+keeps its answers. Standard library only: it runs in the child, under a release venv.
 """
 
 from __future__ import annotations
@@ -23,13 +24,9 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
-from string import Template
 from typing import Any
 
 PREFIX = "accepts:"
-PROBE_TEMPLATE = Path(__file__).resolve().parents[1] / "templates" / "accepts_probe.py.tmpl"
 PROBE_TIMEOUT_S = 300
 
 
@@ -66,7 +63,7 @@ def accepts(call: str, target: str) -> bool:
 
 def _probe(call: str, target: str) -> dict[str, Any]:
     """Ask a fresh interpreter: a native crash or a hang in the probe is not the case's."""
-    argv = [sys.executable, "-m", "suite.toolchain.accepts", call, target]
+    argv = [sys.executable, "-m", "suite.engine.accepts_probe", call, target]
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
@@ -81,48 +78,3 @@ def _probe(call: str, target: str) -> dict[str, Any]:
         if isinstance(answer, dict) and "accepted" in answer:
             return answer
     return {"accepted": False, "why": f"the probe exited with status {done.returncode}"}
-
-
-def _frontend_done(frame: Any, event: str, arg: Any) -> None:
-    """Called on every Python call of the compile: the first pass stage ends the probe."""
-    from suite.engine.signature import PASS_STAGE_FUNCTIONS
-
-    if event == "call" and frame.f_code.co_name in PASS_STAGE_FUNCTIONS:
-        print(json.dumps({"accepted": True}), flush=True)
-        os._exit(0)
-
-
-def main(argv: list[str]) -> int:
-    call, target = argv
-    check_call(call)
-    from suite.api import Case, Target
-    from suite.engine.signature import Origin, describe_exception, python_message
-    from suite.tritonc import compile_kernel
-
-    with tempfile.TemporaryDirectory(prefix="repro-accepts-") as work:
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(work, "cache")
-        source = Template(PROBE_TEMPLATE.read_text()).substitute(call=call)
-        Path(work, "accepts_probe.py").write_text(source)
-        sys.path.insert(0, work)
-        try:
-            import accepts_probe
-
-            sys.setprofile(_frontend_done)
-            compile_kernel(accepts_probe.accepts_probe, Case("accepts", {}, Target(target)), {}, {})
-        except Exception as exc:
-            sys.setprofile(None)
-            error = describe_exception(exc, "compile")
-            said = (python_message(error) or f"{error['type']}: {error['message']}")[:300]
-            if error["origin"] == Origin.GLUE.value:  # the probe's own glue, not the answer
-                print(json.dumps({"error": said}), flush=True)
-                return 1
-            refused = error["origin"] == Origin.FRONTEND.value
-            print(json.dumps({"accepted": not refused, "why": said}), flush=True)
-            return 0
-        sys.setprofile(None)
-    print(json.dumps({"accepted": True}), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
