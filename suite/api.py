@@ -179,7 +179,9 @@ class Reproducer:
     keyword argument of a callable (``"triton.language.range(warp_specialize)"``);
     a release range of a distribution (``"triton>=3.5"``, ``"triton>=3.4,<3.6"``);
     a target the bundled ptxas knows (``"ptxas:sm_103a"``); an executable
-    (``"exe:nvcc"``).
+    (``"exe:nvcc"``); a call Triton's frontend accepts for the case's target
+    (``"accepts:tl.dot_scaled(tl.zeros((64, 64), tl.float16), None, 'fp16', ...)"``,
+    probed once per release: ``suite.toolchain.accepts``).
     ``label`` formats a config into the readable part of a case id.
     ``gpu`` is ``"optional"`` (compile anywhere, launch on a GPU when asked),
     ``"never"`` or ``"required"``.
@@ -214,6 +216,12 @@ class Reproducer:
         if unknown:
             raise ValueError(f"{self.id}: default set(s) {unknown} not among configs")
         self.oracles = tuple(self.oracles)
+        calls = [r[len(ACCEPTS) :] for r in self.requires if r.startswith(ACCEPTS)]
+        if calls:
+            from suite.toolchain.accepts import check_call
+
+            for call in calls:
+                check_call(call)
 
     def oracle_problems(self) -> list[str]:
         """Why the declared oracles cannot judge this reproducer's launches (empty if they can)."""
@@ -277,17 +285,23 @@ class Reproducer:
             return self.label.format(**config)
         return "-".join(str(config[n]) for n in self.param_names)
 
-    def missing_requirements(self) -> list[str]:
-        """The ``requires`` entries this interpreter lacks (checked in the child)."""
-        return [r for r in self.requires if not _has(r)]
+    def missing_requirements(self, target: str = "sm_90") -> list[str]:
+        """The ``requires`` entries this interpreter lacks for ``target`` (checked in the
+        child)."""
+        return [r for r in self.requires if not _has(r, target)]
 
 
+ACCEPTS = "accepts:"
 _KEYWORD = re.compile(r"^([\w.]+)\((\w+)\)$")
 _RELEASE = re.compile(r"^([A-Za-z][\w.-]*)\s*([<>=!].*)$")
 _BOUND = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(\d+(?:\.\d+)*)\s*$")
 
 
-def _has(requirement: str) -> bool:
+def _has(requirement: str, target: str = "sm_90") -> bool:
+    if requirement.startswith(ACCEPTS):
+        from suite.toolchain.accepts import accepts
+
+        return accepts(requirement[len(ACCEPTS) :], target)
     if requirement.startswith("exe:"):
         import shutil
 

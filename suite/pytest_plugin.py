@@ -177,6 +177,8 @@ class ReproItem(pytest.Item):
         if result.verdict == NEEDS_GPU:
             command = f"pytest --repro --repro-select {result.repro} --repro-gpu on"
             pytest.skip(command_there(command, result.target))
+        if result.verdict == "refused":
+            pytest.skip(f"Triton refuses it: {result.message}")
         if result.verdict == "known":
             raise KnownFailure(f"{result.signature}: {result.message}")
         if result.outcome.is_failure:

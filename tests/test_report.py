@@ -35,7 +35,7 @@ from suite.report.verify import clean_env
 from suite.search.explore import Budget, explore
 from suite.search.findings import DirectoryFindingsStore
 from suite.templating import fence, trim_lines
-from tests.conftest import repro_cli
+from tests.conftest import ROOT, repro_cli
 
 ASSIGN_LATENCIES = "compiler-error:ttgir:TritonGPUAssignLatencies"
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
@@ -542,27 +542,44 @@ def test_docs_list_every_triage_rule():
         assert f"`{rule.label}`" in docs, rule.label
 
 
-@pytest.mark.venv
 def test_a_bug_still_failing_on_the_newest_release_is_an_issue_with_its_real_message(tmp_path):
-    """tl.dot of fp8 with K=16 on sm_90 (tests/data/dot_mma.py, a file given by path), run on
-    3.3.1: the frontend's assertion, still failing on this machine's Triton with the same
-    signature. The headline carries the message; repro.py is attached, not inlined."""
+    """#11586's port as a file of the user's own (no baseline entry, no upstream link), run
+    on this machine's Triton: an int8 WGMMA under warp specialization has no PTX. The headline
+    carries the failing pass and the assertion; repro.py is attached, not inlined."""
+    port = (ROOT / "repros" / "upstream" / "ws_int8_wgmma.py").read_text()
+    mine = tmp_path / "my_int8.py"
+    mine.write_text(port.replace('id="upstream-11586-ws-int8-wgmma"', 'id="my-int8-ws"'))
+    out = tmp_path / "out"
+    repro_cli("run", str(mine), "-o", str(out))
+    (run,) = (out / "runs").iterdir()
+    case = "my-int8-ws[sm_90-64x32x32-w4-s3-wsTrue]"
+    done = repro_cli("report", f"{run}:{case}", "-o", str(out), "--verify", "--id", "i8")
+    assert done.code == 0, done.stdout + done.stderr
+    folder = out / "i8"
+    record = json.loads((folder / "report.json").read_text())
+    assert record["status"] == "ready", record
+    issue = (folder / "issue.md").read_text()
+    assert issue.splitlines()[0].startswith("# ConvertNVGPUToLLVM fails on sm_90: Assertion")
+    assert len(issue.splitlines()) <= 250 and fences_are_valid(issue)
+    assert (folder / "repro.py").is_file() and "def judge(" not in issue
+
+
+@pytest.mark.venv
+def test_a_refusal_of_tritons_frontend_is_never_reported_as_a_bug(tmp_path):
+    """fp8 tl.dot with K=16 on sm_90 under 3.3.1 (tests/data/dot_mma.py): the frontend's
+    assertion names a limit, so the report is the user error, never an issue."""
     from suite.toolchain.venvs import for_version
 
     dot_mma = Path(__file__).parent / "data" / "dot_mma.py"
     out = tmp_path / "out"
     python = for_version("3.3.1").python
-    repro_cli(
+    ran = repro_cli(
         "run", str(dot_mma), "-c", "trigger", "-t", "sm_90", "--python", python, "-o", str(out)
     )
+    assert ran.code == 0, ran.stdout + ran.stderr
     (run,) = (out / "runs").iterdir()
     case = "dot-mma-select[sm_90-fp8e4nv-64x64x16]"
-    done = repro_cli("report", f"{run}:{case}", "-o", str(out), "--verify", "--id", "fp8")
-    assert done.code == 0, done.stdout + done.stderr
-    folder = out / "fp8"
-    record = json.loads((folder / "report.json").read_text())
-    assert record["status"] == "ready", record
-    issue = (folder / "issue.md").read_text()
-    assert issue.splitlines()[0].startswith("# the ttir stage fails on sm_90: Input shapes should")
-    assert len(issue.splitlines()) <= 250 and fences_are_valid(issue)
-    assert (folder / "repro.py").is_file() and "def judge(" not in issue
+    done = repro_cli("report", f"{run}:{case}", "-o", str(out), "--id", "fp8")
+    record = json.loads((out / "fp8" / "report.json").read_text())
+    assert record["status"] == "user-error", done.stdout + done.stderr
+    assert not (out / "fp8" / "issue.md").exists()

@@ -25,6 +25,12 @@ UPSTREAM = (
     "upstream-7549-sm120-nvfp4-scale",
     "upstream-11733-sm120-batched-mxfp",
     "upstream-7811-num-ctas-pre-hopper",
+    # The second set, issue 28 (docs/upstream-bugs.md).
+    "upstream-11586-ws-int8-wgmma",
+    "upstream-9678-sm120-mxfp4-n-packed",
+    "upstream-4336-hopper-batched-dot-mma",
+    "upstream-11808-batched-dot-num-ctas",
+    "upstream-5620-batched-dot-loop-prefetch",
 )
 #: Cases of the trigger and nearest-pass sets: one per set and target (#10229 has two targets).
 CASES = 2 * len(UPSTREAM) + 2
@@ -69,6 +75,7 @@ def test_upstream_bugs_on_the_installed_release(tmp_path):
         "upstream-8005-ws-two-warps[sm_100-128x128x64-w2-s3]",
         "upstream-9728-ws-pointer-dot-hopper[sm_90-128x128x64-w4-s3-wsTrue]",
         "upstream-7811-num-ctas-pre-hopper[sm_80-b128-w4-ctas2]",
+        "upstream-11586-ws-int8-wgmma[sm_90-64x32x32-w4-s3-wsTrue]",
     }
     assert all(table[case][1] == "known" for case in failing)
     # #7812's diagnostic: Triton's own refusal, a user error and never a compiler bug.

@@ -77,6 +77,7 @@ class Failure:
     handled_by: str = ""
     duplicates: list[Path] = field(default_factory=list)  # records of the same signature
     deferred: bool = False  # a launch whose failure surfaced later (the process's last one)
+    refused: bool = False  # Triton's frontend refused the kernel: the release, not a bug
 
     @property
     def target(self) -> str:
@@ -232,6 +233,7 @@ def _compile_failure(
         verdict.message,
         compile=record,
         handled_by=record.handled_by,
+        refused=verdict.refused,
     )
 
 
@@ -247,6 +249,7 @@ def _judged(
         "cause": facts.cause,
         "stage": signatures.stage_of(facts.frames),
         "compiling": phase == "compile",  # the hook wraps the compile entry point itself
+        "origin": signatures.origin_of(facts.frames, phase == "compile").value,
         "traceback": facts.traceback,
     }
     verdict = signatures.judge(

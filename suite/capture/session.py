@@ -112,6 +112,8 @@ def write_reproducers(capture: Capture) -> None:
         capture.captured.append(captured)
         if failure.handled_by:
             captured.not_generated = f"the program caught it ({failure.handled_by})"
+        elif failure.refused:
+            captured.not_generated = f"Triton's frontend refused it, not a bug: {failure.message}"
         elif not failure.target:
             captured.not_generated = "not a CUDA target"
         else:

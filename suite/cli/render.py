@@ -68,6 +68,7 @@ VERDICT_STYLE = {
     "regression": "bold red",
     "fixed": "bold cyan",
     "harness-error": "bold magenta",
+    "refused": "cyan",
 }
 EMPTY_CELL = "-"
 NARROWEST_TEXT = 24

@@ -11,7 +11,10 @@ have (an ``fnmatch`` pattern). Each case gets one verdict:
   again on a release at or after the entry's ``fixed_in`` (the fixed bug came back);
 - ``fixed``: an expectation covers the case and it passed, and the entry knows no fix
   that explains it (upstream fixed it: time to bisect and record ``fixed_in``);
-- ``harness-error``: the suite or the reproducer's glue failed before Triton compiled.
+- ``harness-error``: the suite or the reproducer's glue failed before Triton compiled;
+- ``refused``: Triton's own Python refused the case with a limit it names
+  (``user-error:triton-rejects``) and no expectation lists it: the release refusing the
+  program, never a regression.
 
 An entry's releases: ``triton`` (a range), narrowed by ``first_bad`` (the release the bug
 appeared in) and ``fixed_in`` (the first release without it), both filled by
@@ -49,6 +52,8 @@ EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_FIXED = 0, 1, 2, 3
 # The suite or a reproducer's glue failed before Triton compiled (a harness error): the
 # case was not judged. Never 1, which says the compiler regressed.
 EXIT_HARNESS = 4
+#: The verdict of a Triton refusal that no entry lists (``CaseResult.refused``): never 1.
+REFUSED = "refused"
 
 _COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 _OPERATORS = {
@@ -182,6 +187,9 @@ class Baseline:
             ]
             if known:
                 result.verdict, result.expectation = "known", known.id
+            elif result.refused:
+                # The release refusing the program is not the compiler failing: never 1.
+                result.verdict, result.expectation = REFUSED, ""
             else:
                 # A fixed bug back again names its entry: the nightly reopens its issue.
                 result.verdict = "regression"

@@ -138,7 +138,7 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         problems = repro.oracle_problems()
         if problems:
             raise TypeError("; ".join(problems))
-        missing = repro.missing_requirements()
+        missing = repro.missing_requirements(case.target.name)
     except BaseException as exc:
         reporter.error("load", exc)
         return 1

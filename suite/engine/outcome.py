@@ -112,6 +112,12 @@ class CaseResult:
             return ""
         return TOOLCHAIN_GAP if self.detail.get("toolchain_gap") else UNSUPPORTED
 
+    @property
+    def refused(self) -> bool:
+        """Triton's own Python refused the case (``suite.engine.signature.triton_refusal``):
+        unsupported, or ``user-error:triton-rejects``; never a bug, never a regression."""
+        return bool(self.detail.get("triton_refused"))
+
     def to_json(self) -> dict[str, Any]:
         record = asdict(self)
         record["outcome"] = self.outcome.label

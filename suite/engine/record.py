@@ -202,7 +202,7 @@ class RunStore:
                 ET.SubElement(
                     case, "error", type=result.outcome.label, message=_junit_message(result)
                 )
-            elif result.outcome is Outcome.SKIPPED or result.verdict == "known":
+            elif result.outcome is Outcome.SKIPPED or result.verdict in ("known", "refused"):
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_junit_message(result))
         suite.set("failures", str(counts["failures"]))

@@ -18,6 +18,7 @@ Whether two signatures are one bug is :mod:`suite.engine.same_bug`'s question.
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 import re
 import sys
@@ -36,6 +37,34 @@ STAGE_FUNCTIONS = {
     "make_ptx": "ptx",
     "make_cubin": "cubin",
 }
+
+# Triton's Python turning the kernel into TTIR: its options, the walk of the kernel's source
+# for its cache key (3.0-3.2 resolve every ``tl.`` name there), the code generator
+# (``make_ir`` calls ``ast_to_ttir``, whose frames Triton filters out of the traceback).
+FRONTEND_FUNCTIONS = frozenset({"parse_options", "cache_key", "make_ir", "ast_to_ttir"})
+# The stages that run MLIR passes, LLVM or ptxas.
+PASS_STAGE_FUNCTIONS = frozenset(STAGE_FUNCTIONS) - FRONTEND_FUNCTIONS
+
+
+class Origin(str, enum.Enum):
+    """Where a compile's exception was raised: what decides whose failure it is."""
+
+    GLUE = "glue"  # outside Triton's compile: the harness or the reproducer's own code
+    FRONTEND = "frontend"  # Triton's Python making TTIR, before any MLIR pass ran
+    PIPELINE = "pipeline"  # a stage that runs MLIR passes, LLVM or ptxas
+    COMPILE = "compile"  # ``triton.compile`` itself, around the stages
+
+
+def origin_of(frames: list[str], compiling: bool) -> Origin:
+    """The origin of an exception from its traceback's function names (outermost first)."""
+    if any(name in PASS_STAGE_FUNCTIONS for name in frames):
+        return Origin.PIPELINE
+    if not compiling:
+        return Origin.GLUE
+    if any(name in FRONTEND_FUNCTIONS for name in frames):
+        return Origin.FRONTEND
+    return Origin.COMPILE
+
 
 PASS_FAILURE = re.compile(r"Pipeline failed while executing \[?`([^`]+)`")
 # An MLIR diagnostic: "<location>: error: text" or a bare "error: text".
@@ -183,6 +212,7 @@ def describe_exception(exc: BaseException, phase: str) -> dict[str, Any]:
     """The facts of an exception that :func:`judge` reads, as JSON-ready data."""
     tb = traceback.extract_tb(exc.__traceback__)
     cause = exc.__cause__ or exc.__context__
+    compiling = _entered_compile(tb)
     return {
         "phase": phase,
         "type": type(exc).__name__,
@@ -190,8 +220,9 @@ def describe_exception(exc: BaseException, phase: str) -> dict[str, Any]:
         "message": str(exc),
         "cause": f"{type(cause).__name__}: {cause}" if cause is not None else "",
         "stage": stage_of([f.name for f in tb]),
-        "compiling": _entered_compile(tb),
+        "compiling": compiling,
         "raised_in_triton": _raised_in_triton(tb),
+        "origin": origin_of([f.name for f in tb], compiling).value,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
     }
 
@@ -321,6 +352,11 @@ class Verdict:
     detail: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def refused(self) -> bool:
+        """Triton's own Python refused the program (:func:`triton_refusal`): never a bug."""
+        return bool(self.detail.get("triton_refused"))
+
+    @property
     def signature(self) -> str | None:
         if self.outcome in ("passed", "skipped"):
             return None
@@ -413,41 +449,58 @@ NOT_IMPLEMENTED = re.compile(
 )
 #: Triton's Python refusing the input: a documented limit of the kernel or its options.
 REQUIREMENT = re.compile(
-    r"\brequires?\b|\bmust\b|\bshould be\b|\bexpected\b|\bnot allowed\b|\bGot\b",
+    r"\brequires?\b|\bmust\b|\bshould (?:be|have)\b|\bexpected\b|\bnot allowed\b"
+    r"|(?-i:\bGot\b)",  # "... of shape [64, 2]. Got [2, 64, 2]", not "got an unexpected keyword"
     re.IGNORECASE,
 )
-#: The errors Triton's Python raises for a refusal (an internal slip raises others).
+#: The errors Triton's Python raises for a refusal outside its frontend (a slip raises others).
 REFUSAL_TYPES = frozenset(
     {"ValueError", "NotImplementedError", "AssertionError", "CompilationError"}
 )
 TRITON_REJECTS = "triton-rejects"
 
 
-def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
-    """A compile that Triton's own Python refused with a message meant for the user.
+def error_origin(error: dict[str, Any]) -> Origin:
+    """The record's origin; a record written before origins existed is read from its
+    ``compiling`` flag and stage (a frontend stage is ``ttir`` with no pass running)."""
+    try:
+        return Origin(error.get("origin"))
+    except ValueError:
+        return Origin.COMPILE if error.get("compiling", True) else Origin.GLUE
 
-    Not a compiler bug: "NYI: ..." or "... not supported" says this release cannot express
-    the kernel (skipped, unsupported: the same as an unmet ``requires``); "num_ctas > 1
-    requires SM90+" or "must be a tensor of shape ..." names a limit the case breaks
-    (``user-error:triton-rejects``). Only a refusal raised in Triton's Python, with no
-    failing pass and no native message, counts: a pass or LLVM failure is the compiler's.
+
+def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
+    """A compile that Triton's own Python refused: never a compiler bug.
+
+    Decided by where it was raised. Anything Triton's frontend raised while it turned the
+    kernel into TTIR, before any MLIR pass ran (``Origin.FRONTEND``: options, the code
+    generator, ``tl`` semantics, whatever the exception's type or words), is the release
+    refusing the program. Its words only pick the verdict: a refusal that names a limit
+    ("num_ctas > 1 requires SM90+", "must be a tensor of shape ...") is
+    ``user-error:triton-rejects``; any other ("NYI: ...", "Invalid float format: fp16") is
+    ``unsupported``, its message kept. Raised by ``triton.compile`` around the stages or by a
+    stage's own Python (``COMPILE``, ``PIPELINE``), only a refusal type that says so in
+    words, with no failing pass and no native message, counts: the rest is the compiler's.
     """
-    if not error.get("raised_in_triton") or error.get("type") not in REFUSAL_TYPES:
+    origin = error_origin(error)
+    said = python_message(error) or first_line(error.get("message", "")) or error.get("type", "")
+    detail = {
+        "phase": error.get("phase", "compile"),
+        "stage": error.get("stage"),
+        "exception": error.get("type"),
+        "origin": origin.value,
+        "triton_refused": True,
+    }
+    if origin is not Origin.FRONTEND and not (
+        origin in (Origin.COMPILE, Origin.PIPELINE)
+        and error.get("raised_in_triton")
+        and error.get("type") in REFUSAL_TYPES
+        and (NOT_IMPLEMENTED.search(said) or REQUIREMENT.search(said))
+        and not failed_pass(stderr)
+        and not meaningful_message(stderr)
+    ):
         return None
-    if failed_pass(stderr) or meaningful_message(stderr):
-        return None
-    said = python_message(error)
-    if not said:
-        return None
-    detail = {"phase": "compile", "stage": error.get("stage"), "exception": error.get("type")}
-    if NOT_IMPLEMENTED.search(said):
-        return Verdict(
-            "skipped",
-            [],
-            message=f"unsupported: this Triton does not implement it: {_shown(said)}",
-            detail={**detail, "refusal": _shown(said)},
-        )
-    if REQUIREMENT.search(said):
+    if REQUIREMENT.search(said) and not NOT_IMPLEMENTED.search(said):
         return Verdict(
             "user-error",
             [TRITON_REJECTS],
@@ -455,7 +508,13 @@ def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
             f"{TRITON_REJECTS}: {_shown(said)}",
             {**detail, "rule": TRITON_REJECTS},
         )
-    return None
+    why = "does not implement it" if NOT_IMPLEMENTED.search(said) else "refuses it"
+    return Verdict(
+        "skipped",
+        [],
+        message=f"unsupported: this Triton {why}: {_shown(said)}",
+        detail={**detail, "refusal": _shown(said)},
+    )
 
 
 def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
@@ -505,7 +564,7 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
             "wrong-result", [phase], message=first_line(text) or kind, detail={"phase": phase}
         )
     glue = phase == "load" or (
-        phase == "compile" and not error.get("compiling", True) and kind in HARNESS_TYPES
+        phase == "compile" and error_origin(error) is Origin.GLUE and kind in HARNESS_TYPES
     )
     if glue:
         shown = f"{kind}: {first_line(text)}"
@@ -517,10 +576,12 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
             "reproducer's glue, not the compiler)",
             {"phase": phase, "exception": kind},
         )
-    if phase == "compile":
+    if phase == "compile" or error_origin(error) is Origin.FRONTEND:
+        # A launch compiles too (the JIT): its frontend refusing is the same refusal.
         refused = triton_refusal(error, stderr)
         if refused is not None:
             return refused
+    if phase == "compile":
         stage = error.get("stage")
         pass_name = failed_pass(stderr)
         raw = meaningful_message(stderr) or python_message(error)
@@ -536,6 +597,7 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
                 "stage": stage,
                 "pass": pass_name,
                 "exception": kind,
+                "origin": error_origin(error).value,
                 "diagnostic": _shown(raw),
             },
         )

@@ -66,9 +66,11 @@ class Verdict:
 
 
 def judge(result: CaseResult, signature: str) -> Verdict:
-    """Interesting exactly when ``result`` is a failure whose full signature is ``signature``."""
+    """Interesting exactly when ``result`` is a failure whose full signature is ``signature``;
+    a case Triton's own Python refuses never is: that is the release, not a bug to shrink."""
     seen = result.signature.text if result.outcome.is_failure and result.signature else None
-    return Verdict(seen == signature, result.outcome.label, seen, result.duration_s)
+    label = result.outcome.label + (" (Triton refuses it)" if result.refused else "")
+    return Verdict(seen == signature and not result.refused, label, seen, result.duration_s)
 
 
 def _stand_in(expectation: Expectation) -> Reproducer:

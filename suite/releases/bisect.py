@@ -240,7 +240,7 @@ def run(
                     "bad" + ("" if signature == finding.signature else f" ({signature})"),
                 )
                 seen.setdefault(label, signature)
-            elif result.outcome is Outcome.SKIPPED and completed_stage(
+            elif result.skip_kind == TOOLCHAIN_GAP and completed_stage(
                 finding.signature, result.detail.get("stage")
             ):
                 # Stopped by the toolchain after the stage where the bug fails: past it.

@@ -43,10 +43,11 @@ def kind_of(result: CaseResult) -> str:
 
     Running out of shared memory or tensor memory, or ptxas's C7602
     ('insufficient registers'), is the config asking for more than the target
-    has: worth knowing where that boundary lies, but not a compiler bug.
+    has: worth knowing where that boundary lies, but not a compiler bug. So is a limit
+    Triton's own Python names when it refuses the case (``user-error:triton-rejects``).
     """
     signature = result.signature.text if result.signature else ""
-    if result.outcome is Outcome.RESOURCE_LIMIT:
+    if result.outcome is Outcome.RESOURCE_LIMIT or result.refused:
         return LIMIT
     if result.outcome is Outcome.PTXAS_ERROR and INSUFFICIENT_REGISTERS in signature:
         return LIMIT
