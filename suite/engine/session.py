@@ -124,6 +124,7 @@ def run(
         }
         if not finished:
             extra.update(partial=True, planned=len(specs), exit_status=None)
+        store.restore()
         store.write_summary(results, extra)
         store.write_junit(results)
         store.release()

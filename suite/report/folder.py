@@ -17,29 +17,15 @@ from pathlib import Path
 
 from suite.engine.scrub import scrub, scrub_secrets
 from suite.errors import UsageError
+from suite.files import check_plain_name
 
-# Folders of the output root that are not reports: a report id may never name one.
-RESERVED_IDS = frozenset(
-    {"runs", "findings", "matrix", "dashboard", "examples", "nightly", "baselines", "cases"}
-)
 # A folder holding one of these was written by `repro report` or `repro replay`.
 REPORT_MARKS = ("report.json", "replay.json")
 
 
 def check_report_id(report_id: str) -> str:
     """``report_id`` if it can name a report folder: one plain path component, not reserved."""
-    if (
-        not report_id
-        or report_id.startswith(".")
-        or report_id != Path(report_id).name
-        or "/" in report_id
-        or "\\" in report_id
-        or "\x00" in report_id
-    ):
-        raise UsageError(f"report id {report_id!r}: must be one plain folder name")
-    if report_id.lower() in RESERVED_IDS:
-        raise UsageError(f"report id {report_id!r}: reserved for the output root's own folders")
-    return report_id
+    return check_plain_name(report_id, "report id")
 
 
 def check_report_folder(folder: Path) -> None:
