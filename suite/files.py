@@ -83,27 +83,29 @@ def check_plain_name(name: str, what: str) -> str:
     return name
 
 
-def own_folder(root: Path, *names: str) -> Path:
-    """``root/names...``, each level a real folder (made when missing), never a link nor a
-    file: what a command writes under the output root stays under it."""
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot make the output root {root}: {exc.strerror}") from None
+def own_folder(root: Path, *names: str, make: bool = True) -> Path:
+    """``root/names...``, each level a real folder (made when missing, unless ``make`` is
+    False: then only checked), never a link nor a file: what a command writes under the
+    output root stays under it."""
     folder = root
-    for name in names:
-        if name != Path(name).name or name in ("", ".", ".."):
-            raise UsageError(f"{folder / name}: not a plain folder name")
-        folder = folder / name
-        try:
-            os.mkdir(folder)
-        except FileExistsError:
+    try:
+        if make:
+            root.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            if name != Path(name).name or name in ("", ".", ".."):
+                raise UsageError(f"{folder / name}: not a plain folder name")
+            folder = folder / name
+            if not os.path.lexists(folder):
+                if not make:
+                    continue
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(folder)
             info = os.lstat(folder)
             if not stat.S_ISDIR(info.st_mode):
                 kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a folder"
-                raise UsageError(f"{folder} is {kind}: move it away") from None
-        except OSError as exc:
-            raise UsageError(f"cannot make {folder}: {exc.strerror}") from None
+                raise UsageError(f"{folder} is {kind}: move it away")
+    except OSError as exc:
+        raise UsageError(f"cannot make {folder}: {exc.strerror}") from None
     return folder
 
 

@@ -92,6 +92,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     output = Path(args.output)
     finding, _, path = load_finding(args.finding, output)
     finding_id = check_plain_name(path.stem, "finding id")
+    own_folder(output, "reduce", finding_id, make=False)  # refused before any work
     python = _interpreter(finding.environment, args.python)
     found, note = reproducer_for(finding.repro, finding.source, path.parent)
     if "path" not in found.source:
