@@ -17,7 +17,7 @@ from pathlib import Path
 
 from suite.engine.scrub import scrub, scrub_secrets
 from suite.errors import UsageError
-from suite.files import check_plain_name
+from suite.files import check_plain_name, read_regular
 
 # A folder holding one of these was written by `repro report` or `repro replay`.
 REPORT_MARKS = ("report.json", "replay.json")
@@ -56,8 +56,9 @@ class Draft:
         self.files.append(name)
 
     def attach(self, name: str, source: Path) -> None:
-        """Copy ``source`` in as ``name``, as it is (an MLIR reproducer, a replay's file)."""
-        shutil.copyfile(source, self.folder / name)
+        """Copy ``source`` in as ``name``, as it is (an MLIR reproducer, a replay's file): a
+        regular file's bytes, never a link followed nor a FIFO waited on."""
+        (self.folder / name).write_bytes(read_regular(source, "attachment", follow=False))
         self.files.append(name)
 
     def text(self, name: str) -> str:

@@ -244,3 +244,11 @@ def test_two_baseline_accepts_at_once_lose_nothing(tmp_path):
         text = baseline.read_text()
         assert "PassOne" in text and "PassTwo" in text, text
         assert sorted(p.name for p in tmp_path.glob(".baseline*")) == []
+
+
+def test_nul_and_escape_bytes_from_a_finding_never_reach_an_issue_raw():
+    from suite.templating import fence, inline_code, markdown_text
+
+    for render in (markdown_text, fence, inline_code):
+        shown = str(render("a\x00b\x1b[31mred\x7f"))
+        assert not any(ch in shown for ch in "\x00\x1b\x7f"), (render, shown)
