@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from suite.engine.sources import CarriedSource, reopen
-from suite.files import RESERVED_FOLDERS
 from tests.conftest import repro_cli
 from tests.hostile.test_hostile import one_line_exit_2
 
@@ -174,6 +173,8 @@ def test_a_planted_or_crafted_input_is_one_line_exit_2(tmp_path, name):
 
 
 def test_reserved_folder_names_come_from_one_list():
+    from suite.files import RESERVED_FOLDERS
+
     assert {"runs", "findings", "reduce", "captures", "matrix", "nightly"} <= RESERVED_FOLDERS
 
 
