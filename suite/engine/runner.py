@@ -178,15 +178,15 @@ def _scrubbed(exit: Exit) -> Exit:
     return replace(exit, stdout=streams[0], stderr=streams[1])
 
 
-def _events(case_dir: Path, name: str) -> list[dict[str, Any]]:
+def _events(report: Path) -> list[dict[str, Any]]:
     """The child's events as the classifier expects them: a case may write anything there,
     or plant a link or a FIFO in its place (then it reported nothing)."""
     try:
-        folder = os.open(case_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        folder = os.open(report.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return []
     try:
-        found = _regular_at(folder, name)
+        found = _regular_at(folder, report.name)
     finally:
         os.close(folder)
     if found is None:
@@ -247,7 +247,7 @@ def run_case(
         raise CaseInterrupted(spec.case_id)
     # Secrets out first: the signature is normalized from this text, and kept with the case.
     exit = _scrubbed(exit)
-    events = _events(case_dir, report.name)
+    events = _events(report)
     try:
         verdict = classify(events, exit, limits_for(spec.target))
     except (KeyError, TypeError, ValueError, AttributeError):
