@@ -63,6 +63,7 @@ RESERVED_FOLDERS = frozenset(
         "cases",
         "sources",
         "explore",
+        "gate",
     }
 )
 

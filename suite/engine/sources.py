@@ -20,7 +20,7 @@ from typing import Any
 
 from suite.engine.discover import Found, from_source, select
 from suite.errors import UsageError
-from suite.files import cache_root, lies_under, write_replacing
+from suite.files import cache_root, lies_under, own_folder, write_replacing
 
 SOURCES = "sources"
 
@@ -94,7 +94,7 @@ def keep_copy(carried: CarriedSource, folder: Path) -> CarriedSource:
     relative = Path(SOURCES) / f"{carried.sha256[:12]}-{carried.name}"
     target = folder / relative
     if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
+        own_folder(folder, SOURCES)  # a link planted in its place is refused, not followed
         write_replacing(target, carried.text)
     return CarriedSource(carried.origin, carried.kind, carried.sha256, str(relative))
 

@@ -373,4 +373,4 @@ class DirectoryFindingsStore(FindingsStore):
         return sorted(found, key=lambda f: (f.repro, f.kind, f.signature))
 
     def example_database(self) -> ExampleDatabase:
-        return DirectoryBasedExampleDatabase(str(self.root / self.DATABASE))
+        return DirectoryBasedExampleDatabase(str(own_folder(self.root, self.DATABASE)))
