@@ -312,6 +312,8 @@ def _regular_at(folder: int, name: str) -> tuple[bytes, int] | None:
         if not stat.S_ISREG(info.st_mode):
             return None
         if info.st_size > _SCRUB_LIMIT:
+            # Kept as a note, never cut in place (the file may be hard-linked from elsewhere):
+            # counted as shared so that the note replaces it.
             return f"[{info.st_size} bytes removed: too large to scrub]\n".encode(), 2
         with os.fdopen(os.dup(fd), "rb") as handle:
             return handle.read(_SCRUB_LIMIT + 1), info.st_nlink
@@ -331,7 +333,7 @@ def _replace_at(folder: int, name: str, data: bytes) -> bool:
             handle.write(data)
         os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
         return True
-    except OSError:  # a folder the case made under that name: left as it is, not kept
+    except OSError:  # the name cannot be replaced: not kept
         with contextlib.suppress(OSError):
             os.unlink(partial, dir_fd=folder)
         return False
