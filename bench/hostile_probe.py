@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "hostile" / "repros"
 MISBEHAVE = HOSTILE / "misbehave.py"
 sys.path.insert(0, str(HOSTILE))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hostile_probe_round2 as round2  # noqa: E402
 from misbehave import FAULTS  # noqa: E402
 
 SECRET_VALUES = (
@@ -586,6 +588,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", help="write every check here")
     parser.add_argument("--signal-rounds", type=int, default=3)
+    parser.add_argument(
+        "--round", choices=("all", "1", "2"), default="all", help="only issue 14's or 29's angles"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="repro-probe-"))
     # The commands' temporary folders go to a folder of the probe's own: other runs on the
@@ -598,14 +603,21 @@ def main() -> int:
     started = time.monotonic()
     try:
         checks: list[Check] = []
-        for step in (
+        first = [
             probe_bad_inputs,
             probe_hostile_runs,
             lambda w: probe_signals(w, args.signal_rounds),
             probe_sigkill_hung,
             probe_secret_in_source,
             probe_concurrency,
-        ):
+        ]
+        second = [
+            lambda w: round2.bad_inputs(w, Check),
+            lambda w: round2.planted_runs(w, Check, left_behind),
+            lambda w: round2.concurrent_accepts(w, Check),
+        ]
+        steps = {"all": first + second, "1": first, "2": second}[args.round]
+        for step in steps:
             found = step(work)
             checks += found
             failed = sum(not c.ok for c in found)

@@ -1,10 +1,19 @@
-"""Files the suite reads and keeps: structured user files (configs, baselines), the cache folder."""
+"""Files the suite reads and keeps: structured user files (configs, baselines), the cache
+folder, and the one way every command reads, writes and locks a file it shares with others
+or that a case or a user may have planted: regular files only, never through a link, by
+replacing, under a folder lock."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
+import stat
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +27,7 @@ else:
 
 def load_structured(path: Path, what: str) -> Any:
     """Parse a TOML, JSON or YAML file (by suffix); any problem is a one-line UsageError."""
-    if not path.is_file():
-        raise UsageError(f"no such {what}: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"unreadable {what} {path}: {exc}") from None
+    text = read_regular_text(path, what)
     try:
         if path.suffix == ".toml":
             return tomllib.loads(text)
@@ -43,8 +47,145 @@ def cache_root() -> Path:
     return Path(base) / "triton-repro-suite"
 
 
+# Folders of an output root that commands write: a report id, a finding id or a reduction
+# may never name one (`repro report --id reduce` would replace the reductions).
+RESERVED_FOLDERS = frozenset(
+    {
+        "runs",
+        "findings",
+        "reduce",
+        "captures",
+        "matrix",
+        "nightly",
+        "dashboard",
+        "examples",
+        "baselines",
+        "cases",
+        "sources",
+        "explore",
+        "gate",
+    }
+)
+
+
+def check_plain_name(name: str, what: str) -> str:
+    """``name`` if it can name one folder of an output root: one plain path component, not
+    hidden, not ``..``, not reserved (:data:`RESERVED_FOLDERS`)."""
+    if (
+        not name
+        or name.startswith(".")
+        or name != Path(name).name
+        or any(ch in name for ch in "/\\\x00")
+        or any(ord(ch) < 32 for ch in name)
+    ):
+        raise UsageError(f"{what} {name!r}: must be one plain folder name")
+    if name.lower() in RESERVED_FOLDERS:
+        raise UsageError(f"{what} {name!r}: reserved for the output root's own folders")
+    return name
+
+
+def own_folder(root: Path, *names: str, make: bool = True) -> Path:
+    """``root/names...``, each level a real folder (made when missing, unless ``make`` is
+    False: then only checked), never a link nor a file: what a command writes under the
+    output root stays under it."""
+    folder = root
+    try:
+        if make:
+            root.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            if name != Path(name).name or name in ("", ".", ".."):
+                raise UsageError(f"{folder / name}: not a plain folder name")
+            folder = folder / name
+            if not os.path.lexists(folder):
+                if not make:
+                    continue
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(folder)
+            info = os.lstat(folder)
+            if not stat.S_ISDIR(info.st_mode):
+                kind = "a link" if stat.S_ISLNK(info.st_mode) else "not a folder"
+                raise UsageError(f"{folder} is {kind}: move it away")
+    except OSError as exc:
+        raise UsageError(f"cannot make {folder}: {exc.strerror}") from None
+    return folder
+
+
+def lies_under(path: Path, folder: Path) -> bool:
+    """Whether ``path``, every link in it followed, lies inside ``folder`` (also resolved):
+    the check a path read from a finding, run or state file passes before any use."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError, ValueError):
+        return False
+
+
+def read_regular(path: Path, what: str, limit: int = 256 << 20, follow: bool = True) -> bytes:
+    """The bytes of ``path`` if it is a regular file: a FIFO, device, socket or folder is
+    refused at once (never waited on), and so is a link when ``follow`` is False."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise UsageError(f"no such {what}: {path}") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{what} {path} is a link: not followed") from None
+        raise UsageError(f"unreadable {what} {path}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UsageError(f"{what} {path} is not a regular file")
+        if info.st_size > limit:
+            raise UsageError(f"{what} {path} is too large ({info.st_size} bytes)")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as exc:
+        raise UsageError(f"unreadable {what} {path}: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def read_regular_text(path: Path, what: str, follow: bool = True) -> str:
+    """:func:`read_regular` decoded as UTF-8 (not UTF-8: a one-line UsageError)."""
+    try:
+        return read_regular(path, what, follow=follow).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"unreadable {what} {path}: not UTF-8 ({exc.reason})") from None
+
+
+def write_replacing(path: Path, data: str | bytes, mode: int = 0o644) -> None:
+    """Give ``path`` the content ``data`` by writing a fresh file of a unique name beside it
+    (``O_EXCL``, never through a link) and renaming it over ``path``: a reader sees the old
+    file or the new one, two writers never share a temporary file, and a link, FIFO or hard
+    link planted at ``path`` is replaced, never written through."""
+    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode() if isinstance(data, str) else data)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(partial)
+        raise
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(text)
-    os.replace(partial, path)
+    write_replacing(path, text)
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (``flock`` on the folder itself: no lock file to
+    leave behind) while a shared file in it is read, changed and replaced; a second writer
+    waits. Not re-entrant: never nest two on one folder."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

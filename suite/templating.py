@@ -30,9 +30,18 @@ from suite.engine.scrub import scrub
 from suite.errors import UsageError
 
 
+def control_free(text: str) -> str:
+    """``text`` with every control character but a tab and a line break replaced: a
+    terminal escape or a NUL byte must not reach an issue raw."""
+    return _CONTROL.sub("\ufffd", text)
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def fence(text: str, info: str = "") -> Markup:
     """A fenced code block that no backtick run inside ``text`` can close."""
-    text = str(text)
+    text = control_free(str(text))
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return Markup(f"{ticks}{info}\n{text.rstrip(chr(10))}\n{ticks}")
@@ -40,7 +49,7 @@ def fence(text: str, info: str = "") -> Markup:
 
 def inline_code(text: str) -> Markup:
     """Inline code that holds any backticks ``text`` has."""
-    text = " ".join(str(text).split())
+    text = " ".join(control_free(str(text)).split())
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -51,8 +60,9 @@ _MARKDOWN_ACTIVE = {"\\": "\\\\", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&a
 
 
 def markdown_text(text: Any) -> Markup:
-    """``text`` inert in Markdown: one line, no code span, no HTML tag, no entity."""
-    line = " ".join(str(text).splitlines())
+    """``text`` inert in Markdown: one line, no code span, no HTML tag, no entity, no
+    control character (a NUL or an ESC from a finding's field is shown as U+FFFD)."""
+    line = " ".join(control_free(str(text)).splitlines())
     return Markup("".join(_MARKDOWN_ACTIVE.get(ch, ch) for ch in line))
 
 

@@ -291,7 +291,9 @@ def test_the_judge_accepts_the_first_interesting_candidate_in_order(tmp_path: Pa
 
 
 def test_a_report_uses_the_reduction_only_while_its_files_are_there(tmp_path: Path) -> None:
-    reduced, original = tmp_path / "reduced.py", tmp_path / "original.py"
+    folder = tmp_path / "reduce" / "f-1"
+    folder.mkdir(parents=True)
+    reduced, original = folder / "reduced.py", folder / "original.py"
     entry = {
         "path": str(reduced),
         "original": str(original),
@@ -301,14 +303,20 @@ def test_a_report_uses_the_reduction_only_while_its_files_are_there(tmp_path: Pa
         "original_tokens": 800,
         "complete": True,
     }
-    assert reduced_of({"reduced": entry}) is None  # not written yet
+    assert reduced_of({"reduced": entry}, "f-1") is None  # not written yet
     reduced.write_text(SMALL)
     original.write_text(SMALL)
-    found = reduced_of({"reduced": entry})
+    found = reduced_of({"reduced": entry}, "f-1")
     assert found is not None and found.source == {"path": str(reduced)}
     assert found.context()["original_name"] == "original_repro.py"
-    assert reduced_of({"reduced": {**entry, "lines": "many"}}) is None
-    assert reduced_of({}) is None and reduced_of(None) is None
+    assert reduced_of({"reduced": {**entry, "lines": "many"}}, "f-1") is None
+    assert reduced_of({}, "f-1") is None and reduced_of(None, "f-1") is None
+    # A crafted record never makes a report read a file from anywhere else (issue 29).
+    assert reduced_of({"reduced": {**entry, "original": "/etc/passwd"}}, "f-1") is None
+    assert reduced_of({"reduced": entry}, "another-finding") is None
+    original.unlink()
+    original.symlink_to("/etc/passwd")
+    assert reduced_of({"reduced": entry}, "f-1") is None
 
 
 @pytest.mark.venv

@@ -25,6 +25,7 @@ from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.scrub import scrub_secrets
 from suite.engine.sources import capture as capture_source
+from suite.files import own_folder
 from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
 
 
@@ -81,8 +82,8 @@ class Capture:
 
 def new_folder(output: Path) -> Path:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    folder = output / "captures" / stamp
-    folder.mkdir(parents=True, exist_ok=False)
+    folder = own_folder(output, "captures") / stamp
+    folder.mkdir()
     return folder
 
 

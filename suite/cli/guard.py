@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 
@@ -129,6 +129,58 @@ def signals_stop() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def check_process() -> None:
+    """What every command needs from its process: an open stdout and a working folder that
+    still exists."""
+    if sys.stdout is None or sys.stderr is None:
+        raise UsageError("stdout or stderr is closed: repro has nowhere to write")
+    try:
+        os.getcwd()
+    except OSError:
+        raise UsageError("the working folder was deleted: cd to a folder that exists") from None
+
+
+def check_cache_root() -> None:
+    """The cache folder (``$XDG_CACHE_HOME`` or ``$HOME/.cache``) exists or can be made, and
+    can be written."""
+    root = cache_root()
+    if not root.is_absolute():
+        raise UsageError(f"cache folder {root} is not absolute: set HOME or XDG_CACHE_HOME")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cache folder {root} cannot be made ({exc.strerror}): set XDG_CACHE_HOME"
+        ) from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise UsageError(f"cache folder {root} is not writable: set XDG_CACHE_HOME")
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered for a closed pipe is dropped, and
+    the interpreter's last flush does not print a second line."""
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+
+
+# What finishes the work a signal stopped, by command (nothing for the others).
+_RESUME = {
+    "run": "repro run --resume finishes the run",
+    "reduce": "the same repro reduce resumes from the best so far",
+    "explore": "the findings met so far are kept",
+    "matrix": "the releases finished so far are kept",
+}
+
+
+def resume_hint(argv: Sequence[str] | None) -> str:
+    """`` (how to finish)`` for the command in ``argv`` (the process's own when None)."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), "")
+    hint = _RESUME.get(command)
+    return f" ({hint})" if hint else ""
 
 
 def one_line(message: object) -> str:

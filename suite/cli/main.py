@@ -184,15 +184,22 @@ def cmd_list(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     with guard.signals_stop():
         try:
-            return _dispatch(argv)
+            guard.check_process()
+            status = _dispatch(argv)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit as a second line
+            return status
+        except BrokenPipeError:
+            guard.silence_stdout()
+            print("repro: error: the output was cut: stdout is closed", file=sys.stderr)
+            return EXIT_USAGE
         except UsageError as exc:
             print(f"repro: error: {guard.one_line(exc)}", file=sys.stderr)
             return EXIT_USAGE
         except guard.Stopped as stop:
-            print(f"repro: stopped by {stop} (repro run --resume finishes a run)", file=sys.stderr)
+            print(f"repro: stopped by {stop}{guard.resume_hint(argv)}", file=sys.stderr)
             return stop.exit_status
         except KeyboardInterrupt:
-            print("repro: interrupted (repro run --resume finishes a run)", file=sys.stderr)
+            print(f"repro: interrupted{guard.resume_hint(argv)}", file=sys.stderr)
             return 130
         except Exception as exc:  # the tool's own failure: its own exit code
             return guard.internal_error(exc)
@@ -202,6 +209,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     completion.autocomplete(parser)
     args = parser.parse_args(argv)
+    if args.command != "doctor":  # the doctor reports it instead
+        guard.check_cache_root()
     guard.check_arguments(args)
     guard.choose_execution(args)
     apply_wheelhouse(args)

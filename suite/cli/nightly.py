@@ -79,13 +79,14 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _advance(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.files import read_regular_text
     from suite.releases import nightly
 
     path = Path(args.plan)
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = json.loads(read_regular_text(path, "plan"))
         state = nightly.State.from_json(record["state"], str(path))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"unreadable plan {path}: {type(exc).__name__}: {exc}") from None
     kept = nightly.save_state(Path(args.state), state)
     render.output_for(args).show(

@@ -20,6 +20,7 @@ from typing import Any
 from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
+from suite.files import check_plain_name, locked, own_folder, write_replacing
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -91,6 +92,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         raise UsageError("--jobs and --time-budget must be positive")
     output = Path(args.output)
     finding, _, path = load_finding(args.finding, output)
+    finding_id = check_plain_name(path.stem, "finding id")
+    own_folder(output, "reduce", finding_id, make=False)  # refused before any work
     python = _interpreter(finding.environment, args.python)
     found, note = reproducer_for(finding.repro, finding.source, path.parent)
     if "path" not in found.source:
@@ -104,11 +107,11 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     origin = (finding.source or {}).get("origin") or found.source["path"]
     done = reduce(
         finding,
-        path.stem,
+        finding_id,
         found,
         origin,
         python,
-        output / "reduce" / path.stem,
+        own_folder(output, "reduce", finding_id),
         args.jobs,
         args.time_budget,
         args.seed,
@@ -125,9 +128,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         "original_tokens": progress.original_tokens,
         "complete": progress.done,
     }
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
-    os.replace(partial, path)
+    with locked(path.parent):
+        write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
     state = "reduced" if progress.done else "stopped by --time-budget; best so far"
     out.show(
         render.View(

@@ -20,6 +20,7 @@ from suite.cli.options import (
 )
 from suite.cli.render import Output, add_output_options
 from suite.errors import UsageError
+from suite.files import locked, write_replacing
 
 if TYPE_CHECKING:
     from suite.toolchain.venvs import Release
@@ -197,7 +198,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             f"the bisection is inconclusive, {path.name} is left as it was"
         )
     bisect.record(finding, outcome)
-    path.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+    with locked(path.parent):
+        write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
     if args.baseline:  # the bisected range goes into the baseline entry (issue 16)
         import sys
 

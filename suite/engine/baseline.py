@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import fnmatch
 import operator
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +46,7 @@ from packaging.version import InvalidVersion, Version
 from suite.engine.gpu_evidence import NEEDS_GPU, could_show
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.errors import UsageError
-from suite.files import load_structured, write_atomic
+from suite.files import load_structured, locked, write_atomic
 
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.toml"
 
@@ -315,19 +317,20 @@ def record_range(
     the bug, on any release): what ``repro bisect --baseline FILE`` calls with its conclusive
     answer. Returns the entry's id, or None when no entry knows the failure (``repro baseline
     accept`` adds one)."""
-    baseline = Baseline.load(path)
-    known = next(
-        (e for e in baseline.expectations if e.applies(failure) and e.matches(failure)), None
-    )
-    if known is None or not (first_bad or fixed_in):
-        return None
-    fields: dict[str, Any] = {"id": known.id}
-    if first_bad:
-        fields["first_bad"] = first_bad
-    if fixed_in:
-        fields["fixed_in"] = fixed_in
-    write_entry(path, fields)
-    return known.id
+    with locked(path.parent):  # read, change and replace: no other writer in between
+        baseline = Baseline.load(path)
+        known = next(
+            (e for e in baseline.expectations if e.applies(failure) and e.matches(failure)), None
+        )
+        if known is None or not (first_bad or fixed_in):
+            return None
+        fields: dict[str, Any] = {"id": known.id}
+        if first_bad:
+            fields["first_bad"] = first_bad
+        if fixed_in:
+            fields["fixed_in"] = fixed_in
+        write_entry(path, fields)
+        return known.id
 
 
 def failure_of(repro: str, target: str, config: Mapping[str, Any], signature: str) -> CaseResult:
@@ -368,11 +371,12 @@ def _inline(where: Mapping[str, Any]) -> Any:
 
 def _save(path: Path, document: tomlkit.TOMLDocument) -> None:
     text = tomlkit.dumps(document)
-    checked = path.with_name(f".{path.name}.check.toml")
-    write_atomic(checked, text)
-    try:
-        Baseline.load(checked)
-    finally:
-        checked.unlink()
     path.parent.mkdir(parents=True, exist_ok=True)
+    fd, checked = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".check.toml", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        Baseline.load(Path(checked))
+    finally:
+        os.unlink(checked)
     write_atomic(path, text)

@@ -44,7 +44,10 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
     metrics = _metrics(compiled)
     stderr = exit.stderr.text
 
-    skipped = log.last("skipped")
+    # Exit status and signal decide: the child's word (skipped, done) counts only from a
+    # child that then exited 0. A "done" followed by a death is that death, never a pass.
+    clean_exit = exit.returncode == 0 and not (exit.timed_out or exit.memory_exceeded)
+    skipped = log.last("skipped") if clean_exit else None
     if skipped is not None:
         gap = {"toolchain_gap": skipped["toolchain_gap"]} if "toolchain_gap" in skipped else {}
         return Classification(Outcome.SKIPPED, message=skipped["reason"], detail=gap)
@@ -68,7 +71,7 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
         returncode=exit.returncode,
         signal_name=exit.signal_name,
         timed_out=exit.timed_out,
-        done=log.done,
+        done=log.done and clean_exit,
         entered_stage=log.stage,
     )
     if verdict is not None:

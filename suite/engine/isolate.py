@@ -121,12 +121,25 @@ class _Drain:
     def captured(self) -> Captured:
         tail = b"".join(self.tail)
         kept_tail = tail[-(self.limit // 2) :] if self.limit else b""
-        dropped = self.total - len(self.head) - len(kept_tail)
-        text = self.head.decode("utf-8", "replace")
+        head = bytes(self.head)
+        if self.total > len(head) + len(kept_tail):
+            # Cut at line ends: a token, or a "password=" and its value, split by the cut
+            # would leave a piece that no scrubbing pattern recognizes.
+            head = head[: _edge(head, head.rfind(b"\n"), head.rfind(b" ")) + 1]
+            start = _edge(kept_tail, kept_tail.find(b"\n"), kept_tail.find(b" "))
+            kept_tail = kept_tail[start + 1 :] if start >= 0 else b""
+        dropped = self.total - len(head) - len(kept_tail)
+        text = head.decode("utf-8", "replace")
         if dropped:
             text += f"\n[... {dropped} bytes cut by the output bound ...]\n"
         text += kept_tail.decode("utf-8", "replace")
         return Captured(text, self.total, dropped)
+
+
+def _edge(data: bytes, line_end: int, space: int) -> int:
+    """Where to cut ``data`` at its edge by a kept stream's cut: at a line end, else (one
+    long line) at a space, else nothing of it is kept (-1)."""
+    return line_end if line_end >= 0 else space
 
 
 def _pump(pipe: IO[bytes], drain: _Drain) -> None:

@@ -128,6 +128,36 @@ class CaseResult:
     def from_json(cls, record: dict[str, Any]) -> CaseResult:
         fields = dict(record)
         fields["outcome"] = Outcome.from_label(fields["outcome"])
-        fields["signature"] = Signature(fields["signature"]) if fields.get("signature") else None
+        signature = fields.get("signature")
+        if signature is not None and not isinstance(signature, str):
+            raise TypeError(f"signature: {type(signature).__name__}")
+        fields["signature"] = Signature(signature) if signature else None
         known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in fields.items() if k in known})
+        values = {k: v for k, v in fields.items() if k in known}
+        for name, kinds in _FIELD_TYPES.items():
+            if name in values and not isinstance(values[name], kinds):
+                raise TypeError(f"{name}: {type(values[name]).__name__}")
+        for name in ("artifacts", "source"):
+            if not all(isinstance(v, str) for v in values.get(name, {}).values()):
+                raise TypeError(f"{name}: not strings")
+        return cls(**values)
+
+
+# The type each field of a record must have (a results.jsonl line is input: it may lie).
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "case_id": str,
+    "repro": str,
+    "target": str,
+    "config": dict,
+    "message": str,
+    "detail": dict,
+    "metrics": dict,
+    "gpu": bool,
+    "duration_s": (int, float),
+    "artifacts": dict,
+    "verdict": str,
+    "expectation": str,
+    "triage": str,
+    "triage_explanation": str,
+    "source": dict,
+}

@@ -17,11 +17,13 @@ files are uploaded as CI artifacts.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
 import re
 import socket
+import stat
 import sys
 import threading
 import time
@@ -34,6 +36,7 @@ from xml.etree import ElementTree as ET
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.errors import UsageError
+from suite.files import lies_under, own_folder, read_regular, write_replacing
 
 RESULTS = "results.jsonl"
 LOCK = "run.lock"
@@ -67,20 +70,26 @@ class RunStore:
         self.folder = folder
         self._lock = threading.Lock()
         self._held: int | None = None
+        # Held by the process that writes the run: every line of results.jsonl and the
+        # selection, so that a case that deletes or replaces them (its folder is inside the
+        # run) takes nothing away: they are written again from here.
+        self._lines: list[str] | None = None
+        self._selection: dict[str, Any] | None = None
+        self._results_file: tuple[int, int] | None = None  # (device, inode) written here
 
     @classmethod
     def create(cls, root: Path, selection: dict[str, Any]) -> RunStore:
-        folder = unique_folder(root.resolve() / "runs", time.strftime("%Y%m%d-%H%M%S"))
+        folder = unique_folder(own_folder(root.resolve(), "runs"), time.strftime("%Y%m%d-%H%M%S"))
         store = cls(folder)
         store.hold()
-        tmp = folder / "run.json.tmp"
-        tmp.write_text(json.dumps(selection, indent=2, sort_keys=True))
-        tmp.replace(folder / "run.json")
+        store._lines = []
+        store._selection = selection
+        write_replacing(folder / "run.json", json.dumps(selection, indent=2, sort_keys=True))
         return store
 
     def hold(self) -> None:
         """Take the run's exclusive lock for this process's lifetime; exit 2 if another has it."""
-        fd = os.open(self.folder / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock(self.folder / LOCK)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -102,68 +111,126 @@ class RunStore:
     def open(cls, root: Path, run: str | None) -> RunStore:
         """An existing run: by folder, by name under ``<root>/runs``, or the newest."""
         root = root.resolve()
+        runs = root / "runs"
+        if os.path.lexists(runs) and not (runs.is_dir() and not runs.is_symlink()):
+            raise UsageError(f"{runs} is not a folder")
         if run:
-            folder = Path(run).resolve() if Path(run).is_dir() else root / "runs" / run
+            folder = Path(run).resolve() if Path(run).is_dir() else runs / run
         else:
-            runs = sorted(p for p in (root / "runs").glob("*") if (p / "run.json").exists())
-            if not runs:
-                raise UsageError(f"nothing to resume: no run under {root / 'runs'}")
-            folder = runs[-1]
-        if not (folder / "run.json").is_file():
+            found = sorted(p for p in runs.glob("*") if _is_run(p))
+            if not found:
+                raise UsageError(f"nothing to resume: no run under {runs}")
+            folder = found[-1]
+        if not _is_run(folder):
             raise UsageError(f"not a run folder: {folder}")
         store = cls(folder)
         store.hold()
-        store._drop_torn_line()
+        store._selection = store._read_selection()
+        store._lines = store._read_lines()
+        if os.path.lexists(folder / RESULTS):
+            # A run killed mid-append leaves half a line: the file anew, whole lines only.
+            write_replacing(folder / RESULTS, "".join(store._lines))
+            info = os.lstat(folder / RESULTS)
+            store._results_file = (info.st_dev, info.st_ino)
         return store
 
-    def _drop_torn_line(self) -> None:
-        """A run killed mid-append leaves half a line; cut it so new lines start clean."""
+    def _read_lines(self) -> list[str]:
+        """The whole lines of ``results.jsonl`` (a torn last one, from a killed run, left out)."""
         path = self.folder / RESULTS
-        if not path.exists():
-            return
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            path.write_bytes(data[: data.rfind(b"\n") + 1])
+        if not os.path.lexists(path):
+            return []
+        data = read_regular(path, "results file", follow=False)
+        return [line + "\n" for line in data.decode(errors="replace").split("\n")[:-1]]
 
-    @property
-    def selection(self) -> dict[str, Any]:
+    def _read_selection(self) -> dict[str, Any]:
         try:
-            selection = json.loads((self.folder / "run.json").read_text())
-        except (OSError, ValueError) as exc:
+            text = read_regular(self.folder / "run.json", "run.json", follow=False).decode()
+            selection = json.loads(text)
+        except (UnicodeDecodeError, ValueError) as exc:
             raise UsageError(f"unreadable run.json in {self.folder}: {exc}") from None
         if not isinstance(selection, dict):
             raise UsageError(f"malformed run.json in {self.folder}: not a mapping")
         return selection
 
+    @property
+    def selection(self) -> dict[str, Any]:
+        return self._read_selection() if self._selection is None else self._selection
+
     def case_dir(self, case_id: str) -> Path:
         return self.folder / "cases" / safe_name(case_id)
 
     def results(self) -> list[CaseResult]:
-        """Every recorded case, the last record winning if one was written twice."""
-        path = self.folder / RESULTS
-        if not path.exists():
-            return []
+        """Every recorded case, the last record winning if one was written twice; a line that
+        is not a record (torn, or of the wrong shape) is left out."""
+        if self._lines is None:
+            try:
+                lines = self._read_lines()
+            except UsageError:
+                lines = []
+        else:
+            with self._lock:
+                lines = list(self._lines)
         found: dict[str, CaseResult] = {}
-        for line in path.read_text(errors="replace").splitlines():
+        cases = self.folder / "cases"
+        for line in lines:
             try:
                 result = CaseResult.from_json(json.loads(line))
-            except (json.JSONDecodeError, TypeError, KeyError, ValueError):
+            except (json.JSONDecodeError, TypeError, KeyError, ValueError, AttributeError):
                 continue
+            # A path read from the file is used only if it lies in this run's case folders.
+            result.artifacts = {
+                name: path
+                for name, path in result.artifacts.items()
+                if lies_under(Path(path), cases)
+            }
             found[result.case_id] = result
         return list(found.values())
 
     def append(self, result: CaseResult) -> None:
         line = json.dumps(scrub_tree(result.to_json()), default=str) + "\n"
-        with self._lock, open(self.folder / RESULTS, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        with self._lock:
+            if self._lines is None:
+                self._lines = self._read_lines()
+            self._lines.append(line)
+            path = self.folder / RESULTS
+            if not self._append_in_place(path, line):
+                # Not the file this process wrote (none yet, or a case removed, replaced or
+                # linked it): every line again, in a new file.
+                write_replacing(path, "".join(self._lines))
+                info = os.lstat(path)
+                self._results_file = (info.st_dev, info.st_ino)
+
+    def _append_in_place(self, path: Path, line: str) -> bool:
+        """Append ``line`` to ``path`` if it is still the regular, unshared file this process
+        wrote; False if it must be written anew."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            return False
+        try:
+            info = os.fstat(fd)
+            mine = self._results_file == (info.st_dev, info.st_ino)
+            if not (mine and stat.S_ISREG(info.st_mode) and info.st_nlink == 1):
+                return False
+            os.write(fd, line.encode())
+            os.fsync(fd)
+            return True
+        finally:
+            os.close(fd)
+
+    def restore(self) -> None:
+        """Write ``run.json`` and ``results.jsonl`` again from what this process holds, if a
+        case removed or replaced them (``--resume`` needs both)."""
+        if self._selection is not None and not _regular(self.folder / "run.json"):
+            text = json.dumps(self._selection, indent=2, sort_keys=True)
+            write_replacing(self.folder / "run.json", text)
+        with self._lock:
+            if self._lines is not None and not _regular(self.folder / RESULTS):
+                write_replacing(self.folder / RESULTS, "".join(self._lines))
 
     def write_json(self, name: str, content: Any) -> Path:
         path = self.folder / name
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(scrub_tree(content), indent=2, default=str))
-        tmp.replace(path)
+        write_replacing(path, json.dumps(scrub_tree(content), indent=2, default=str))
         return path
 
     def write_summary(self, results: Iterable[CaseResult], extra: dict[str, Any]) -> Path:
@@ -209,10 +276,42 @@ class RunStore:
         suite.set("errors", str(counts["errors"]))
         suite.set("skipped", str(counts["skipped"]))
         path = self.folder / "junit.xml"
-        tmp = path.with_suffix(".tmp")
-        ET.ElementTree(suite).write(tmp, encoding="utf-8", xml_declaration=True)
-        tmp.replace(path)
+        write_replacing(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))
         return path
+
+
+def _open_lock(path: Path) -> int:
+    """The run's lock file, opened for this process; a link or odd file a case planted in
+    its place is replaced (never followed)."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.EISDIR, errno.ENXIO):
+            raise UsageError(f"cannot lock {path}: {exc.strerror}") from None
+    try:
+        if path.is_dir() and not path.is_symlink():
+            raise UsageError(f"cannot lock {path}: a folder is in its place")
+        path.unlink()
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot lock {path}: {exc.strerror}") from None
+
+
+def _is_run(folder: Path) -> bool:
+    return not folder.name.startswith(".") and any(
+        os.path.lexists(folder / name) for name in ("run.json", RESULTS)
+    )
+
+
+def _regular(path: Path) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_nlink == 1
 
 
 def _xml_text(text: str) -> str:

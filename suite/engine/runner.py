@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import shutil
+import stat
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.classify import classify, read_events
+from suite.engine.child import EventLog
+from suite.engine.classify import classify
 from suite.engine.events import LaunchWatch
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
@@ -28,7 +32,7 @@ from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, 
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import RunStore
 from suite.engine.sanitizer import Rerun, gather
-from suite.engine.scrub import scrub_secrets, scrub_tree
+from suite.engine.scrub import REDACTED, scrub_secrets, scrub_tree
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, WarmUnavailable, run_warm
 from suite.toolchain.limits import limits_for
@@ -164,12 +168,16 @@ class Workers:
 
 
 def _fresh_folder(folder: Path) -> None:
-    """``folder`` empty and real: whatever a previous attempt (or a case) left there removed."""
-    if folder.is_symlink() or folder.is_file():
-        folder.unlink()
-    elif folder.exists():
+    """``folder`` empty and real: whatever a previous attempt (or a case) left there removed.
+    A link or file a case planted as the run's ``cases`` folder goes too (only the link: its
+    target is never touched), so that no case folder is made through it."""
+    for level in (folder.parent, folder):
+        if level.is_symlink() or (level.exists() and not level.is_dir()):
+            level.unlink()
+    if folder.exists():
         shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tmp").mkdir()
 
 
 def _scrubbed(exit: Exit) -> Exit:
@@ -182,11 +190,19 @@ def _scrubbed(exit: Exit) -> Exit:
 
 
 def _events(report: Path) -> list[dict[str, Any]]:
-    """The child's events as the classifier expects them: a case may write anything there."""
+    """The child's events as the classifier expects them: a case may write anything there,
+    or plant a link or a FIFO in its place (then it reported nothing)."""
     try:
-        events = read_events(report)
+        folder = os.open(report.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
         return []
+    try:
+        found = _regular_at(folder, report.name)
+    finally:
+        os.close(folder)
+    if found is None:
+        return []
+    events = EventLog.parse(found[0].decode(errors="replace")).events
     return [
         scrub_tree(e) for e in events if isinstance(e, dict) and isinstance(e.get("event"), str)
     ]
@@ -230,6 +246,8 @@ def run_case(
         {
             "TRITON_CACHE_DIR": str(case_dir / "cache"),
             "TRITON_REPRODUCER_PATH": str(case_dir / "mlir-reproducer"),
+            # Its temporary files go where they are removed with it (a case leaves 300 MB).
+            "TMPDIR": str(case_dir / "tmp"),
             "PYTHONUNBUFFERED": "1",
             "PYTHONFAULTHANDLER": "1",
             **(knobs or {}),
@@ -259,6 +277,7 @@ def run_case(
     if folder_lost:
         _fresh_folder(case_dir)  # the case removed or replaced its own folder
     shutil.rmtree(case_dir / "cache", ignore_errors=True)
+    shutil.rmtree(case_dir / "tmp", ignore_errors=True)
     result = CaseResult(
         case_id=spec.case_id,
         repro=spec.repro.id,
@@ -284,7 +303,9 @@ def run_case(
     elif spec.repro.launch_fn is not None:
         result.detail[NOT_LAUNCHED] = needs_gpu(spec.target)
     if verdict.outcome.is_failure or execution.keep_passing:
-        result.artifacts = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        result.artifacts, planted = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        if planted:
+            result.detail["planted"] = planted
         result.detail["output_bytes"] = {
             "stdout": exit.stdout.total_bytes,
             "stderr": exit.stderr.total_bytes,
@@ -341,31 +362,122 @@ def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Exec
 _SCRUB_LIMIT = 16 << 20
 
 
-def _scrub_file(path: Path) -> None:
-    """``path`` without secrets: what a case keeps may be uploaded as a CI artifact."""
-    if path.stat().st_size > _SCRUB_LIMIT:
-        path.write_text(f"[{path.stat().st_size} bytes removed: too large to scrub]\n")
-        return
-    data = path.read_bytes()
-    if b"\0" in data:
-        return  # binary (a cubin): no text secret to find, and rewriting would corrupt it
-    text = data.decode(errors="replace")
+def _regular_at(folder: int, name: str) -> tuple[bytes, int] | None:
+    """The bytes of the regular file ``name`` in the folder open as ``folder``, and its link
+    count; None for anything else a case may plant there (a link, FIFO, device, socket or
+    folder), which is never followed nor waited on."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        if info.st_size > _SCRUB_LIMIT:
+            # Kept as a note, never cut in place (the file may be hard-linked from elsewhere):
+            # counted as shared so that the note replaces it.
+            return f"[{info.st_size} bytes removed: too large to scrub]\n".encode(), 2
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(_SCRUB_LIMIT + 1), info.st_nlink
+    finally:
+        os.close(fd)
+
+
+def _replace_at(folder: int, name: str, data: bytes) -> bool:
+    """Make ``name`` in ``folder`` a new file holding ``data``: written under a fresh name
+    (``O_EXCL``) and renamed over whatever the case left there, so nothing is written
+    through a link and no file a case hard-linked from elsewhere is changed."""
+    partial = f".{name}.{uuid.uuid4().hex}.partial"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    try:
+        fd = os.open(partial, flags, 0o644, dir_fd=folder)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
+        return True
+    except OSError:  # the name cannot be replaced: not kept
+        with contextlib.suppress(OSError):
+            os.unlink(partial, dir_fd=folder)
+        return False
+
+
+def _scrubbed_bytes(data: bytes) -> bytes:
+    """``data`` without secrets: what a case keeps may be uploaded as a CI artifact. Read as
+    Latin-1, one character per byte, so text after a NUL byte is scrubbed too and every byte
+    that is not part of a secret stays as it was (a cubin stays loadable)."""
+    text = data.decode("latin-1")
     clean = scrub_secrets(text)
-    if clean != text:
-        path.write_text(clean)
+    return data if clean == text else clean.encode("latin-1", "replace")
 
 
-def _keep_outputs(case_dir: Path, stdout: str, stderr: str) -> dict[str, str]:
-    artifacts = {}
-    for name, text in (("stdout", stdout), ("stderr", stderr)):
-        if text:
-            (case_dir / f"{name}.txt").write_text(text)
-    for path in sorted(case_dir.iterdir()):
-        # A link the case planted (to a key, to another run) is not its output.
-        if path.is_file() and not path.is_symlink():
-            _scrub_file(path)
-            artifacts[path.name] = str(path)
-    return artifacts
+def _safe_file_name(name: str) -> str:
+    """``name`` with any secret in it replaced (a case may name a file after a token)."""
+    clean = scrub_secrets(name)
+    return name if clean == name else clean.replace(REDACTED, "redacted").replace("/", "_")
+
+
+def _keep_outputs(case_dir: Path, stdout: str, stderr: str) -> tuple[dict[str, str], list[str]]:
+    """Keep the captured streams and the regular files the case left, scrubbed; and the
+    names of what else it planted (links, FIFOs, devices, sockets, folders), removed so that
+    nothing reading the run later follows or waits on them. Everything the case left is
+    data: read without following a link, written back by replacing."""
+    artifacts: dict[str, str] = {}
+    planted: list[str] = []
+    try:
+        folder = os.open(case_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:
+        return artifacts, planted
+    try:
+        for name in sorted(os.listdir(folder)):
+            if not stat.S_ISREG(os.lstat(name, dir_fd=folder).st_mode):
+                planted.append(f"{_safe_file_name(name)} ({_remove_at(folder, name)})")
+        for name, text in (("stdout.txt", stdout), ("stderr.txt", stderr)):
+            if text:
+                _replace_at(folder, name, text.encode())
+        for name in sorted(os.listdir(folder)):
+            found = _regular_at(folder, name)
+            if found is None:
+                continue
+            data, links = found
+            clean = _scrubbed_bytes(data)
+            kept = _safe_file_name(name)
+            if (clean is not data or links > 1 or kept != name) and not _replace_at(
+                folder, kept, clean
+            ):
+                continue
+            if kept != name:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=folder)
+            artifacts[kept] = str(case_dir / kept)
+    finally:
+        os.close(folder)
+    return artifacts, planted
+
+
+def _remove_at(folder: int, name: str) -> str:
+    """Remove what a case planted as ``name`` (a link itself, never its target); its kind."""
+    try:
+        mode = os.lstat(name, dir_fd=folder).st_mode
+    except OSError:
+        return "gone"
+    kind = next((k for test, k in _KINDS if test(mode)), "file")
+    with contextlib.suppress(OSError):
+        if stat.S_ISDIR(mode):
+            shutil.rmtree(name, dir_fd=folder)
+        else:
+            os.unlink(name, dir_fd=folder)
+    return kind
+
+
+_KINDS = (
+    (stat.S_ISLNK, "link"),
+    (stat.S_ISFIFO, "fifo"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "device"),
+    (stat.S_ISBLK, "device"),
+    (stat.S_ISDIR, "folder"),
+)
 
 
 def execute(

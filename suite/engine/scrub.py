@@ -127,11 +127,12 @@ def scrub(text: str) -> str:
 
 
 def scrub_tree(value: Any) -> Any:
-    """Every string in a JSON-like value (mappings, lists) through :func:`scrub_secrets`."""
+    """Every string in a JSON-like value (mappings' keys too, lists) through
+    :func:`scrub_secrets`."""
     if isinstance(value, str):
         return scrub_secrets(value)
     if isinstance(value, Mapping):
-        return {k: scrub_tree(v) for k, v in value.items()}
+        return {scrub_tree(k): scrub_tree(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub_tree(v) for v in value]
     return value

@@ -38,7 +38,18 @@ class Selection:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Selection:
-        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        """The selection a run stored; every field must be there with its type (an empty or
+        hand-edited ``run.json`` must not turn into "the whole catalogue")."""
+        defaults = asdict(cls())
+        for name, default in defaults.items():
+            value = data.get(name, ...)
+            if isinstance(default, list):
+                ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+            else:
+                ok = isinstance(value, str) or (value is None and default is None)
+            if not ok:
+                raise UsageError(f"malformed run.json: {name} is missing or of the wrong type")
+        return cls(**{k: v for k, v in data.items() if k in defaults})
 
 
 @dataclass
@@ -124,6 +135,7 @@ def run(
         }
         if not finished:
             extra.update(partial=True, planned=len(specs), exit_status=None)
+        store.restore()
         store.write_summary(results, extra)
         store.write_junit(results)
         store.release()

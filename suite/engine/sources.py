@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from suite.engine.discover import Found, from_source, select
 from suite.errors import UsageError
-from suite.files import cache_root
+from suite.files import cache_root, lies_under, own_folder, write_replacing
 
 SOURCES = "sources"
 
@@ -95,10 +94,8 @@ def keep_copy(carried: CarriedSource, folder: Path) -> CarriedSource:
     relative = Path(SOURCES) / f"{carried.sha256[:12]}-{carried.name}"
     target = folder / relative
     if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_name(f".{target.name}.{os.getpid()}")
-        partial.write_text(carried.text)
-        os.replace(partial, target)
+        own_folder(folder, SOURCES)  # a link planted in its place is refused, not followed
+        write_replacing(target, carried.text)
     return CarriedSource(carried.origin, carried.kind, carried.sha256, str(relative))
 
 
@@ -124,11 +121,12 @@ def reopen(carried: CarriedSource, base: Path | None = None) -> tuple[dict[str, 
         )
     else:
         changed = f"{carried.origin} is not here; loading the copy that ran ({carried.sha256[:12]})"
-    if carried.copy:
-        copy = Path(carried.copy)
-        if not copy.is_absolute() and base is not None:
-            copy = base / copy
-        if copy.is_file() and _digest(copy.read_bytes()) == carried.sha256:
+    if carried.copy and base is not None and not Path(carried.copy).is_absolute():
+        # Only a copy this suite keeps: under the record's own sources/ folder, never a
+        # file a crafted record names elsewhere (whatever its hash).
+        copy = base / carried.copy
+        mine = lies_under(copy, base / SOURCES) and copy.is_file()
+        if mine and _digest(copy.read_bytes()) == carried.sha256:
             return {"path": str(copy.resolve())}, changed
     if carried.text and _digest(carried.text.encode()) == carried.sha256:
         written = keep_copy(carried, cache_root())

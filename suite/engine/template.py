@@ -158,6 +158,9 @@ def _case(request: dict[str, Any], protocol: int) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.environ.clear()
     os.environ.update(request["env"])
+    import tempfile
+
+    tempfile.tempdir = None  # the case's own TMPDIR, not the one the template looked up
     os.chdir(request["cwd"])
     for fd, fifo in ((1, request["stdout"]), (2, request["stderr"])):
         os.dup2(os.open(fifo, os.O_WRONLY), fd)

@@ -44,8 +44,10 @@ from typing import Any
 from suite.engine.discover import Found
 from suite.engine.expand import check_targets
 from suite.engine.isolate import Bounds
+from suite.engine.record import unique_folder
 from suite.engine.runner import Execution
 from suite.errors import UsageError
+from suite.files import own_folder
 from suite.gate.decide import Decision, decide
 from suite.gate.gpu import GpuPlan, GpuRun, gpu_measure, tflops
 from suite.gate.inputs import (
@@ -74,14 +76,7 @@ class GateResult:
 
 
 def gate_folder(root: Path) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    folder = root.resolve() / "gate" / stamp
-    suffix = 1
-    while folder.exists():
-        suffix += 1
-        folder = root.resolve() / "gate" / f"{stamp}-{suffix}"
-    folder.mkdir(parents=True)
-    return folder
+    return unique_folder(own_folder(root.resolve(), "gate"), time.strftime("%Y%m%d-%H%M%S"))
 
 
 @dataclass

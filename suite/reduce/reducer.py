@@ -42,6 +42,7 @@ from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import DEFAULTS, Execution
 from suite.engine.scrub import scrub_secrets
 from suite.errors import UsageError
+from suite.files import read_regular, write_replacing
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.passes import (
@@ -87,11 +88,20 @@ class Progress:
 
     @classmethod
     def read(cls, path: Path) -> Progress | None:
-        try:
-            record = json.loads(path.read_text())
-            return cls(**{k: v for k, v in record.items() if k in cls.__dataclass_fields__})
-        except (OSError, ValueError, TypeError):
+        """The state kept at ``path`` (None when there is none); a corrupt one is bad input."""
+        if not os.path.lexists(path):
             return None
+        try:
+            record = json.loads(read_regular(path, "reduce state", follow=False))
+            defaults = asdict(cls("", "", "", 0))
+            values = {k: v for k, v in record.items() if k in defaults}
+            for name, value in values.items():
+                kind = type(defaults[name])
+                if not isinstance(value, (int, float) if kind is float else kind):
+                    raise TypeError(f"{name} is {type(value).__name__}, not {kind.__name__}")
+            return cls(**values)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise UsageError(f"corrupt reduce state {path} ({exc}): remove it") from None
 
 
 @dataclass(frozen=True)
@@ -109,9 +119,7 @@ def _sha(text: str) -> str:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(text)
-    os.replace(partial, path)
+    write_replacing(path, text)
 
 
 def reducer_form(finding: Finding, found: Found, python: str, origin: str, finding_id: str) -> str:
@@ -336,6 +344,8 @@ def reduce(
     folder.mkdir(parents=True, exist_ok=True)
     best_path, state_path = folder / REDUCED, folder / STATE
     work = folder / ".work"
+    if work.is_symlink() or work.is_file():
+        work.unlink()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     execution = Execution(python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm)

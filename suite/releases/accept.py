@@ -28,7 +28,7 @@ from suite.engine.same_bug import named_pass
 from suite.engine.signature import family_of
 from suite.engine.triage import triage
 from suite.errors import UsageError
-from suite.files import load_structured
+from suite.files import load_structured, locked
 from suite.search.findings import Finding
 
 
@@ -104,9 +104,12 @@ def _release(finding: Finding) -> str:
 
 def accept(finding: Finding, path: Path, upstream: str = "") -> tuple[str, dict[str, Any]]:
     """Write the finding's entry into the baseline at ``path``: ``added`` or ``updated``."""
-    baseline = Baseline.load(path) if path.exists() else Baseline([], str(path))
-    fields = entry_from(finding, baseline, upstream)
-    return write_entry(path, fields), fields
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # Read, add and replace under the folder's lock: two accepts at once lose nothing.
+    with locked(path.parent):
+        baseline = Baseline.load(path) if path.exists() else Baseline([], str(path))
+        fields = entry_from(finding, baseline, upstream)
+        return write_entry(path, fields), fields
 
 
 @dataclass(frozen=True)

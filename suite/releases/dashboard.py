@@ -29,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from suite.engine.discover import catalogue
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.same_bug import same_bug
+from suite.files import own_folder, write_replacing
 from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment
 
@@ -209,7 +210,6 @@ def render(root: Path, x: str | None = None, y: str | None = None) -> Path:
             root=root,
         )
     )
-    out = root / "dashboard" / "index.html"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html)
+    out = own_folder(root, "dashboard") / "index.html"
+    write_replacing(out, html)
     return out

@@ -25,6 +25,7 @@ from suite.engine.gpu_evidence import NEEDS_GPU, NOT_LAUNCHED, needs_gpu
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import safe_name, unique_folder
 from suite.engine.runner import Execution
+from suite.files import own_folder, write_replacing
 from suite.releases.nightlies import CommitRange, commit_range
 from suite.toolchain.venvs import Release
 
@@ -131,7 +132,7 @@ def run(
     on_release: Callable[[Release], None] = lambda release: None,
 ) -> Matrix:
     # Two matrices started in the same second get two folders.
-    folder = unique_folder(output.resolve() / "matrix", time.strftime("%Y%m%d-%H%M%S"))
+    folder = unique_folder(own_folder(output.resolve(), "matrix"), time.strftime("%Y%m%d-%H%M%S"))
     runs: dict[str, engine.RunOutcome] = {}
     for release in releases:
         on_release(release)
@@ -142,6 +143,6 @@ def run(
             baseline,
         )
     matrix = Matrix(folder, [r.label for r in releases], runs)
-    (folder / "matrix.json").write_text(json.dumps(matrix.to_json(), indent=2))
-    (folder / "matrix.md").write_text(matrix.markdown())
+    write_replacing(folder / "matrix.json", json.dumps(matrix.to_json(), indent=2))
+    write_replacing(folder / "matrix.md", matrix.markdown())
     return matrix

@@ -27,6 +27,7 @@ for byte, and a merged sharded run gives the plan of the unsharded one.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RunStore, safe_name
 from suite.engine.same_bug import same_bug
 from suite.errors import UsageError
-from suite.files import write_atomic
+from suite.files import locked, read_regular_text, write_atomic
 
 SCHEMA = 1
 STATE = "state.json"
@@ -65,7 +66,19 @@ class Tracked:
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Tracked:
-        return cls(**{k: record[k] for k in cls.__dataclass_fields__})
+        """A tracked finding from the state file; TypeError when a field has the wrong type
+        (a state file is input: a corrupt one must never be planned from, nor saved)."""
+        values = {k: record[k] for k in cls.__dataclass_fields__}
+        for name, value in values.items():
+            lists = name in ("targets", "cases")
+            ok = (
+                isinstance(value, list) and all(isinstance(v, str) for v in value)
+                if lists
+                else isinstance(value, str)
+            )
+            if not ok:
+                raise TypeError(f"{name} of {values.get('finding')!r} is {type(value).__name__}")
+        return cls(**values)
 
 
 @dataclass
@@ -87,27 +100,35 @@ class State:
             if record.get("schema") != SCHEMA:
                 raise ValueError(f"schema {record.get('schema')!r}, expected {SCHEMA}")
             findings = {k: Tracked.from_json(v) for k, v in record["findings"].items()}
-            return cls(str(record["release"]), findings)
+            if not isinstance(record["release"], str):
+                raise TypeError(f"release is {type(record['release']).__name__}")
+            return cls(record["release"], findings)
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise UsageError(f"malformed nightly state {where}: {exc}") from None
 
 
 def load_state(folder: Path) -> State:
     """The state kept in ``folder`` (an empty one on the first night)."""
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise UsageError(f"--state {folder}: not a folder (the folder that keeps {STATE})")
     path = folder / STATE
-    if not path.exists():
+    if not os.path.lexists(path):
         return State()
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        record = json.loads(read_regular_text(path, "nightly state"))
+    except ValueError as exc:
         raise UsageError(f"unreadable nightly state {path}: {exc}") from None
     return State.from_json(record, str(path))
 
 
 def save_state(folder: Path, state: State) -> Path:
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise UsageError(f"--state {folder}: not a folder (the folder that keeps {STATE})")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / STATE
-    write_atomic(path, dumps(state.to_json()))
+    State.from_json(json.loads(dumps(state.to_json())), str(path))  # never save a corrupt one
+    with locked(folder):
+        write_atomic(path, dumps(state.to_json()))
     return path
 
 

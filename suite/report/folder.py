@@ -17,30 +17,16 @@ from pathlib import Path
 
 from suite.engine.scrub import scrub, scrub_secrets
 from suite.errors import UsageError
+from suite.files import check_plain_name, read_regular
 from suite.templating import clip_lines
 
-# Folders of the output root that are not reports: a report id may never name one.
-RESERVED_IDS = frozenset(
-    {"runs", "findings", "matrix", "dashboard", "examples", "nightly", "baselines", "cases"}
-)
 # A folder holding one of these was written by `repro report`, `repro replay` or `repro explain`.
 REPORT_MARKS = ("report.json", "replay.json", "explain/explain.json")
 
 
 def check_report_id(report_id: str) -> str:
     """``report_id`` if it can name a report folder: one plain path component, not reserved."""
-    if (
-        not report_id
-        or report_id.startswith(".")
-        or report_id != Path(report_id).name
-        or "/" in report_id
-        or "\\" in report_id
-        or "\x00" in report_id
-    ):
-        raise UsageError(f"report id {report_id!r}: must be one plain folder name")
-    if report_id.lower() in RESERVED_IDS:
-        raise UsageError(f"report id {report_id!r}: reserved for the output root's own folders")
-    return report_id
+    return check_plain_name(report_id, "report id")
 
 
 def check_report_folder(folder: Path) -> None:
@@ -75,8 +61,9 @@ class Draft:
         self.files.append(name)
 
     def attach(self, name: str, source: Path) -> None:
-        """Copy ``source`` in as ``name``, as it is (an MLIR reproducer, a replay's file)."""
-        shutil.copyfile(source, self.folder / name)
+        """Copy ``source`` in as ``name``, as it is (an MLIR reproducer, a replay's file): a
+        regular file's bytes, never a link followed nor a FIFO waited on."""
+        (self.folder / name).write_bytes(read_regular(source, "attachment", follow=False))
         self.files.append(name)
 
     def text(self, name: str) -> str:

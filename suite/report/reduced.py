@@ -40,8 +40,10 @@ class Reduced:
         return {**asdict(self), "original_name": ORIGINAL_NAME}
 
 
-def reduced_of(record: dict[str, Any] | None) -> Reduced | None:
-    """The reduction a finding's record points to, or None (none, or its files are gone)."""
+def reduced_of(record: dict[str, Any] | None, finding_id: str) -> Reduced | None:
+    """The reduction a finding's record points to, or None (none, or its files are gone, or
+    they are not ``reduced.py`` and ``original.py`` of a ``reduce/<finding_id>/`` folder: a
+    crafted record never makes a report read, nor attach, a file from anywhere else)."""
     entry = (record or {}).get("reduced")
     if not isinstance(entry, dict):
         return None
@@ -57,6 +59,21 @@ def reduced_of(record: dict[str, Any] | None) -> Reduced | None:
         )
     except (KeyError, TypeError, ValueError):
         return None
-    if not (reduced.path.is_file() and reduced.original.is_file()):
+    folder = reduced.path.parent
+    if (
+        reduced.path.name != "reduced.py"
+        or reduced.original != folder / "original.py"
+        or folder.name != finding_id
+        or folder.parent.name != "reduce"
+        or not all(_plain_file(p) for p in (reduced.path, reduced.original))
+    ):
         return None
     return reduced
+
+
+def _plain_file(path: Path) -> bool:
+    """A regular file reached without a link anywhere on its way."""
+    try:
+        return path.is_absolute() and path.resolve() == path and path.is_file()
+    except (OSError, RuntimeError):
+        return False

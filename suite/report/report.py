@@ -304,7 +304,8 @@ def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
     """The compile call of the kernel ``repro reduce`` left for the finding, when it did and
     that call can still be captured; else of the reproducer as it was ``written``."""
     interpreter = interpreter_for(subject.environment, None)
-    reduced = reduced_of(subject.finding_record)
+    finding_id = subject.home.stem if subject.home is not None and subject.is_finding else ""
+    reduced = reduced_of(subject.finding_record, finding_id)
     if reduced is not None:
         call, _ = capture_compile(subject.result, source=reduced.source, python=interpreter)
         if call is not None:

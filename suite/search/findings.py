@@ -20,7 +20,8 @@ import json
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import safe_name
 from suite.engine.same_bug import same_bug
 from suite.engine.signature import family_of, message_of
+from suite.errors import UsageError
+from suite.files import locked, own_folder, read_regular, write_replacing
 
 SCHEMA = 1
 BUG = "bug"
@@ -143,10 +146,48 @@ class Finding:
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> Finding:
+        """A finding from its JSON record; TypeError (or KeyError) when the record is not one
+        (a finding file is input: any field may have any type)."""
+        if not isinstance(record, dict):
+            raise TypeError(f"a {type(record).__name__}, not a mapping")
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in record.items() if k in known}
-        values["boundary"] = [BoundaryStep(**step) for step in record.get("boundary", ())]
+        for name, kinds in _FIELD_TYPES.items():
+            if name in values and not isinstance(values[name], kinds):
+                raise TypeError(f"{name} is {type(values[name]).__name__}")
+        steps = record.get("boundary", ())
+        if not all(isinstance(step, dict) for step in steps):
+            raise TypeError("boundary holds a step that is not a mapping")
+        values["boundary"] = [BoundaryStep(**step) for step in steps]
         return cls(**values)
+
+
+# The type each field of a finding record must have (None too where its default is None).
+_FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
+    "repro": str,
+    "signature": str,
+    "kind": str,
+    "outcome": str,
+    "message": str,
+    "target": str,
+    "targets": list,
+    "minimal_config": dict,
+    "failing_configs": list,
+    "passing_neighbours": list,
+    "boundary": list,
+    "environment": dict,
+    "seed": (int, type(None)),
+    "first_seen": str,
+    "last_seen": str,
+    "schema": int,
+    "first_bad": (str, type(None)),
+    "first_good": (str, type(None)),
+    "bisect": (dict, type(None)),
+    "source": (dict, type(None)),
+    "signatures": dict,
+    "evaluations": dict,
+    "reduced": (dict, type(None)),
+}
 
 
 def _changes(seen: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
@@ -223,6 +264,17 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
     return current
 
 
+def read_finding(path: Path) -> tuple[Finding, dict[str, Any]]:
+    """The finding in ``path`` and its raw record. Anything that is not one (not a regular
+    file, not JSON, the wrong shape) is a one-line UsageError naming it, never waited on."""
+    data = read_regular(path, "finding", limit=64 << 20)
+    try:
+        record = json.loads(data.decode("utf-8"))
+        return Finding.from_json(record), record
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # not UTF-8, too
+        raise UsageError(f"not a finding record: {path}: {type(exc).__name__}: {exc}") from None
+
+
 class FindingsStore(ABC):
     """Where findings live. The search talks to this interface only."""
 
@@ -262,7 +314,9 @@ class FindingsStore(ABC):
 
 
 class DirectoryFindingsStore(FindingsStore):
-    """One ``<repro>-<digest>.json`` per finding in a folder, written atomically."""
+    """One ``<repro>-<digest>.json`` per finding in a folder, written atomically, under a
+    lock on the folder while a record is read, merged and replaced (two explores at once
+    lose nothing)."""
 
     DATABASE = "hypothesis-db"
 
@@ -271,6 +325,19 @@ class DirectoryFindingsStore(FindingsStore):
         # The files :meth:`all` read, by (repro, signature): a finding saved under another
         # name (a copy, a checked-in one) is handed on by the file that holds it.
         self._read: dict[tuple[str, str], Path] = {}
+        self._holding = 0
+
+    @contextmanager
+    def _held(self) -> Iterator[None]:
+        """The folder's lock, taken once however deeply held (``record`` calls ``put``)."""
+        if not self._holding:
+            own_folder(self.root.parent, self.root.name)
+        with locked(self.root) if not self._holding else nullcontext():
+            self._holding += 1
+            try:
+                yield
+            finally:
+                self._holding -= 1
 
     def _path(self, repro: str, signature: str) -> Path:
         return self.root / f"{safe_name(repro)}-{Signature(signature).digest}.json"
@@ -283,26 +350,30 @@ class DirectoryFindingsStore(FindingsStore):
 
     def get(self, repro: str, signature: str) -> Finding | None:
         path = self._path(repro, signature)
-        if not path.is_file():
+        if not os.path.lexists(path):
             return None
-        return Finding.from_json(json.loads(path.read_text()))
+        return read_finding(path)[0]
 
     def put(self, finding: Finding) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        path = self._path(finding.repro, finding.signature)
-        partial = path.with_suffix(f".json.{os.getpid()}")
-        partial.write_text(json.dumps(finding.to_json(), indent=2, default=str) + "\n")
-        os.replace(partial, path)
+        with self._held():
+            path = self._path(finding.repro, finding.signature)
+            write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+
+    def record(self, finding: Finding) -> Finding:
+        with self._held():
+            return super().record(finding)
 
     def all(self) -> list[Finding]:
-        if not self.root.is_dir():
+        if not os.path.lexists(self.root):
             return []
+        if not self.root.is_dir():
+            raise UsageError(f"{self.root} is not a folder")
         found = []
         for path in sorted(self.root.glob("*.json")):
-            finding = Finding.from_json(json.loads(path.read_text()))
+            finding = read_finding(path)[0]
             self._read.setdefault((finding.repro, finding.signature), path)
             found.append(finding)
         return sorted(found, key=lambda f: (f.repro, f.kind, f.signature))
 
     def example_database(self) -> ExampleDatabase:
-        return DirectoryBasedExampleDatabase(str(self.root / self.DATABASE))
+        return DirectoryBasedExampleDatabase(str(own_folder(self.root, self.DATABASE)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -35,7 +36,7 @@ from suite.engine.record import RESULTS, RunStore, safe_name
 from suite.engine.same_bug import same_bug
 from suite.engine.scrub import home_to_tilde
 from suite.errors import UsageError
-from suite.search.findings import DirectoryFindingsStore, Finding
+from suite.search.findings import DirectoryFindingsStore, Finding, read_finding
 from suite.toolchain.venvs import folder_for
 
 
@@ -106,8 +107,8 @@ def locate(ref: str, output: Path) -> Path:
     """A finding's file: ``ref`` itself, or by id (``<repro>-<digest>``, the file's stem)
     or a unique part of one, under ``<output>/findings``."""
     path = Path(ref)
-    if path.is_file():
-        return path
+    if path.is_file() or (os.path.lexists(path) and not path.is_dir()):
+        return path  # a FIFO or a device too: read_finding refuses it, without waiting
     root = output / "findings"
     candidates = sorted(root.glob("*.json")) if root.is_dir() else []
     exact = [p for p in candidates if p.stem == ref or p.name == ref]
@@ -125,11 +126,7 @@ def locate(ref: str, output: Path) -> Path:
 def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]:
     """A finding by file or id (:func:`locate`): the finding, its raw record, its file."""
     path = locate(ref, output)
-    try:
-        record = json.loads(path.read_text())
-        finding = Finding.from_json(record)
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:  # not UTF-8, too
-        raise UsageError(f"not a finding record: {path}: {type(exc).__name__}: {exc}") from None
+    finding, record = read_finding(path)
     return finding, record, path
 
 
