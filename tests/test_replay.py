@@ -23,7 +23,7 @@ from suite.engine.record import RunStore, safe_name
 from suite.engine.shim import child_env
 from suite.replay.bindings import map_passes
 from suite.replay.case import ReplayCase, choose_reproducer
-from suite.replay.diagnostic import Diagnostic, parse_diagnostic
+from suite.replay.diagnostic import Diagnostic, DiagnosticLine, parse_diagnostic
 from suite.replay.ir_text import IRText
 from suite.replay.passes import probe
 from suite.replay.pipeline import (
@@ -216,7 +216,7 @@ def test_parse_diagnostic_keys_on_pass_and_messages():
     other = parse_diagnostic(stderr.replace("/x/before.mlir:8:1", "/y/cand.mlir:3:1"))
     assert other.key == diagnostic.key
     located = parse_diagnostic("/y/c.mlir:12:5: error: operand #0 does not dominate its use\n")
-    assert located.specific[0]["line"] == 12
+    assert located.specific[0].line == 12
     assert located.key != diagnostic.key
 
 
@@ -277,7 +277,7 @@ def test_lit_test_uses_verify_diagnostics_for_located_errors(tmp_path):
 
     step = Mapped(PassSpec(PASS, {"num-stages": "2"}, f"{PASS}{{num-stages=2}}"), "b", [], [], "")
     diagnostic = Diagnostic(
-        errors=[{"file": "x.mlir", "line": 5, "message": "operand #0 does not dominate its use"}],
+        errors=[DiagnosticLine("x.mlir", 5, "operand #0 does not dominate its use")],
         pass_name="TritonGPUAssignLatencies",
     )
     flag = "-tritongpu-assign-latencies=num-stages=2"

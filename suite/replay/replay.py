@@ -39,7 +39,7 @@ from suite.replay.diagnostic import (
     Diagnostic,
     ReplayError,
 )
-from suite.replay.ir_reduce import Reducer
+from suite.replay.ir_reduce import Reducer, Reduction
 from suite.replay.passes import PassRun, first_error_line, probe, run_pass
 from suite.replay.pipeline import (
     PassSpec,
@@ -145,14 +145,14 @@ def replay(
             reducer, outcome = reduce_ir(
                 case, failing, folder, work, budget_tries, budget_s, timeout_s, say
             )
-            record["reduction"] = outcome
+            record["reduction"] = outcome.to_json()
             record["files"]["reduced"] = f"reduced-{failing.name}.mlir"
             lit_source, lit_diagnostic = reducer.best, reducer.best_diagnostic
             lines.append(
-                f"reduced: {outcome['lines_before']} -> {outcome['lines_after']} lines, "
-                f"{outcome['ops_before']} -> {outcome['ops_after']} ops "
-                f"({outcome['tries']} tries, {outcome['seconds']} s"
-                + (", interrupted" if outcome["interrupted"] else "")
+                f"reduced: {outcome.lines_before} -> {outcome.lines_after} lines, "
+                f"{outcome.ops_before} -> {outcome.ops_after} ops "
+                f"({outcome.tries} tries, {outcome.seconds} s"
+                + (", interrupted" if outcome.interrupted else "")
                 + f"): reduced-{failing.name}.mlir"
             )
         write_outputs(case, failing, version, lit_source, lit_diagnostic, folder, record)
@@ -386,7 +386,7 @@ def reduce_ir(
     budget_s: float,
     timeout_s: float,
     say: Callable[[str], None],
-) -> tuple[Reducer, dict[str, Any]]:
+) -> tuple[Reducer, Reduction]:
     """Reduce: shrink the IR before the failing pass while it fails the same way; the
     reducer (its best IR) and what it did."""
     reducer = Reducer(
