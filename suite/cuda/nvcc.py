@@ -40,6 +40,7 @@ __all__ = [
     "EXIT_WRONG",
     "CudaRunError",
     "NvccError",
+    "compile_checked",
     "compile_cuda",
     "cuda_arch",
     "executable",
@@ -280,7 +281,7 @@ def compile_checked(
     built anyway, to show on a GPU what the hardware does, and the rules it breaks
     are recorded with the build.
     """
-    from suite.static_check import LimitViolation
+    from suite.cuda.static_check import LimitViolation
 
     if case["static_check"] and findings:
         raise LimitViolation.from_findings(findings)
