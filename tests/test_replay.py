@@ -21,7 +21,7 @@ from suite.cli import main as cli
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RunStore, safe_name
 from suite.engine.shim import child_env
-from suite.replay.bindings import map_passes
+from suite.replay.bindings import Binding, map_passes
 from suite.replay.case import ReplayCase, choose_reproducer
 from suite.replay.diagnostic import Diagnostic, DiagnosticLine, parse_diagnostic
 from suite.replay.ir_text import IRText
@@ -152,7 +152,9 @@ def test_normalized_names_match_where_they_can():
 
 
 def _entry(path, name, params=(), options=None):
-    return {"path": path, "pass": name, "params": list(params), "options": options or {}}
+    return Binding.from_json(
+        {"path": path, "pass": name, "params": list(params), "options": options or {}}
+    )
 
 
 def test_map_passes_by_probe_by_name_and_missing():
@@ -168,7 +170,7 @@ def test_map_passes_by_probe_by_name_and_missing():
             "canonicalize",
             options={"max-iterations": "10", "top-down": "true"},
         ),
-        {"path": "passes.common.add_cse", "pass": None, "params": [], "options": {}},
+        Binding("passes.common.add_cse", params=()),
     ]
     passes = [
         PassSpec(PASS, {"num-stages": "3"}, f"{PASS}{{num-stages=3}}"),

@@ -19,7 +19,7 @@ PARAMETERS = ("IR_NAME", "BINDING", "ARGS", "PASS", "CAPTURED_UNDER", "REPLAYED_
 def replay_script(before: str, step: Mapped, version: str, case: ReplayCase) -> str:
     """``replay.py``: :mod:`suite.replay.program` (a real, linted Python file) with its
     parameter assignments set for this pass, IR file, case and releases."""
-    args = [(a["kind"], a["class"] if a["kind"] == "object" else a["value"]) for a in step.args]
+    args = [(a.kind, a.cls if a.kind == "object" else a.value) for a in step.args]
     values = {
         "IR_NAME": before,
         "BINDING": step.binding,
