@@ -21,9 +21,9 @@ from suite.cli import main as cli
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.record import RunStore, safe_name
 from suite.engine.shim import child_env
-from suite.replay.bindings import map_passes
+from suite.replay.bindings import Binding, map_passes
 from suite.replay.case import ReplayCase, choose_reproducer
-from suite.replay.diagnostic import Diagnostic, parse_diagnostic
+from suite.replay.diagnostic import Diagnostic, DiagnosticLine, parse_diagnostic
 from suite.replay.ir_text import IRText
 from suite.replay.passes import probe
 from suite.replay.pipeline import (
@@ -152,7 +152,9 @@ def test_normalized_names_match_where_they_can():
 
 
 def _entry(path, name, params=(), options=None):
-    return {"path": path, "pass": name, "params": list(params), "options": options or {}}
+    return Binding.from_json(
+        {"path": path, "pass": name, "params": list(params), "options": options or {}}
+    )
 
 
 def test_map_passes_by_probe_by_name_and_missing():
@@ -168,7 +170,7 @@ def test_map_passes_by_probe_by_name_and_missing():
             "canonicalize",
             options={"max-iterations": "10", "top-down": "true"},
         ),
-        {"path": "passes.common.add_cse", "pass": None, "params": [], "options": {}},
+        Binding("passes.common.add_cse", params=()),
     ]
     passes = [
         PassSpec(PASS, {"num-stages": "3"}, f"{PASS}{{num-stages=3}}"),
@@ -216,7 +218,7 @@ def test_parse_diagnostic_keys_on_pass_and_messages():
     other = parse_diagnostic(stderr.replace("/x/before.mlir:8:1", "/y/cand.mlir:3:1"))
     assert other.key == diagnostic.key
     located = parse_diagnostic("/y/c.mlir:12:5: error: operand #0 does not dominate its use\n")
-    assert located.specific[0]["line"] == 12
+    assert located.specific[0].line == 12
     assert located.key != diagnostic.key
 
 
@@ -277,7 +279,7 @@ def test_lit_test_uses_verify_diagnostics_for_located_errors(tmp_path):
 
     step = Mapped(PassSpec(PASS, {"num-stages": "2"}, f"{PASS}{{num-stages=2}}"), "b", [], [], "")
     diagnostic = Diagnostic(
-        errors=[{"file": "x.mlir", "line": 5, "message": "operand #0 does not dominate its use"}],
+        errors=[DiagnosticLine("x.mlir", 5, "operand #0 does not dominate its use")],
         pass_name="TritonGPUAssignLatencies",
     )
     flag = "-tritongpu-assign-latencies=num-stages=2"

@@ -1,4 +1,5 @@
-"""Tests for the differential harness: bench/tma_differential.py and suite/cuda/driver.py.
+"""Tests for the differential harness: suite/cuda (descriptors, generator, records, probes,
+explain, differential, driver) and its door, bench/tma_differential.py.
 
 On the CPU: the generator (valid TensorMapArgs, the edges it must hit, determinism for a
 seed), the bookkeeping (outcomes, groups, per-rule confirmation, the rank-1 conclusions), the
@@ -22,6 +23,47 @@ from pathlib import Path
 import pytest
 
 from suite.cuda import driver as tma_driver
+from suite.cuda.differential.descriptors import (
+    BASE_ADDRESS,
+)
+from suite.cuda.differential.explain import (
+    CONFIRMED,
+    explain,
+    load_run,
+)
+from suite.cuda.differential.generator import (
+    MUTATION_NAMES,
+    MUTATIONS,
+    coverage,
+    generate,
+)
+from suite.cuda.differential.probes import (
+    FOOTPRINT_ACCEPTED,
+    FOOTPRINT_REFUSED,
+    controls,
+    device_facts,
+    footprint_box,
+    footprint_conclusions,
+    footprint_probe_cases,
+    rank1_conclusions,
+    rank1_probe_cases,
+)
+from suite.cuda.differential.records import (
+    AGREE_OK,
+    AGREE_REJECT,
+    DRIVER_CRASHED,
+    MODEL_OK_DRIVER_REJECTS,
+    MODEL_REJECTS_DRIVER_OK,
+    NOT_ENCODED,
+    classes,
+    group_disagreements,
+    make_record,
+    mutation_table,
+    outcome,
+    reproducer_script,
+    rule_confirmation,
+    summarize,
+)
 from suite.cuda.driver import (
     DriverUnavailable,
     IsolatedDriver,
@@ -29,6 +71,9 @@ from suite.cuda.driver import (
     args_to_dict,
     driver_call,
     encode_with_driver,
+)
+from suite.cuda.rules import (
+    OBSERVED_RULES,
 )
 from suite.tma_model import (
     MAX_GLOBAL_DIM,
@@ -54,7 +99,7 @@ def _load_bench():
     return module
 
 
-td = _load_bench()
+door = _load_bench()
 
 #: Mutations that must break exactly the documented rule named (applied alone to a valid base).
 RULE_OF_MUTATION = {
@@ -79,13 +124,13 @@ RULE_OF_MUTATION = {
     "nan-fill-non-float": "oob-fill-requires-float",
 }
 #: Mutations that stay within the documented rules (the model must still accept).
-WITHIN_RULES = set(td.MUTATION_NAMES) - set(RULE_OF_MUTATION)
+WITHIN_RULES = set(MUTATION_NAMES) - set(RULE_OF_MUTATION)
 
 
 @pytest.fixture(scope="module")
 def sample():
     """1000 generated descriptors (seed 0), shared by the generator tests."""
-    return td.generate(1000, 0)
+    return generate(1000, 0)
 
 
 def _has_cuda_bindings() -> bool:
@@ -99,7 +144,7 @@ def _has_cuda_bindings() -> bool:
 
 
 def test_every_mutation_is_classified():
-    assert set(RULE_OF_MUTATION) <= set(td.MUTATION_NAMES)
+    assert set(RULE_OF_MUTATION) <= set(MUTATION_NAMES)
     assert {
         "stride-overlap",
         "element-stride0-not-1",
@@ -124,7 +169,7 @@ def test_generator_produces_valid_tensor_map_args(sample):
         assert "array-length" not in check(args).rules  # the driver reads rank entries
         call = driver_call(args)  # every value fits the driver's types
         assert call["rank"] == args.rank and call["dtype"] == int(args.dtype)
-        assert all(name in td.MUTATIONS for name in item.mutations)
+        assert all(name in MUTATIONS for name in item.mutations)
         assert args_from_dict(json.loads(json.dumps(args_to_dict(args)))) == args
 
 
@@ -148,11 +193,11 @@ def test_each_mutation_breaks_its_rule_or_none(sample):
         else:
             assert rules == [], (name, rules, item.args)
         seen[name][",".join(rules)] += 1
-    assert len(seen) >= len(td.MUTATION_NAMES) - 6, sorted(seen)  # rare packed ones may miss
+    assert len(seen) >= len(MUTATION_NAMES) - 6, sorted(seen)  # rare packed ones may miss
 
 
 def test_generator_hits_the_boundaries(sample):
-    cov = td.coverage(item.args for item in sample)
+    cov = coverage(item.args for item in sample)
     assert set(cov["dtype"]) == {t.name for t in TensorMapDataType}
     assert {"0", "1", "2", "255", "256", "257"} <= set(cov["box edge"])
     assert {"0", "1", "2", str(MAX_GLOBAL_DIM), str(MAX_GLOBAL_DIM + 1)} <= set(
@@ -178,9 +223,9 @@ def test_generator_hits_the_boundaries(sample):
 
 
 def test_generator_is_deterministic_for_a_seed():
-    first = td.generate(120, 7)
-    again = td.generate(120, 7)
-    other = td.generate(120, 8)
+    first = generate(120, 7)
+    again = generate(120, 7)
+    other = generate(120, 8)
     assert first == again
     assert first != other
 
@@ -189,18 +234,18 @@ def test_generator_is_deterministic_for_a_seed():
 
 
 def test_driver_call_passes_a_padded_stride_for_rank_1_unless_null():
-    args = TensorMapArgs(F32, 1, td.BASE_ADDRESS, (1_000_003,), (), (256,), (1,))
+    args = TensorMapArgs(F32, 1, BASE_ADDRESS, (1_000_003,), (), (256,), (1,))
     call = driver_call(args)
     assert call["global_strides"] == [4_000_016]  # 4,000,012 bytes rounded up to 16
     assert call["global_dim"] == [1_000_003] and call["box_dim"] == [256]
     assert (call["dtype"], call["interleave"], call["swizzle"]) == (7, 0, 0)
     assert driver_call(args, null_empty_arrays=True)["global_strides"] is None
-    explicit = TensorMapArgs(F32, 1, td.BASE_ADDRESS, (100,), (400,), (4,), (1,))
+    explicit = TensorMapArgs(F32, 1, BASE_ADDRESS, (100,), (400,), (4,), (1,))
     assert driver_call(explicit)["global_strides"] == [400]  # passed as given
 
 
 def test_driver_call_never_passes_null_at_rank_0_by_default():
-    args = TensorMapArgs(F32, 0, td.BASE_ADDRESS, (), (), (), ())
+    args = TensorMapArgs(F32, 0, BASE_ADDRESS, (), (), (), ())
     call = driver_call(args)
     assert all(call[k] for k in ("global_dim", "global_strides", "box_dim", "element_strides"))
     nulls = driver_call(args, null_empty_arrays=True)
@@ -212,7 +257,7 @@ def test_driver_call_never_passes_null_at_rank_0_by_default():
     [("global_dim", (2**64,)), ("box_dim", (2**32,)), ("global_address", -16)],
 )
 def test_driver_call_refuses_values_the_bindings_cannot_pass(field, value):
-    args = TensorMapArgs(F32, 1, td.BASE_ADDRESS, (64,), (), (4,), (1,))
+    args = TensorMapArgs(F32, 1, BASE_ADDRESS, (64,), (), (4,), (1,))
     import dataclasses
 
     with pytest.raises(ValueError, match=field):
@@ -223,22 +268,22 @@ def test_driver_call_refuses_values_the_bindings_cannot_pass(field, value):
 
 
 def test_outcome_table():
-    assert td.outcome(True, "CUDA_SUCCESS") == td.AGREE_OK
-    assert td.outcome(False, "CUDA_ERROR_INVALID_VALUE") == td.AGREE_REJECT
-    assert td.outcome(True, "CUDA_ERROR_INVALID_VALUE") == td.MODEL_OK_DRIVER_REJECTS
-    assert td.outcome(False, "CUDA_SUCCESS") == td.MODEL_REJECTS_DRIVER_OK
-    assert td.outcome(True, "CRASH:SIGSEGV") == td.DRIVER_CRASHED
-    assert td.outcome(False, "HANG") == td.DRIVER_CRASHED
-    assert td.outcome(True, "ERROR:ValueError: x") == td.NOT_ENCODED
+    assert outcome(True, "CUDA_SUCCESS") == AGREE_OK
+    assert outcome(False, "CUDA_ERROR_INVALID_VALUE") == AGREE_REJECT
+    assert outcome(True, "CUDA_ERROR_INVALID_VALUE") == MODEL_OK_DRIVER_REJECTS
+    assert outcome(False, "CUDA_SUCCESS") == MODEL_REJECTS_DRIVER_OK
+    assert outcome(True, "CRASH:SIGSEGV") == DRIVER_CRASHED
+    assert outcome(False, "HANG") == DRIVER_CRASHED
+    assert outcome(True, "ERROR:ValueError: x") == NOT_ENCODED
 
 
 def _records():
     """Records for a few real descriptors, with driver answers written in by hand."""
-    ok2d = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 32), global_address=td.BASE_ADDRESS)
-    rank1 = TensorMapArgs(F32, 1, td.BASE_ADDRESS, (1_000_003,), (), (256,), (1,))
-    box257 = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 257), global_address=td.BASE_ADDRESS)
+    ok2d = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 32), global_address=BASE_ADDRESS)
+    rank1 = TensorMapArgs(F32, 1, BASE_ADDRESS, (1_000_003,), (), (256,), (1,))
+    box257 = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 257), global_address=BASE_ADDRESS)
     es9 = TensorMapArgs.contiguous(
-        F32, (1024, 1024), (32, 32), global_address=td.BASE_ADDRESS, element_strides=(1, 9)
+        F32, (1024, 1024), (32, 32), global_address=BASE_ADDRESS, element_strides=(1, 9)
     )
     answers = [
         (ok2d, "CUDA_SUCCESS"),
@@ -249,29 +294,29 @@ def _records():
         (ok2d, "CRASH:SIGSEGV"),
     ]
     return [
-        td.make_record(i, a, check(a), driver_call(a), result, ("m",) if i == 4 else ())
+        make_record(i, a, check(a), driver_call(a), result, ("m",) if i == 4 else ())
         for i, (a, result) in enumerate(answers)
     ]
 
 
 def test_summarize_and_group():
     records = _records()
-    summary = td.summarize(records)
+    summary = summarize(records)
     assert summary["tried"] == 6
     assert summary["counts"] == {
-        td.AGREE_OK: 1,
-        td.AGREE_REJECT: 1,
-        td.MODEL_OK_DRIVER_REJECTS: 2,
-        td.MODEL_REJECTS_DRIVER_OK: 1,
-        td.DRIVER_CRASHED: 1,
-        td.NOT_ENCODED: 0,
+        AGREE_OK: 1,
+        AGREE_REJECT: 1,
+        MODEL_OK_DRIVER_REJECTS: 2,
+        MODEL_REJECTS_DRIVER_OK: 1,
+        DRIVER_CRASHED: 1,
+        NOT_ENCODED: 0,
     }
     assert summary["disagreements"] == 4
-    groups = td.group_disagreements(records)
+    groups = group_disagreements(records)
     assert [g["count"] for g in groups] == [2, 1, 1]
     first = groups[0]
     assert first["id"] == 1 and first["script"] == "disagreement-1.py"
-    assert first["kind"] == td.MODEL_OK_DRIVER_REJECTS and first["first"] == 1
+    assert first["kind"] == MODEL_OK_DRIVER_REJECTS and first["first"] == 1
     assert first["key"] == {
         "rules": "none",
         "driver": "CUDA_ERROR_INVALID_VALUE",
@@ -282,12 +327,12 @@ def test_summarize_and_group():
     }
     assert records[1]["group"] == records[2]["group"] == 1
     assert "group" not in records[0] and "group" not in records[3]
-    es_group = next(g for g in groups if g["kind"] == td.MODEL_REJECTS_DRIVER_OK)
+    es_group = next(g for g in groups if g["kind"] == MODEL_REJECTS_DRIVER_OK)
     assert es_group["key"]["rules"] == "element-stride-range"
     assert es_group["mutations"] == {"m": 1}
-    folded = td.classes(groups)
+    folded = classes(groups)
     assert folded[0] == {
-        "kind": td.MODEL_OK_DRIVER_REJECTS,
+        "kind": MODEL_OK_DRIVER_REJECTS,
         "rules": "none",
         "driver": "CUDA_ERROR_INVALID_VALUE",
         "count": 2,
@@ -296,15 +341,15 @@ def test_summarize_and_group():
 
 
 def test_rule_confirmation_counts_sole_violations():
-    table = td.rule_confirmation(_records())
+    table = rule_confirmation(_records())
     assert table["none"] == {"driver-accepts": 1, "driver-crashed": 1, "driver-rejects": 2}
     assert table["box-dim-range"] == {"driver-rejects": 1}
     assert table["element-stride-range"] == {"driver-accepts": 1}
-    assert td.mutation_table(_records())["m"] == {td.MODEL_REJECTS_DRIVER_OK: 1}
+    assert mutation_table(_records())["m"] == {MODEL_REJECTS_DRIVER_OK: 1}
 
 
 def test_rank1_probe_cases_and_conclusions():
-    cases = td.rank1_probe_cases()
+    cases = rank1_probe_cases()
     forms = {(c["dtype"], c["n"], c["strides"]) for c in cases}
     assert ("FLOAT32", 1_000_003, "null") in forms
     assert ("FLOAT32", 1_000_004, "padded") in forms
@@ -322,7 +367,7 @@ def test_rank1_probe_cases_and_conclusions():
         {"strides": "padded", "bytes_mod_16": 12, "driver": "CUDA_ERROR_INVALID_VALUE"},
         {"strides": "padded", "bytes_mod_16": 8, "driver": "CUDA_SUCCESS"},
     ]
-    said = td.rank1_conclusions(rows)
+    said = rank1_conclusions(rows)
     assert said["null globalStrides, size a multiple of 16"] == "rejected"
     assert said["padded globalStrides, size a multiple of 16"] == "accepted"
     assert said["padded globalStrides, size not a multiple of 16"] == "mixed"
@@ -330,22 +375,22 @@ def test_rank1_probe_cases_and_conclusions():
 
 
 def test_controls_are_what_the_model_says():
-    for c in td.controls():
+    for c in controls():
         assert check(c["args"]).ok == (c["expect"] == "CUDA_SUCCESS"), c["name"]
 
 
 def test_records_carry_both_verdicts():
     atom = TensorMapArgs.contiguous(
-        F32, (1024, 1024), (32, 32), global_address=td.BASE_ADDRESS, swizzle=Swizzle.B128_ATOM_32B
+        F32, (1024, 1024), (32, 32), global_address=BASE_ADDRESS, swizzle=Swizzle.B128_ATOM_32B
     )
     verdict = check(atom, compute_capability=90)
-    record = td.make_record(0, atom, verdict, driver_call(atom), "CUDA_ERROR_INVALID_VALUE")
-    assert record["outcome"] == td.AGREE_REJECT  # the whole model (observed rule) agrees
-    assert record["outcome_documented"] == td.MODEL_OK_DRIVER_REJECTS  # as on 2026-11-22
+    record = make_record(0, atom, verdict, driver_call(atom), "CUDA_ERROR_INVALID_VALUE")
+    assert record["outcome"] == AGREE_REJECT  # the whole model (observed rule) agrees
+    assert record["outcome_documented"] == MODEL_OK_DRIVER_REJECTS  # as on 2026-11-22
     assert (record["model_ok"], record["model_documented_ok"]) == (False, True)
-    summary = td.summarize([record])
-    assert summary["counts"][td.AGREE_REJECT] == 1
-    assert summary["counts_documented"][td.MODEL_OK_DRIVER_REJECTS] == 1
+    summary = summarize([record])
+    assert summary["counts"][AGREE_REJECT] == 1
+    assert summary["counts_documented"][MODEL_OK_DRIVER_REJECTS] == 1
 
 
 # ------------------------------------------------------------------ the footprint probe
@@ -353,7 +398,7 @@ def test_records_carry_both_verdicts():
 
 @pytest.mark.parametrize("nbytes", [228_480, 232_448, 232_464, 233_472, 236_640, 16, 4096])
 def test_footprint_box_is_exact(nbytes):
-    box = td.footprint_box(nbytes)
+    box = footprint_box(nbytes)
     assert box is not None and len(box) <= 5
     assert box[0] % 16 == 0 and all(1 <= b <= 256 for b in box)
     args = TensorMapArgs.contiguous(TensorMapDataType.UINT8, box, box)
@@ -362,14 +407,14 @@ def test_footprint_box_is_exact(nbytes):
 
 
 def test_footprint_box_refuses_what_no_box_makes():
-    assert td.footprint_box(24) is None  # not a multiple of 16
-    assert td.footprint_box(16 * 257 * 263) is None  # a prime factor over 256
+    assert footprint_box(24) is None  # not a multiple of 16
+    assert footprint_box(16 * 257 * 263) is None  # a prime factor over 256
 
 
 def test_footprint_probe_cases_and_conclusions():
-    cases = td.footprint_probe_cases()
+    cases = footprint_probe_cases()
     scan = [c for c in cases if c["kind"] == "scan"]
-    assert scan[0]["bytes"] == td.FOOTPRINT_ACCEPTED and scan[-1]["bytes"] == td.FOOTPRINT_REFUSED
+    assert scan[0]["bytes"] == FOOTPRINT_ACCEPTED and scan[-1]["bytes"] == FOOTPRINT_REFUSED
     assert len(scan) > 200  # sizes with a prime factor over 256 have no box
     sizes = {c["bytes"] for c in scan}
     assert {232_432, 232_448, 232_464, 233_472} <= sizes  # 227 KiB, 228 KiB and neighbours
@@ -390,16 +435,16 @@ def test_footprint_probe_cases_and_conclusions():
         {"kind": "scan", "bytes": 232_464, "driver": "CUDA_ERROR_INVALID_VALUE"},
         {"kind": "box-below-element-stride", "bytes": 0, "driver": "CUDA_SUCCESS"},
     ]
-    said = td.footprint_conclusions(rows)
+    said = footprint_conclusions(rows)
     assert (said["largest_accepted_bytes"], said["smallest_refused_bytes"]) == (232_448, 232_464)
     assert said["monotonic"] and said["quirks"] == {"box-below-element-stride": "CUDA_SUCCESS"}
     rows.append({"kind": "scan", "bytes": 233_000, "driver": "CUDA_SUCCESS"})
-    assert not td.footprint_conclusions(rows)["monotonic"]
+    assert not footprint_conclusions(rows)["monotonic"]
 
 
 def test_device_facts_without_a_gpu_is_empty_not_an_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "cuda.bindings", None)
-    assert td.device_facts() == {}
+    assert device_facts() == {}
 
 
 # ------------------------------------------------------------------ explaining a run
@@ -407,20 +452,19 @@ def test_device_facts_without_a_gpu_is_empty_not_an_error(monkeypatch):
 
 def _hand_run():
     """A tiny run: two packed refusals, one footprint refusal, accepted controls."""
-    packed = TensorMapArgs(TensorMapDataType.PACKED_16U4_ALIGN8B, 1, td.BASE_ADDRESS, (2,), (),
+    packed = TensorMapArgs(TensorMapDataType.PACKED_16U4_ALIGN8B, 1, BASE_ADDRESS, (2,), (),
                            (32,), (1,))  # fmt: skip
     big = TensorMapArgs.contiguous(TensorMapDataType.UINT8, (256, 4, 228), (256, 4, 228))
-    ok = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 32), global_address=td.BASE_ADDRESS)
+    ok = TensorMapArgs.contiguous(F32, (1024, 1024), (32, 32), global_address=BASE_ADDRESS)
     answers = [(packed, "CUDA_ERROR_INVALID_VALUE"), (big, "CUDA_ERROR_INVALID_VALUE"),
                (ok, "CUDA_SUCCESS"), (big, "CUDA_SUCCESS")]  # fmt: skip
     return [
-        td.make_record(i, a, check(a), driver_call(a), result)
-        for i, (a, result) in enumerate(answers)
+        make_record(i, a, check(a), driver_call(a), result) for i, (a, result) in enumerate(answers)
     ]
 
 
 def test_explain_counts_for_and_against():
-    report = td.explain(_hand_run())
+    report = explain(_hand_run())
     assert (report["refused"], report["accepted"]) == (2, 2)
     table = {h["id"]: h for h in report["hypotheses"]}
     assert table["packed-type"]["explains"] == 1 and table["packed-type"]["confirmed"]
@@ -433,20 +477,20 @@ def test_explain_counts_for_and_against():
         "confirmed": False,
     }
     assert report["refusals_by_confirmed"] == {"packed-type": 1, "footprint-floor": 1}
-    assert set(td.CONFIRMED.values()) <= set(td.OBSERVED_RULES)
+    assert set(CONFIRMED.values()) <= set(OBSERVED_RULES)
 
 
 def test_load_run_prefers_records_and_rebuilds_otherwise(tmp_path):
     records = _hand_run()
     (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert td.load_run(tmp_path) == json.loads(json.dumps(records))
+    assert load_run(tmp_path) == json.loads(json.dumps(records))
     other = tmp_path / "rebuilt"
     other.mkdir()
-    items = td.generate(40, 3)
+    items = generate(40, 3)
     verdicts = [check(i.args) for i in items]
     # pretend the driver refused the first documented-ok descriptor: one disagreement
     first = next(n for n, v in enumerate(verdicts) if v.documented_ok)
-    dis = td.make_record(first, items[first].args, verdicts[first], {}, "CUDA_ERROR_INVALID_VALUE")
+    dis = make_record(first, items[first].args, verdicts[first], {}, "CUDA_ERROR_INVALID_VALUE")
     (other / "disagreements.jsonl").write_text(json.dumps(dis) + "\n")
     counts = collections.Counter(
         "not-encoded" if i.args.rank > 5 else ("agree-ok" if v.documented_ok else "agree-reject")
@@ -456,19 +500,19 @@ def test_load_run_prefers_records_and_rebuilds_otherwise(tmp_path):
     counts["model-ok/driver-rejects"] += 1
     summary = {"count_requested": 40, "seed": 3, "counts": dict(counts)}
     (other / "summary.json").write_text(json.dumps(summary))
-    rebuilt = td.load_run(other)
+    rebuilt = load_run(other)
     assert len(rebuilt) == len(items) and rebuilt[first]["driver"] == "CUDA_ERROR_INVALID_VALUE"
     summary["counts"]["agree-ok"] += 5
     (other / "summary.json").write_text(json.dumps(summary))
     with pytest.raises(ValueError, match="differ"):
-        td.load_run(other)
+        load_run(other)
 
 
 def test_explain_main_needs_no_gpu(tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "cuda.bindings", None)
     records = _hand_run()
     (tmp_path / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert td.main(["--explain", str(tmp_path)]) == 0
+    assert door.main(["--explain", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "packed-type" in out and "confirmed" in out
 
@@ -481,7 +525,7 @@ RESULTS_2026_11_22 = ROOT / "docs" / "results" / "tma-differential-2026-11-22"
 )
 def test_explain_reproduces_the_2026_11_22_analysis():
     """docs/tma-disagreements.md's numbers, rebuilt from the seed (about 90 s)."""
-    report = td.explain(td.load_run(RESULTS_2026_11_22))
+    report = explain(load_run(RESULTS_2026_11_22))
     assert (report["refused"], report["accepted"]) == (3793, 2251)
     table = {h["id"]: h for h in report["hypotheses"]}
     for hid, explains in {
@@ -505,9 +549,9 @@ def test_explain_reproduces_the_2026_11_22_analysis():
 
 def test_reproducer_script_is_standalone(tmp_path):
     records = _records()
-    groups = td.group_disagreements(records)
+    groups = group_disagreements(records)
     context = {"seed": 0, "driver_version": 13000, "device": "X", "bindings_version": "13.0"}
-    text = td.reproducer_script(groups[0], records[groups[0]["first"]], context)
+    text = reproducer_script(groups[0], records[groups[0]["first"]], context)
     compile(text, "disagreement-1.py", "exec")
     assert "from suite" not in text and "import suite" not in text
     for name in ("def _encode_raw", "def _init_context", "def _result_name", "MODEL_OK = True"):
@@ -531,7 +575,7 @@ def test_reproducer_script_is_standalone(tmp_path):
 
 def test_main_without_cuda_bindings_prints_one_line_and_exits_2(monkeypatch, capsys, tmp_path):
     monkeypatch.setitem(sys.modules, "cuda.bindings", None)  # makes the import fail
-    assert td.main(["--count", "5", "--out", str(tmp_path / "out")]) == 2
+    assert door.main(["--count", "5", "--out", str(tmp_path / "out")]) == 2
     out = capsys.readouterr().out
     assert out.count("\n") == 1 and "cuda-bindings" in out
     assert not (tmp_path / "out").exists()
@@ -546,7 +590,7 @@ def test_isolated_driver_reports_no_driver_without_a_gpu():
 @pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="a GPU may be visible")
 def test_encode_with_driver_without_a_gpu_raises():
     tma_driver._ready.cache_clear()
-    args = TensorMapArgs.contiguous(F32, (64, 64), (32, 32), global_address=td.BASE_ADDRESS)
+    args = TensorMapArgs.contiguous(F32, (64, 64), (32, 32), global_address=BASE_ADDRESS)
     with pytest.raises(DriverUnavailable):
         encode_with_driver(args)
 
@@ -558,17 +602,17 @@ def test_encode_with_driver_without_a_gpu_raises():
 def test_gpu_encode_with_driver_agrees_on_the_controls():
     if not _has_cuda_bindings():
         pytest.skip("cuda-bindings is not installed")
-    for c in td.controls():
+    for c in controls():
         assert encode_with_driver(c["args"]) == c["expect"], c["name"]
     swizzled = TensorMapArgs.contiguous(
-        F32, (1024, 1024), (32, 64), global_address=td.BASE_ADDRESS, swizzle=Swizzle.B128
+        F32, (1024, 1024), (32, 64), global_address=BASE_ADDRESS, swizzle=Swizzle.B128
     )
     assert encode_with_driver(swizzled) == "CUDA_SUCCESS"
     interleaved = TensorMapArgs.contiguous(
         TensorMapDataType.FLOAT16,
         (64, 32, 32),
         (8, 8, 8),
-        global_address=td.BASE_ADDRESS,
+        global_address=BASE_ADDRESS,
         interleave=Interleave.B16,
     )
     print("fp16 3D interleave 16B box 8x8x8:", encode_with_driver(interleaved))

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from suite.tma_model import TensorMapArgs, element_size_bits
+from suite.cuda.model import TensorMapArgs, element_size_bits
 
 __all__ = [
     "DriverUnavailable",
@@ -86,7 +86,7 @@ def args_to_dict(args: TensorMapArgs) -> dict[str, Any]:
 
 def args_from_dict(data: Mapping[str, Any]) -> TensorMapArgs:
     """The inverse of :func:`args_to_dict` (enum fields also accept ints)."""
-    from suite.tma_model import Interleave, L2Promotion, OobFill, Swizzle, TensorMapDataType
+    from suite.cuda.model import Interleave, L2Promotion, OobFill, Swizzle, TensorMapDataType
 
     def enum(kind: Any, value: Any) -> Any:
         return kind[value] if isinstance(value, str) else kind(value)
@@ -156,7 +156,7 @@ def driver_call(args: TensorMapArgs, *, null_empty_arrays: bool = False) -> dict
 
 # --------------------------------------------------------------------------------------------
 # The calls. These three functions use nothing but cuda-bindings' ``driver`` module: their
-# source is copied verbatim into the standalone reproducer scripts (bench/tma_differential.py).
+# source is copied verbatim into the standalone scripts (suite.cuda.differential.records).
 # --------------------------------------------------------------------------------------------
 
 

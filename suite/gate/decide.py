@@ -5,10 +5,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from suite.gate.gpu import CUBLAS, GpuRun, Measured, tflops
-from suite.gate.inputs import Configs, size_label
+from suite.gate.events import CUBLAS
+from suite.gate.gpu import GpuRun, Measured, tflops
+from suite.gate.inputs import Configs, GateConfig, size_label
 from suite.gate.static import StaticCheck
 
 
@@ -41,13 +41,34 @@ def speed_row(key: str, role: str, label: str, size: Sequence[int], ms: list[flo
     )
 
 
+@dataclass(frozen=True)
+class ConfigVerdict:
+    """Accept or reject one config, with every reason (and what is only a warning)."""
+
+    verdict: str  # accept | reject
+    reasons: list[str]
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The best proposed config against the best current one at one size."""
+
+    slower: bool
+    text: str
+    change: float | None = None
+    noise: float | None = None
+    best_current: str | None = None
+    best_proposed: str | None = None
+
+
 @dataclass
 class Decision:
     verdict: str
     reasons: list[str]
-    config_verdicts: dict[str, dict[str, Any]]
-    speed: dict[str, dict[str, list[SpeedRow]]]
-    comparisons: dict[str, dict[str, dict[str, Any]]]
+    config_verdicts: dict[str, ConfigVerdict]
+    speed: dict[str, dict[str, list[SpeedRow]]]  # target -> size -> rows
+    comparisons: dict[str, dict[str, Comparison]]  # target -> size -> comparison
 
 
 def decide(
@@ -59,32 +80,61 @@ def decide(
     noise_floor: float,
 ) -> Decision:
     """Per config accept/reject with reasons, the speed tables, and the overall verdict."""
-    verdicts: dict[str, dict[str, Any]] = {}
-    for item in configs.items:
-        reasons, warnings = [], []
-        for target in targets:
-            check = static.get((item.key, target))
-            if check is None:
-                continue
-            if check.status == "reject":
-                reasons.append(f"{target}: {check.reason}")
-            elif check.status in ("warn", "unchecked"):
-                warnings.append(f"{target}: {check.reason}")
-        for target, run in gpu.items():
-            measured = run.measured.get(item.key)
-            if measured is not None and measured.failure:
-                failure = measured.failure
-                at = f" at {size_label(failure['size'])}" if failure.get("size") else ""
-                reasons.append(f"{target} (GPU{at}): {failure['outcome']}: {failure['message']}")
-        verdicts[item.key] = {
-            "verdict": "reject" if reasons else "accept",
-            "reasons": reasons,
-            "warnings": warnings,
-        }
+    verdicts = {item.key: config_verdict(item, static, gpu, targets) for item in configs.items}
+    overall = unfit_proposals(configs, verdicts, static, gpu, sizes)
+    speed: dict[str, dict[str, list[SpeedRow]]] = {}
+    comparisons: dict[str, dict[str, Comparison]] = {}
+    for target, run in gpu.items():
+        speed[target] = {}
+        comparisons[target] = {}
+        for size in sizes:
+            label = size_label(size)
+            rows = speed_rows(configs, run, size)
+            speed[target][label] = rows
+            comparison = _compare(rows, noise_floor)
+            comparisons[target][label] = comparison
+            if comparison.slower:
+                overall.append(f"{target} at {label}: {comparison.text}")
+    return Decision("fail" if overall else "pass", overall, verdicts, speed, comparisons)
 
+
+def config_verdict(
+    item: GateConfig,
+    static: dict[tuple[str, str], StaticCheck],
+    gpu: dict[str, GpuRun],
+    targets: Sequence[str],
+) -> ConfigVerdict:
+    """Rejected by any static failure or any GPU failure; warned by spills or no check."""
+    reasons, warnings = [], []
+    for target in targets:
+        check = static.get((item.key, target))
+        if check is None:
+            continue
+        if check.status == "reject":
+            reasons.append(f"{target}: {check.reason}")
+        elif check.status in ("warn", "unchecked"):
+            warnings.append(f"{target}: {check.reason}")
+    for target, run in gpu.items():
+        measured = run.measured.get(item.key)
+        if measured is not None and measured.failure:
+            failure = measured.failure
+            at = f" at {size_label(failure.size)}" if failure.size else ""
+            reasons.append(f"{target} (GPU{at}): {failure.outcome}: {failure.message}")
+    return ConfigVerdict("reject" if reasons else "accept", reasons, warnings)
+
+
+def unfit_proposals(
+    configs: Configs,
+    verdicts: dict[str, ConfigVerdict],
+    static: dict[tuple[str, str], StaticCheck],
+    gpu: dict[str, GpuRun],
+    sizes: Sequence[tuple[int, int, int]],
+) -> list[str]:
+    """Why the proposal fails before speed: rejected configs, an unfinished GPU run, or
+    accepted configs it did not time at every size."""
     overall: list[str] = []
     proposed = configs.with_role("proposed")
-    bad = [c for c in proposed if verdicts[c.key]["verdict"] == "reject"]
+    bad = [c for c in proposed if verdicts[c.key].verdict == "reject"]
     if bad:
         overall.append(
             f"{len(bad)} of {len(proposed)} proposed configs fail to compile, fit, launch "
@@ -96,7 +146,7 @@ def decide(
         unmeasured = [
             c.label
             for c in proposed
-            if verdicts[c.key]["verdict"] == "accept"
+            if verdicts[c.key].verdict == "accept"
             and static[(c.key, target)].status in ("ok", "warn")
             and not all(
                 (run.measured.get(c.key) or Measured(c.key)).times.get(size_label(s)) for s in sizes
@@ -104,48 +154,40 @@ def decide(
         ]
         if unmeasured:
             overall.append(f"{target}: proposed configs not measured: {', '.join(unmeasured)}")
-
-    speed: dict[str, dict[str, list[SpeedRow]]] = {}
-    comparisons: dict[str, dict[str, dict[str, Any]]] = {}
-    for target, run in gpu.items():
-        speed[target] = {}
-        comparisons[target] = {}
-        for size in sizes:
-            label = size_label(size)
-            rows = []
-            cublas = run.measured.get(CUBLAS)
-            base = None
-            if cublas and cublas.times.get(label):
-                times = cublas.times[label]
-                base = speed_row(CUBLAS, "baseline", "cuBLAS (torch.matmul)", size, times)
-                base.percent_of_cublas = 100.0
-                rows.append(base)
-            for item in configs.items:
-                measured = run.measured.get(item.key)
-                if measured is None or not measured.times.get(label):
-                    continue
-                row = speed_row(item.key, item.role, item.label, size, measured.times[label])
-                if base is not None:
-                    row.percent_of_cublas = 100.0 * row.tflops / base.tflops
-                row.correct = "yes" if label in measured.size_checked else ""
-                if measured.checked and row.correct:
-                    row.correct = "yes (+ragged)"
-                rows.append(row)
-            speed[target][label] = rows
-            comparison = _compare(rows, noise_floor)
-            comparisons[target][label] = comparison
-            if comparison.get("slower"):
-                overall.append(f"{target} at {label}: {comparison['text']}")
-    return Decision("fail" if overall else "pass", overall, verdicts, speed, comparisons)
+    return overall
 
 
-def _compare(rows: list[SpeedRow], noise_floor: float) -> dict[str, Any]:
+def speed_rows(configs: Configs, run: GpuRun, size: Sequence[int]) -> list[SpeedRow]:
+    """cuBLAS first (when timed), then every config timed at ``size``."""
+    label = size_label(size)
+    rows = []
+    cublas = run.measured.get(CUBLAS)
+    base = None
+    if cublas and cublas.times.get(label):
+        base = speed_row(CUBLAS, "baseline", "cuBLAS (torch.matmul)", size, cublas.times[label])
+        base.percent_of_cublas = 100.0
+        rows.append(base)
+    for item in configs.items:
+        measured = run.measured.get(item.key)
+        if measured is None or not measured.times.get(label):
+            continue
+        row = speed_row(item.key, item.role, item.label, size, measured.times[label])
+        if base is not None:
+            row.percent_of_cublas = 100.0 * row.tflops / base.tflops
+        row.correct = "yes" if label in measured.size_checked else ""
+        if measured.checked and row.correct:
+            row.correct = "yes (+ragged)"
+        rows.append(row)
+    return rows
+
+
+def _compare(rows: list[SpeedRow], noise_floor: float) -> Comparison:
     """Best proposed against best current, beyond the larger of the two spreads (and the floor)."""
     current = [r for r in rows if "current" in r.role.split("+")]
     proposed = [r for r in rows if "proposed" in r.role.split("+")]
     if not current or not proposed:
         missing = "current" if not current else "proposed"
-        return {"slower": False, "text": f"no {missing} config measured: no speed comparison"}
+        return Comparison(False, f"no {missing} config measured: no speed comparison")
     best_current = max(current, key=lambda r: r.tflops)
     best_proposed = max(proposed, key=lambda r: r.tflops)
     best_current.best = best_proposed.best = True
@@ -157,11 +199,4 @@ def _compare(rows: list[SpeedRow], noise_floor: float) -> dict[str, Any]:
         f"{best_current.label} {best_current.tflops:.0f} TFLOPS: {change:+.1%} "
         f"(noise {noise:.1%}); " + ("slower beyond the noise" if slower else "not slower")
     )
-    return {
-        "slower": slower,
-        "change": change,
-        "noise": noise,
-        "best_current": best_current.key,
-        "best_proposed": best_proposed.key,
-        "text": text,
-    }
+    return Comparison(slower, text, change, noise, best_current.key, best_proposed.key)

@@ -1,9 +1,11 @@
-"""The events the gate's GPU child writes, one JSON line each, and the parent reads.
+"""What the gate's parent and its GPU child say to each other: the spec the parent writes
+(:class:`GpuSpec`, one JSON file) and the events the child writes back, one JSON line each.
 
-One module for both sides: the child (:mod:`suite.gate.gpu_child`), the parent's handler
-(:class:`suite.gate.gpu.GpuEvents`, one method per event) and the tests' fake child import
-these types, so a field renamed on one side cannot silently go missing on the other.
-Standard library only: the child runs in a venv that may hold nothing but triton and torch.
+One module for both sides: the child (:mod:`suite.gate.gpu_child`), the parent
+(:func:`suite.gate.gpu.gpu_measure`, and :class:`suite.gate.gpu.GpuEvents`, one method per
+event) and the tests' fake child import these types, so a field renamed on one side cannot
+silently go missing on the other. Standard library only (and :mod:`suite.api`): the child
+runs in a venv that may hold nothing but triton and torch.
 """
 
 from __future__ import annotations
@@ -12,6 +14,78 @@ import json
 import time
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
+
+from suite.api import Config
+
+#: The key cuBLAS's timings go under, beside the configs' keys.
+CUBLAS = "cublas"
+#: The child's exit status that asks the parent for a new child (the CUDA context is gone).
+CONTEXT_LOST = 3
+
+#: What a spec item asks for: the full check and timing, screening, or both.
+ITEM_KINDS = ("final", "screen", "both")
+
+
+@dataclass(frozen=True)
+class SpecItem:
+    """One config the child measures."""
+
+    key: str
+    config: Config
+    kind: str  # one of ITEM_KINDS
+
+    @property
+    def screened(self) -> bool:
+        return self.kind in ("screen", "both")
+
+    @property
+    def final(self) -> bool:
+        return self.kind in ("final", "both")
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What an earlier child of the same gate already measured for one config."""
+
+    screen: float | None = None  # mean log TFLOPS of the screening medians
+    checked: bool = False  # the full correctness check passed
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """Everything one GPU child is told, written as ``spec-N.json``."""
+
+    source: dict[str, str]  # {"module": NAME} or {"path": FILE}
+    kernel: str
+    events: str
+    sizes: list[list[int]]
+    check_shapes: list[list[int]]
+    items: list[SpecItem]
+    out_dtypes: dict[str, str] = field(default_factory=dict)
+    input_sets: int = 3
+    prior: dict[str, Prior] = field(default_factory=dict)
+    finalists: int = 0
+    deadline: float | None = None
+    compile_jobs: int = 1
+    seed: int = 0
+    warmup_ms: int = 25
+    rep_ms: int = 100
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, default=str)
+
+    @classmethod
+    def from_json(cls, text: str) -> GpuSpec:
+        record = json.loads(text)
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in record.items() if k in known and v is not None}
+        values["items"] = [SpecItem(**item) for item in record["items"]]
+        values["prior"] = {k: Prior(**v) for k, v in (record.get("prior") or {}).items()}
+        values["deadline"] = record.get("deadline")
+        return cls(**values)
+
+    def prior_of(self, key: str) -> Prior:
+        return self.prior.get(key) or Prior()
 
 
 @dataclass(frozen=True)

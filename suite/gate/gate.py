@@ -37,23 +37,20 @@ import os
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from suite.engine.discover import Found
 from suite.engine.expand import check_targets
 from suite.engine.isolate import Bounds
 from suite.engine.record import unique_folder
 from suite.engine.runner import Execution
 from suite.errors import UsageError
 from suite.files import own_folder
-from suite.gate.decide import Decision, decide
+from suite.gate.decide import decide
 from suite.gate.gpu import GpuPlan, GpuRun, gpu_measure, tflops
 from suite.gate.inputs import (
     Configs,
     GateOptions,
-    JitKernel,
     declared_space,
     jit_kernel,
     load_configs,
@@ -63,50 +60,13 @@ from suite.gate.inputs import (
     tunable_params,
 )
 from suite.gate.report import build_report, render_markdown, yaml_list
+from suite.gate.state import GateResult, GateState, Ranked, Suggestion
 from suite.gate.static import StaticCheck, static_checks
 from suite.toolchain.limits import limits_for
 
 
-@dataclass
-class GateResult:
-    report: dict[str, Any]
-    markdown: str
-    folder: Path
-    exit_status: int
-
-
 def gate_folder(root: Path) -> Path:
     return unique_folder(own_folder(root.resolve(), "gate"), time.strftime("%Y%m%d-%H%M%S"))
-
-
-@dataclass
-class GateState:
-    """What the steps of one gate know so far; each step reads it and adds to it."""
-
-    options: GateOptions
-    log: Callable[[str], None]
-    started: float = field(default_factory=time.time)
-    found: Found | None = None
-    targets: list[str] = field(default_factory=list)
-    current: list[dict[str, Any]] = field(default_factory=list)
-    proposed: list[dict[str, Any]] = field(default_factory=list)
-    kernel: JitKernel | None = None
-    tunable: list[str] = field(default_factory=list)
-    environment: dict[str, Any] = field(default_factory=dict)
-    gpu_targets: list[str] = field(default_factory=list)
-    configs: Configs | None = None
-    folder: Path = Path()
-    execution: Execution | None = None
-    static: dict[tuple[str, str], StaticCheck] = field(default_factory=dict)
-    gpu: dict[str, GpuRun] = field(default_factory=dict)
-    suggestion: dict[str, Any] | None = None
-    decision: Decision | None = None
-    result: GateResult | None = None
-
-    @property
-    def repro(self) -> Any:
-        assert self.found is not None
-        return self.found.repro
 
 
 def validate(state: GateState) -> None:
@@ -272,7 +232,7 @@ def adopt_suggestion(state: GateState, plan: GpuPlan, target: str) -> None:
     state.suggestion = suggest(
         configs, state.gpu[target], plan, state.options, state.static, target
     )
-    chosen = [configs.by_key(key) for key in state.suggestion["keys"]]
+    chosen = [configs.by_key(key) for key in state.suggestion.keys]
     others = [t for t in state.targets if t != target]
     unchecked = [c for c in chosen if c.roles == ["candidate"]]
     if others and unchecked:
@@ -294,41 +254,30 @@ def judge(state: GateState) -> None:
 
 
 def write(state: GateState) -> None:
-    """``gate.json``, ``gate.md`` and, with --suggest, ``suggested.yaml``."""
-    assert state.decision is not None and state.configs is not None and state.found is not None
-    exit_status = 0 if state.decision.verdict == "pass" else 1
-    report = build_report(
-        state.options,
-        state.found,
-        state.kernel,
-        state.targets,
-        state.configs,
-        state.static,
-        state.gpu,
-        state.decision,
-        state.suggestion,
-        state.environment,
-        state.folder,
-        state.started,
-    )
-    report["exit_status"] = exit_status
+    """``suggested.yaml`` (with --suggest), then ``gate.json`` and ``gate.md``."""
     suggestion = state.suggestion
-    if suggestion is not None and suggestion["configs"]:
-        devices = ", ".join(str(r.device.get("device")) for r in state.gpu.values())
-        header = [
-            f"# repro gate --suggest: {state.repro.id} on {', '.join(state.gpu)} ({devices}), "
-            f"sizes {', '.join(size_label(s) for s in state.options.sizes)}, "
-            f"{time.strftime('%Y-%m-%d')}; fastest first, median TFLOPS:",
-        ]
-        pairs = zip(suggestion["labels"], suggestion["tflops"], strict=True)
-        header += [f"#   {label}: {value}" for label, value in pairs]
+    if suggestion is not None and suggestion.configs:
         suggested = state.folder / "suggested.yaml"
-        suggested.write_text("\n".join(header) + "\n" + yaml_list(suggestion["configs"]))
-        report["suggest"]["file"] = str(suggested)
+        suggested.write_text(suggested_yaml(state, suggestion))
+        state.suggestion = replace(suggestion, file=str(suggested))
+    report = build_report(state)
     markdown = render_markdown(report)
     (state.folder / "gate.json").write_text(json.dumps(report, indent=2, default=str))
     (state.folder / "gate.md").write_text(markdown)
-    state.result = GateResult(report, markdown, state.folder, exit_status)
+    state.result = GateResult(report, markdown, state.folder, report["exit_status"])
+
+
+def suggested_yaml(state: GateState, suggestion: Suggestion) -> str:
+    """The suggested configs as a config file, headed by where and how fast they ran."""
+    devices = ", ".join(str(r.device.device if r.device else None) for r in state.gpu.values())
+    header = [
+        f"# repro gate --suggest: {state.repro.id} on {', '.join(state.gpu)} ({devices}), "
+        f"sizes {', '.join(size_label(s) for s in state.options.sizes)}, "
+        f"{time.strftime('%Y-%m-%d')}; fastest first, median TFLOPS:",
+    ]
+    pairs = zip(suggestion.labels, suggestion.tflops, strict=True)
+    header += [f"#   {label}: {value}" for label, value in pairs]
+    return "\n".join(header) + "\n" + yaml_list(suggestion.configs)
 
 
 #: The gate, step by step (each is small enough to test alone).
@@ -360,7 +309,7 @@ def suggest(
     options: GateOptions,
     static: dict[tuple[str, str], StaticCheck],
     target: str,
-) -> dict[str, Any]:
+) -> Suggestion:
     """The best measured candidates (full check passed), fastest first."""
     ranked = []
     for item in configs.with_role("candidate"):
@@ -376,35 +325,34 @@ def suggest(
         ranked.append((sum(logs) / len(logs), item))
     ranked.sort(key=lambda pair: -pair[0])
     chosen = [item for _, item in ranked[: options.suggest_count]]
-    chosen_tflops = [round(math.exp(score), 1) for score, _ in ranked[: options.suggest_count]]
+    screened = screening(configs, run, plan)
+    eligible = sum(
+        1 for c in configs.with_role("candidate") if static[(c.key, target)].status == "ok"
+    )
+    return Suggestion(
+        keys=[c.key for c in chosen],
+        configs=[c.config for c in chosen],
+        labels=[c.label for c in chosen],
+        tflops=[round(math.exp(score), 1) for score, _ in ranked[: options.suggest_count]],
+        space=len(configs.with_role("candidate")),
+        eligible=eligible,
+        screened=len([s for s in screened if s.tflops is not None]),
+        budget=run.budget,
+        budget_s=options.budget_s,
+        ranking=screened[:15],
+    )
+
+
+def screening(configs: Configs, run: GpuRun, plan: GpuPlan) -> list[Ranked]:
+    """Every candidate the child screened, by screening TFLOPS (failures last)."""
     screened = []
     for item in configs.with_role("candidate"):
         measured = run.measured.get(item.key)
         if measured is None:
             continue
         score = measured.score(plan.sizes)
-        screened.append(
-            {
-                "key": item.key,
-                "label": item.label,
-                "tflops": round(math.exp(score), 1) if score is not None else None,
-                "failure": (measured.failure or {}).get("message"),
-            }
-        )
-    screened.sort(key=lambda r: -float(r["tflops"] or 0.0))
-    eligible = sum(
-        1 for c in configs.with_role("candidate") if static[(c.key, target)].status == "ok"
-    )
-    return {
-        "keys": [c.key for c in chosen],
-        "configs": [c.config for c in chosen],
-        "labels": [c.label for c in chosen],
-        "tflops": chosen_tflops,
-        "space": len(configs.with_role("candidate")),
-        "eligible": eligible,
-        "screened": len([s for s in screened if s["tflops"] is not None]),
-        "budget": run.budget,
-        "budget_s": options.budget_s,
-        "ranking": screened[:15],
-        "file": None,
-    }
+        failure = measured.failure.message if measured.failure else None
+        value = round(math.exp(score), 1) if score is not None else None
+        screened.append(Ranked(item.key, item.label, value, failure))
+    screened.sort(key=lambda r: -float(r.tflops or 0.0))
+    return screened

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from suite.engine.classify import read_events
 from suite.engine.discover import Found
-from suite.engine.isolate import Bounds, run_isolated
+from suite.engine.isolate import Bounds, Exit, run_isolated
 from suite.engine.shim import child_env
 from suite.gate import events
+from suite.gate.events import CONTEXT_LOST, CUBLAS
 from suite.gate.inputs import GateConfig, JitKernel, size_label
 
 # Correctness shapes: tile-aligned, ragged (checks.GEMM_SHAPES), and ragged in M, N and K
@@ -24,7 +23,17 @@ CHECK_SHAPES = ((512, 512, 512), (520, 1040, 1008), (1000, 776, 264))
 MAX_CHILDREN = 3
 # How the GPU child is started (after the interpreter); tests swap in a fake.
 GPU_CHILD: tuple[str, ...] = ("-m", "suite.gate.gpu_child")
-CUBLAS = "cublas"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why one config failed on the GPU (reported by the child, or blamed on a crash)."""
+
+    stage: str | None
+    outcome: str | None
+    message: str | None
+    size: list[int] | None = None
+    traceback: str | None = None
 
 
 @dataclass
@@ -32,7 +41,7 @@ class Measured:
     """What the GPU child reported for one config (or cuBLAS)."""
 
     key: str
-    failure: dict[str, Any] | None = None
+    failure: Failure | None = None
     checked: bool = False
     size_checked: list[str] = field(default_factory=list)
     screen: dict[str, float] = field(default_factory=dict)
@@ -52,11 +61,11 @@ class Measured:
 @dataclass
 class GpuRun:
     target: str
-    device: dict[str, Any] = field(default_factory=dict)
+    device: events.Start | None = None  # what the (last) child said when it came up
     measured: dict[str, Measured] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     children: int = 0
-    budget: dict[str, Any] | None = None
+    budget: events.Budget | None = None
     finalists: list[str] = field(default_factory=list)
     error: str | None = None
     seconds: float = 0.0
@@ -89,7 +98,7 @@ class GpuEvents:
         return self
 
     def on_start(self, event: events.Start) -> None:
-        self.run.device = asdict(event)
+        self.run.device = event
 
     def on_begin(self, event: events.Begin) -> None:
         self.open_key, self.open_stage = event.key, event.stage
@@ -97,13 +106,9 @@ class GpuEvents:
     def on_check(self, event: events.Check) -> None:
         measured = self.run.of(event.key)
         if not event.ok:
-            measured.failure = {
-                "stage": event.stage,
-                "outcome": event.outcome,
-                "message": event.message,
-                "size": event.size,
-                "traceback": event.traceback,
-            }
+            measured.failure = Failure(
+                event.stage, event.outcome, event.message, event.size, event.traceback
+            )
         elif event.stage == "check":
             measured.checked = True
         elif event.size:
@@ -119,7 +124,7 @@ class GpuEvents:
         self.open_key = None
 
     def on_budget(self, event: events.Budget) -> None:
-        self.run.budget = {"screened": event.screened, "left": event.left}
+        self.run.budget = event
 
     def on_finalists(self, event: events.Finalists) -> None:
         self.run.finalists = list(event.keys)
@@ -167,96 +172,114 @@ def gpu_measure(
     folder.mkdir(parents=True, exist_ok=True)
     run = GpuRun(target)
     started = time.monotonic()
-    finals = {c.key for c in plan.final}
-    screens = {c.key for c in plan.screen}
-    configs = {c.key: c for c in [*plan.final, *plan.screen]}
     excluded: set[str] = set()
     while run.children < MAX_CHILDREN:
         run.children += 1
-        for measured in run.measured.values():  # a restarted child times everything again
-            measured.times.clear()
-            measured.size_checked.clear()
-        prior = {
-            key: {"screen": m.score(plan.sizes), "checked": m.checked}
-            for key, m in run.measured.items()
-            if m.failure is None
-        }
-        items = [
-            {
-                "key": key,
-                "config": configs[key].config,
-                "kind": "both"
-                if key in finals and key in screens
-                else "final"
-                if key in finals
-                else "screen",
-            }
-            for key in configs
-            if key not in excluded
-        ]
-        events_path = folder / f"events-{run.children}.jsonl"
-        spec = {
-            "source": found.source,
-            "kernel": kernel.name,
-            "out_dtypes": kernel.out_dtypes,
-            "events": str(events_path),
-            "sizes": [list(s) for s in plan.sizes],
-            "check_shapes": [list(s) for s in CHECK_SHAPES],
-            "input_sets": plan.input_sets,
-            "items": items,
-            "prior": prior,
-            "finalists": plan.finalists,
-            "deadline": plan.deadline,
-            "compile_jobs": plan.compile_jobs,
-            "seed": plan.seed,
-            "warmup_ms": plan.warmup_ms,
-            "rep_ms": plan.rep_ms,
-        }
-        spec_path = folder / f"spec-{run.children}.json"
-        spec_path.write_text(json.dumps(spec, indent=1, default=str))
-        env = child_env({"TRITON_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"})
-        memory = int(_total_memory() * 0.75) or None
-        log(f"gpu {target}: child {run.children}, {len(items)} configs")
-        ended = run_isolated(
-            [python, *GPU_CHILD, str(spec_path)],
-            env=env,
-            cwd=str(folder),
-            bounds=Bounds(timeout_s=plan.timeout_s, memory_bytes=memory),
-        )
-        for name, captured in (("stdout", ended.stdout), ("stderr", ended.stderr)):
-            if captured.text:
-                (folder / f"{name}-{run.children}.txt").write_text(captured.text)
-        seen = GpuEvents(run).feed(events_path)
-        open_key, stage = seen.open_key, seen.open_stage
+        spec = child_spec(found, kernel, plan, run, excluded, folder)
+        log(f"gpu {target}: child {run.children}, {len(spec.items)} configs")
+        ended = run_child(spec, folder, run.children, plan.timeout_s, python)
+        seen = GpuEvents(run).feed(Path(spec.events))
         if seen.done:
             break
-        how = (
-            "timed out"
-            if ended.timed_out
-            else f"died ({ended.signal_name})"
-            if ended.signal_name
-            else f"exited {ended.returncode}"
-        )
-        if open_key is not None and open_key != CUBLAS:
-            run.of(open_key).failure = {
-                "stage": stage,
-                "outcome": "timeout" if ended.timed_out else "crash",
-                "message": f"the GPU child {how} while at this config ({stage})",
-            }
-        lost = [k for k, m in run.measured.items() if m.failure is not None]
-        excluded.update(lost)
-        if ended.timed_out or run.error or (open_key is None and ended.returncode != 3):
-            tail = ended.stderr.text.strip().splitlines()[-1:] or [""]
-            run.error = run.error or f"the GPU child {how}: {tail[0]}"
+        stop = after_child(run, plan, ended, seen)
+        excluded.update(k for k, m in run.measured.items() if m.failure is not None)
+        if stop:
             break
-        if plan.deadline is not None and time.time() > plan.deadline + plan.timeout_s:
-            run.error = "out of time after a lost CUDA context"
-            break
-        run.notes.append(f"child {run.children} {how} at {open_key or 'a lost context'}; restarted")
     else:
         run.error = run.error or f"gave up after {MAX_CHILDREN} GPU children"
     run.seconds = round(time.monotonic() - started, 1)
     return run
+
+
+def child_spec(
+    found: Found, kernel: JitKernel, plan: GpuPlan, run: GpuRun, excluded: set[str], folder: Path
+) -> events.GpuSpec:
+    """The spec of the next child: what is left, and what earlier children already know."""
+    for measured in run.measured.values():  # a restarted child times everything again
+        measured.times.clear()
+        measured.size_checked.clear()
+    prior = {
+        key: events.Prior(screen=m.score(plan.sizes), checked=m.checked)
+        for key, m in run.measured.items()
+        if m.failure is None
+    }
+    finals = {c.key for c in plan.final}
+    screens = {c.key for c in plan.screen}
+    configs = {c.key: c for c in [*plan.final, *plan.screen]}
+    items = [
+        events.SpecItem(key, configs[key].config, _kind(key in finals, key in screens))
+        for key in configs
+        if key not in excluded
+    ]
+    return events.GpuSpec(
+        source=found.source,
+        kernel=kernel.name,
+        out_dtypes=kernel.out_dtypes,
+        events=str(folder / f"events-{run.children}.jsonl"),
+        sizes=[list(s) for s in plan.sizes],
+        check_shapes=[list(s) for s in CHECK_SHAPES],
+        input_sets=plan.input_sets,
+        items=items,
+        prior=prior,
+        finalists=plan.finalists,
+        deadline=plan.deadline,
+        compile_jobs=plan.compile_jobs,
+        seed=plan.seed,
+        warmup_ms=plan.warmup_ms,
+        rep_ms=plan.rep_ms,
+    )
+
+
+def _kind(final: bool, screen: bool) -> str:
+    return "both" if final and screen else "final" if final else "screen"
+
+
+def run_child(
+    spec: events.GpuSpec, folder: Path, number: int, timeout_s: float, python: str
+) -> Exit:
+    """One isolated child on ``spec``; its spec and captured output kept in ``folder``."""
+    spec_path = folder / f"spec-{number}.json"
+    spec_path.write_text(spec.to_json())
+    env = child_env({"TRITON_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"})
+    memory = int(_total_memory() * 0.75) or None
+    ended = run_isolated(
+        [python, *GPU_CHILD, str(spec_path)],
+        env=env,
+        cwd=str(folder),
+        bounds=Bounds(timeout_s=timeout_s, memory_bytes=memory),
+    )
+    for name, captured in (("stdout", ended.stdout), ("stderr", ended.stderr)):
+        if captured.text:
+            (folder / f"{name}-{number}.txt").write_text(captured.text)
+    return ended
+
+
+def after_child(run: GpuRun, plan: GpuPlan, ended: Exit, seen: GpuEvents) -> bool:
+    """A child that did not finish: blame the config it was on; True when no new child
+    should follow (a timeout, a fatal error, a death at no config, or out of time)."""
+    open_key, stage = seen.open_key, seen.open_stage
+    how = (
+        "timed out"
+        if ended.timed_out
+        else f"died ({ended.signal_name})"
+        if ended.signal_name
+        else f"exited {ended.returncode}"
+    )
+    if open_key is not None and open_key != CUBLAS:
+        run.of(open_key).failure = Failure(
+            stage=stage,
+            outcome="timeout" if ended.timed_out else "crash",
+            message=f"the GPU child {how} while at this config ({stage})",
+        )
+    if ended.timed_out or run.error or (open_key is None and ended.returncode != CONTEXT_LOST):
+        tail = ended.stderr.text.strip().splitlines()[-1:] or [""]
+        run.error = run.error or f"the GPU child {how}: {tail[0]}"
+        return True
+    if plan.deadline is not None and time.time() > plan.deadline + plan.timeout_s:
+        run.error = "out of time after a lost CUDA context"
+        return True
+    run.notes.append(f"child {run.children} {how} at {open_key or 'a lost context'}; restarted")
+    return False
 
 
 def _total_memory() -> int:

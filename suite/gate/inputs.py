@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.api import Config
 from suite.engine import discover
 from suite.engine.discover import Found
 from suite.engine.expand import load_config_file
@@ -30,7 +31,7 @@ class GateConfig:
 
     key: str
     label: str
-    config: dict[str, Any]
+    config: Config
     roles: list[str] = field(default_factory=list)
 
     @property
@@ -141,7 +142,7 @@ def _literal(node: ast.AST, path: Path, what: str) -> Any:
         ) from None
 
 
-def read_autotune_configs(path: Path, kernel: str | None = None) -> list[dict[str, Any]]:
+def read_autotune_configs(path: Path, kernel: str | None = None) -> list[Config]:
     """The configs of a ``triton.autotune``-decorated kernel, read with ``ast``: no import,
     no GPU.
 
@@ -150,12 +151,27 @@ def read_autotune_configs(path: Path, kernel: str | None = None) -> list[dict[st
     literal dicts and keyword values. ``pre_hook`` and ``ir_override`` are ignored;
     ``num_ctas=1`` and ``maxnreg=None`` (Triton's defaults) are dropped.
     """
+    tree = _parse_python(path)
+    decorated = _autotuned(tree)
+    if not decorated:
+        raise UsageError(f"{path}: no triton.autotune-decorated kernel found")
+    kernel = _pick_kernel(path, decorated, kernel)
+    listed = _config_list(path, decorated[kernel], _module_bindings(tree), kernel)
+    return [_read_config(path, element) for element in listed.elts]
+
+
+def _parse_python(path: Path) -> ast.Module:
     if not path.is_file():
         raise UsageError(f"no such config file: {path}")
     try:
-        tree = ast.parse(path.read_text(), filename=str(path))
+        return ast.parse(path.read_text(), filename=str(path))
     except SyntaxError as exc:
         raise UsageError(f"malformed config file {path}: line {exc.lineno}: {exc.msg}") from None
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, ast.AST]:
+    """``NAME = value`` (annotated or not) at the top of the module: what ``configs=NAME``
+    may refer to."""
     bound: dict[str, ast.AST] = {}
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
@@ -168,6 +184,11 @@ def read_autotune_configs(path: Path, kernel: str | None = None) -> list[dict[st
             and statement.value is not None
         ):
             bound[statement.target.id] = statement.value
+    return bound
+
+
+def _autotuned(tree: ast.Module) -> dict[str, ast.Call]:
+    """Each function decorated with ``@...autotune(...)``, and that decorator call."""
     decorated: dict[str, ast.Call] = {}
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -177,8 +198,11 @@ def read_autotune_configs(path: Path, kernel: str | None = None) -> list[dict[st
                 "autotune"
             ):
                 decorated[function.name] = decorator
-    if not decorated:
-        raise UsageError(f"{path}: no triton.autotune-decorated kernel found")
+    return decorated
+
+
+def _pick_kernel(path: Path, decorated: dict[str, ast.Call], kernel: str | None) -> str:
+    """``FILE.py::KERNEL``'s kernel, or the file's only autotuned one."""
     if kernel is None:
         if len(decorated) > 1:
             raise UsageError(
@@ -188,7 +212,13 @@ def read_autotune_configs(path: Path, kernel: str | None = None) -> list[dict[st
         (kernel,) = decorated
     if kernel not in decorated:
         raise UsageError(f"{path}: no autotuned kernel {kernel!r} (has: {', '.join(decorated)})")
-    call = decorated[kernel]
+    return kernel
+
+
+def _config_list(
+    path: Path, call: ast.Call, bound: dict[str, ast.AST], kernel: str
+) -> ast.List | ast.Tuple:
+    """The literal list given as ``configs=`` (or first positionally), through one name."""
     node: ast.AST | None = next((k.value for k in call.keywords if k.arg == "configs"), None)
     if node is None and call.args:
         node = call.args[0]
@@ -199,31 +229,33 @@ def read_autotune_configs(path: Path, kernel: str | None = None) -> list[dict[st
         raise UsageError(
             f"{path}:{line}: the configs of {kernel} are not a literal list of triton.Config"
         )
-    configs = []
-    for element in node.elts:
-        if not (isinstance(element, ast.Call) and _dotted(element.func).split(".")[-1] == "Config"):
-            raise UsageError(f"{path}:{element.lineno}: not a triton.Config(...) call")
-        if not element.args:
-            raise UsageError(f"{path}:{element.lineno}: triton.Config without its kwargs dict")
-        meta = _literal(element.args[0], path, "the Config's kwargs")
-        if not isinstance(meta, dict):
-            raise UsageError(f"{path}:{element.lineno}: the Config's first argument is no dict")
-        config = dict(meta)
-        for name, value in zip(CONFIG_POSITIONAL, element.args[1:], strict=False):
-            config[name] = _literal(value, path, name)
-        for keyword in element.keywords:
-            if keyword.arg in (None, "pre_hook", "ir_override"):
-                continue
-            config[keyword.arg] = _literal(keyword.value, path, keyword.arg)
-        if config.get("num_ctas") == 1:
-            del config["num_ctas"]
-        if "maxnreg" in config and config["maxnreg"] is None:
-            del config["maxnreg"]
-        configs.append(config)
-    return configs
+    return node
 
 
-def complete_config(found: Found, entry: dict[str, Any], where: str) -> dict[str, Any]:
+def _read_config(path: Path, element: ast.expr) -> Config:
+    """One ``triton.Config({...}, num_warps=.., ...)`` as a flat config."""
+    if not (isinstance(element, ast.Call) and _dotted(element.func).split(".")[-1] == "Config"):
+        raise UsageError(f"{path}:{element.lineno}: not a triton.Config(...) call")
+    if not element.args:
+        raise UsageError(f"{path}:{element.lineno}: triton.Config without its kwargs dict")
+    meta = _literal(element.args[0], path, "the Config's kwargs")
+    if not isinstance(meta, dict):
+        raise UsageError(f"{path}:{element.lineno}: the Config's first argument is no dict")
+    config = dict(meta)
+    for name, value in zip(CONFIG_POSITIONAL, element.args[1:], strict=False):
+        config[name] = _literal(value, path, name)
+    for keyword in element.keywords:
+        if keyword.arg in (None, "pre_hook", "ir_override"):
+            continue
+        config[keyword.arg] = _literal(keyword.value, path, keyword.arg)
+    if config.get("num_ctas") == 1:
+        del config["num_ctas"]
+    if "maxnreg" in config and config["maxnreg"] is None:
+        del config["maxnreg"]
+    return config
+
+
+def complete_config(found: Found, entry: Config, where: str) -> Config:
     """A config file entry made a point of the reproducer's space.
 
     Missing ``num_warps`` / ``num_stages`` take ``triton.Config``'s defaults (4, 3);
@@ -242,7 +274,7 @@ def complete_config(found: Found, entry: dict[str, Any], where: str) -> dict[str
     return {name: config[name] for name in repro.param_names}
 
 
-def load_configs(text: str, found: Found) -> list[dict[str, Any]]:
+def load_configs(text: str, found: Found) -> list[Config]:
     """``--current`` / ``--proposed``: a YAML/TOML/JSON list, or ``file.py[::kernel]``."""
     path_text, _, kernel = text.partition("::")
     path = Path(path_text)
@@ -257,9 +289,7 @@ def load_configs(text: str, found: Found) -> list[dict[str, Any]]:
     return [complete_config(found, e, f"{path}: config {i + 1}") for i, e in enumerate(entries)]
 
 
-def declared_space(
-    found: Found, tunable: Sequence[str], fixed: dict[str, Any]
-) -> list[dict[str, Any]]:
+def declared_space(found: Found, tunable: Sequence[str], fixed: Config) -> list[Config]:
     """Every point of the reproducer's space over ``tunable``, the rest held at ``fixed``."""
     repro = found.repro
     axes = [p.values if p.name in tunable else (fixed[p.name],) for p in repro.params]
@@ -271,12 +301,12 @@ def declared_space(
     return points
 
 
-def priority(found: Found, tunable: Sequence[str]) -> Callable[[dict[str, Any]], tuple]:
+def priority(found: Found, tunable: Sequence[str]) -> Callable[[Config], tuple]:
     """Screening order under a budget: big tiles first (fewer, larger CTAs), then deeper
     pipelines; what the budget cuts is the small-tile tail."""
     sizes = [n for n in tunable if n not in OPTION_KEYS]
 
-    def key(config: dict[str, Any]) -> tuple:
+    def key(config: Config) -> tuple:
         area = math.prod(int(config[n]) for n in sizes if isinstance(config[n], int))
         return (-area, -int(config.get("num_stages", 0)), int(config.get("num_warps", 0)))
 
@@ -291,7 +321,7 @@ class Configs:
         self.items: list[GateConfig] = []
         self._by_config: dict[str, GateConfig] = {}
 
-    def add(self, config: dict[str, Any], role: str) -> GateConfig:
+    def add(self, config: Config, role: str) -> GateConfig:
         canonical = json.dumps(config, sort_keys=True, default=str)
         item = self._by_config.get(canonical)
         if item is None:

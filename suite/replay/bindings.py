@@ -10,7 +10,8 @@ options, or, for bindings the probe could not run, by name. Standard library onl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from suite.replay.pipeline import PassSpec, normalize_name, split_top
@@ -89,31 +90,108 @@ def doc_params(doc: str | None) -> list[str] | None:
     return types
 
 
+@dataclass(frozen=True)
+class BindingParam:
+    """One argument of a binding after the pass manager, as the probe saw it."""
+
+    kind: str  # int | float | bool | str | object
+    type: str = ""  # as the binding's docstring names it
+    option: str | None = None  # the pass option it sets (None: none, or not known)
+    cls: str | None = None  # the class the probe builds for an object argument
+
+    def to_json(self) -> dict[str, object]:
+        record: dict[str, object] = {"kind": self.kind, "type": self.type, "option": self.option}
+        if self.cls is not None:
+            record["class"] = self.cls
+        return record
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> BindingParam:
+        return cls(
+            str(record["kind"]), str(record.get("type", "")), record.get("option"),
+            record.get("class"),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What the probe learned of one ``add_*`` binding: the pass it adds (with the options it
+    prints) and which option each argument sets; or why it could not tell."""
+
+    path: str
+    pass_key: str | None = None  # the pass it adds, as the pipeline prints it
+    params: tuple[BindingParam, ...] | None = None  # None: its signature is unknown
+    options: Mapping[str, str] = field(default_factory=dict)
+    text: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        record: dict[str, object] = {
+            "path": self.path,
+            "pass": self.pass_key,
+            "params": None if self.params is None else [p.to_json() for p in self.params],
+            "options": dict(self.options),
+        }
+        if self.text is not None:
+            record["text"] = self.text
+        if self.error is not None:
+            record["error"] = self.error
+        return record
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> Binding:
+        params = record.get("params")
+        return cls(
+            path=str(record["path"]),
+            pass_key=record.get("pass"),
+            params=None if params is None else tuple(BindingParam.from_json(p) for p in params),
+            options=dict(record.get("options") or {}),
+            text=record.get("text"),
+            error=record.get("error"),
+        )
+
+
+@dataclass(frozen=True)
+class BindingArg:
+    """One argument a binding is called with: a value, or a default-built object."""
+
+    kind: str
+    value: Any = None  # int, float, bool or str; None for an object
+    cls: str | None = None  # the class to build for an object
+
+    @property
+    def shown(self) -> str:
+        return f"{self.cls}()" if self.kind == "object" else repr(self.value)
+
+    def to_json(self) -> dict[str, object]:
+        if self.kind == "object":
+            return {"kind": "object", "class": self.cls}
+        return {"kind": self.kind, "value": self.value}
+
+    @classmethod
+    def from_json(cls, record: Mapping[str, Any]) -> BindingArg:
+        return cls(str(record["kind"]), record.get("value"), record.get("class"))
+
+
 @dataclass
 class Mapped:
     """A recorded pass and the binding call that adds it."""
 
     spec: PassSpec
     binding: str
-    args: list[dict[str, Any]]
+    args: list[BindingArg]
     notes: list[str]
     how: str
 
     @property
     def call(self) -> str:
-        shown = []
-        for arg in self.args:
-            if arg["kind"] == "object":
-                shown.append(f"{arg['class']}()")
-            else:
-                shown.append(repr(arg["value"]))
-        return f"{self.binding}(pm{''.join(', ' + s for s in shown)})"
+        return f"{self.binding}(pm{''.join(', ' + arg.shown for arg in self.args)})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "pass": self.spec.to_json(),
             "binding": self.binding,
-            "args": self.args,
+            "args": [arg.to_json() for arg in self.args],
             "call": self.call,
             "notes": self.notes,
             "how": self.how,
@@ -139,35 +217,33 @@ def _default_arg(kind: str) -> Any:
     return {"int": 0, "float": 0.0, "bool": False, "str": ""}[kind]
 
 
-def _args_for(
-    spec: PassSpec, entry: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[str]] | str:
+def _args_for(spec: PassSpec, entry: Binding) -> tuple[list[BindingArg], list[str]] | str:
     """The arguments that make ``entry``'s binding add ``spec``; a reason string when none do."""
-    args: list[dict[str, Any]] = []
+    args: list[BindingArg] = []
     notes: list[str] = []
     set_by_args = set()
-    for index, param in enumerate(entry["params"]):
-        kind, option = param["kind"], param.get("option")
+    for index, param in enumerate(entry.params or ()):
+        kind, option = param.kind, param.option
         if kind == "object":
-            args.append({"kind": "object", "class": param["class"]})
+            args.append(BindingArg("object", cls=param.cls))
             notes.append(
-                f"argument {index + 1} is a default {param['class']}() (not a pass option; "
+                f"argument {index + 1} is a default {param.cls}() (not a pass option; "
                 "the pipeline does not record it)"
             )
             continue
         if option is None:
             value = _default_arg(kind)
-            args.append({"kind": kind, "value": value})
+            args.append(BindingArg(kind, value))
             notes.append(f"argument {index + 1} ({kind}) sets no pass option; passed {value!r}")
             continue
         set_by_args.add(option)
         if option not in spec.options:
             return f"the pipeline gives no value for option {option!r} of {spec.name}"
         try:
-            args.append({"kind": kind, "value": _convert(kind, spec.options[option])})
+            args.append(BindingArg(kind, _convert(kind, spec.options[option])))
         except ValueError:
             return f"option {option}={spec.options[option]} of {spec.name} is not a {kind}"
-    fixed = {k: v for k, v in entry["options"].items() if k not in set_by_args}
+    fixed = {k: v for k, v in entry.options.items() if k not in set_by_args}
     for name, value in spec.options.items():
         if name in set_by_args:
             continue
@@ -197,20 +273,18 @@ def expand_nested(passes: list[PassSpec]) -> list[PassSpec]:
     return flat
 
 
-def map_passes(
-    passes: list[PassSpec], table: list[dict[str, Any]]
-) -> tuple[list[Mapped], list[str]]:
+def map_passes(passes: list[PassSpec], table: list[Binding]) -> tuple[list[Mapped], list[str]]:
     """Each recorded pass's binding call, from the probe's table; and the passes with none.
 
     First the binding whose probe printed the same pass (exact); then, for bindings the
     probe could not run, a name match after normalization or through :data:`ALIASES`.
     """
-    by_pass: dict[str, list[dict[str, Any]]] = {}
+    by_pass: dict[str, list[Binding]] = {}
     unprobed = []
     for entry in table:
-        if entry.get("pass"):
-            by_pass.setdefault(entry["pass"], []).append(entry)
-        elif entry.get("params") is not None:
+        if entry.pass_key:
+            by_pass.setdefault(entry.pass_key, []).append(entry)
+        elif entry.params is not None:
             unprobed.append(entry)
     mapped: list[Mapped] = []
     missing: list[str] = []
@@ -220,10 +294,10 @@ def map_passes(
         for entry in by_pass.get(spec.key, []):
             result = _args_for(spec, entry)
             if isinstance(result, str):
-                reasons.append(f"{entry['path']}: {result}")
+                reasons.append(f"{entry.path}: {result}")
                 continue
             args, notes = result
-            mapped.append(Mapped(spec, entry["path"], args, notes, "probe"))
+            mapped.append(Mapped(spec, entry.path, args, notes, "probe"))
             done = True
             break
         if not done and spec.nested is None:
@@ -239,38 +313,39 @@ def map_passes(
     return mapped, missing
 
 
-def _by_name(spec: PassSpec, unprobed: list[dict[str, Any]]) -> Mapped | str | None:
+def _by_name(spec: PassSpec, unprobed: list[Binding]) -> Mapped | str | None:
     """A binding for ``spec`` by name, for bindings the probe could not run."""
     wanted = ALIASES.get(spec.name)
     target = normalize_name(spec.name)
     for entry in unprobed:
-        function = entry["path"].rsplit(".", 1)[-1]
+        function = entry.path.rsplit(".", 1)[-1]
         if function != wanted and normalize_name(function) != target:
             continue
-        kinds = [p["kind"] for p in entry["params"]]
+        params = entry.params or ()
+        kinds = [p.kind for p in params]
         order = POSITIONAL_OPTIONS.get(spec.name)
         if order is None:
             # Without a known order, only one option can go to one argument.
             order = tuple(spec.options) if len(spec.options) == 1 else ()
         values = sum(kind != "object" for kind in kinds)
         if values > len(order) or not set(order[:values]) <= set(spec.options):
-            return f"{entry['path']} matches by name but its arguments {kinds} cannot be matched"
-        args: list[dict[str, Any]] = []
+            return f"{entry.path} matches by name but its arguments {kinds} cannot be matched"
+        args: list[BindingArg] = []
         notes = ["matched by name (not probed)"]
         options = iter(order)
-        for param in entry["params"]:
-            if param["kind"] == "object":
-                args.append({"kind": "object", "class": param["class"]})
-                notes.append(f"a default {param['class']}() (not a pass option)")
+        for param in params:
+            if param.kind == "object":
+                args.append(BindingArg("object", cls=param.cls))
+                notes.append(f"a default {param.cls}() (not a pass option)")
                 continue
             value = spec.options[next(options)]
             try:
-                args.append({"kind": param["kind"], "value": _convert(param["kind"], value)})
+                args.append(BindingArg(param.kind, _convert(param.kind, value)))
             except ValueError:
-                return f"{entry['path']}: option {value!r} is not a {param['kind']}"
+                return f"{entry.path}: option {value!r} is not a {param.kind}"
         unused = [name for name in spec.options if name not in order[:values]]
         notes += [
             f"option {name}={spec.options[name]} is not set by the binding" for name in unused
         ]
-        return Mapped(spec, entry["path"], args, notes, "name")
+        return Mapped(spec, entry.path, args, notes, "name")
     return None

@@ -29,9 +29,10 @@ from __future__ import annotations
 import json
 import re
 import sys
+from dataclasses import replace
 from typing import Any
 
-from suite.replay.bindings import doc_params, param_kind
+from suite.replay.bindings import Binding, BindingArg, BindingParam, doc_params, param_kind
 from suite.replay.pipeline import PassSpec, parse_pipeline
 
 EXIT_OK = 0
@@ -123,69 +124,77 @@ def _added(lt: Any, ctx: Any, function: Any, args: list[Any]) -> list[PassSpec]:
     return passes
 
 
-def probe_binding(lt: Any, ctx: Any, path: str, function: Any) -> dict[str, Any]:
+def probe_binding(lt: Any, ctx: Any, path: str, function: Any) -> Binding:
     """What one binding adds: its pass, that pass's printed options, and which option each
     argument sets."""
-    entry: dict[str, Any] = {"path": path, "pass": None, "params": None, "options": {}}
     types = doc_params(function.__doc__)
     if types is None:
-        entry["error"] = "no signature in the docstring"
-        return entry
-    params: list[dict[str, Any]] = []
+        return Binding(path, error="no signature in the docstring")
+    params: list[BindingParam] = []
     marks: list[Any] = []
     for index, type_text in enumerate(types):
-        kind = param_kind(type_text)
-        param: dict[str, Any] = {"kind": kind, "type": type_text, "option": None}
-        if kind == "object":
+        param = BindingParam(param_kind(type_text), type_text)
+        if param.kind == "object":
             cls = _find_class(lt, type_text)
             if cls is None:
-                entry["params"] = [*params, param]
-                entry["error"] = (
-                    f"argument {index + 1} has a type the probe cannot build: {type_text}"
-                )
-                return entry
-            param["class"] = cls
-            marks.append(_build_object(lt, cls))
-        elif kind == "int":
-            marks.append(1000 + index)
-        elif kind == "float":
-            marks.append(1000.25 + index)
-        elif kind == "str":
-            marks.append(f"probe{index}")
-        else:
-            marks.append(False)
+                error = f"argument {index + 1} has a type the probe cannot build: {type_text}"
+                return Binding(path, params=(*params, param), error=error)
+            param = replace(param, cls=cls)
+        marks.append(_mark(lt, param, index))
         params.append(param)
-    entry["params"] = params
     if not hasattr(lt.ir.pass_manager, "get_pipeline_str"):
-        entry["error"] = "this release's pass manager has no get_pipeline_str"
-        return entry
+        error = "this release's pass manager has no get_pipeline_str"
+        return Binding(path, params=tuple(params), error=error)
     try:
         added = _added(lt, ctx, function, marks)
     except Exception as exc:
-        entry["error"] = f"{type(exc).__name__}: {exc}"
-        return entry
+        return Binding(path, params=tuple(params), error=f"{type(exc).__name__}: {exc}")
     if len(added) != 1:
-        entry["error"] = f"adds {len(added)} passes: {', '.join(p.key for p in added)}"
-        return entry
+        error = f"adds {len(added)} passes: {', '.join(p.key for p in added)}"
+        return Binding(path, params=tuple(params), error=error)
     (spec,) = added
-    entry["pass"] = spec.key
-    entry["options"] = spec.options
-    entry["text"] = spec.text
-    for index, param in enumerate(params):
-        if param["kind"] in ("int", "float", "str"):
-            mark = str(marks[index])
-            hits = [k for k, v in spec.options.items() if v.strip('"') == mark]
-            param["option"] = hits[0] if len(hits) == 1 else None
-        elif param["kind"] == "bool":
-            flipped = list(marks)
-            flipped[index] = True
-            try:
-                (other,) = _added(lt, ctx, function, flipped)
-            except Exception:
-                continue
-            changed = [k for k in spec.options if other.options.get(k) != spec.options[k]]
-            param["option"] = changed[0] if len(changed) == 1 else None
-    return entry
+    options = [_option_of(lt, ctx, function, marks, spec, i, p.kind) for i, p in enumerate(params)]
+    return Binding(
+        path,
+        pass_key=spec.key,
+        params=tuple(replace(p, option=o) for p, o in zip(params, options, strict=True)),
+        options=spec.options,
+        text=spec.text,
+    )
+
+
+def _mark(lt: Any, param: BindingParam, index: int) -> Any:
+    """A value for argument ``index`` that the printed pipeline shows where it went."""
+    if param.kind == "object":
+        return _build_object(lt, str(param.cls))
+    if param.kind == "int":
+        return 1000 + index
+    if param.kind == "float":
+        return 1000.25 + index
+    if param.kind == "str":
+        return f"probe{index}"
+    return False
+
+
+def _option_of(
+    lt: Any, ctx: Any, function: Any, marks: list[Any], spec: PassSpec, index: int, kind: str
+) -> str | None:
+    """The one option argument ``index`` sets: the option printed with its mark, or (a bool)
+    the one option that changes when it flips; None when not exactly one (or an object)."""
+    if kind in ("int", "float", "str"):
+        mark = str(marks[index])
+        hits = [k for k, v in spec.options.items() if v.strip('"') == mark]
+        return hits[0] if len(hits) == 1 else None
+    if kind == "bool":
+        flipped = list(marks)
+        flipped[index] = True
+        try:
+            (other,) = _added(lt, ctx, function, flipped)
+        except Exception:
+            return None
+        changed = [k for k in spec.options if other.options.get(k) != spec.options[k]]
+        return changed[0] if len(changed) == 1 else None
+    return None
 
 
 def cmd_probe(out_path: str, skip: list[str]) -> int:
@@ -201,7 +210,7 @@ def cmd_probe(out_path: str, skip: list[str]) -> int:
                 continue
             out.write(json.dumps({"probing": path}) + "\n")
             out.flush()
-            out.write(json.dumps(probe_binding(lt, ctx, path, function)) + "\n")
+            out.write(json.dumps(probe_binding(lt, ctx, path, function).to_json()) + "\n")
             out.flush()
         out.write(json.dumps({"done": True}) + "\n")
     return EXIT_OK
@@ -248,15 +257,15 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
         print(f"replay_child: no binding {plan['binding']} in this release", file=sys.stderr)
         return EXIT_NO_BINDING
     args = []
-    for arg in plan["args"]:
-        if arg["kind"] == "object":
+    for arg in (BindingArg.from_json(a) for a in plan["args"]):
+        if arg.kind == "object":
             try:
-                args.append(_build_object(lt, arg["class"]))
+                args.append(_build_object(lt, str(arg.cls)))
             except Exception as exc:
-                print(f"replay_child: cannot build {arg['class']}: {exc}", file=sys.stderr)
+                print(f"replay_child: cannot build {arg.cls}: {exc}", file=sys.stderr)
                 return EXIT_NO_BINDING
         else:
-            args.append(arg["value"])
+            args.append(arg.value)
     pm = lt.ir.pass_manager(ctx)
     try:
         function(pm, *args)

@@ -14,6 +14,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from suite.replay.ir_text import (
     TERMINATORS,
     IRText,
     Op,
+    Value,
     alias_pattern,
     arg_span,
     count_lines,
@@ -33,6 +35,48 @@ from suite.replay.ir_text import (
 )
 from suite.replay.passes import ir_types, run_pass
 from suite.replay.pipeline import PipelineError, split_top
+
+#: A pass's candidates: what each changes, and the IR's lines after it.
+Candidates = Iterator[tuple[str, list[str]]]
+
+
+@dataclass(frozen=True)
+class ReduceStep:
+    """One accepted candidate: what it changed, the lines left, and at which try."""
+
+    what: str
+    lines: int
+    at_try: int
+
+    def to_json(self) -> dict[str, str | int]:
+        return {"what": self.what, "lines": self.lines, "try": self.at_try}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """What one reduction did (``replay.json``'s ``reduction``)."""
+
+    lines_before: int
+    lines_after: int
+    ops_before: int | None
+    ops_after: int | None
+    tries: int
+    accepted: int
+    rejected: dict[str, int]  # why candidates were rejected -> how many
+    seconds: float
+    stopped_by: str | None
+    interrupted: bool
+    budget_tries: int
+    budget_s: float
+    steps: list[ReduceStep]
+
+    def to_json(self) -> dict[str, object]:
+        record: dict[str, object] = {
+            k: v for k, v in asdict(self).items() if k not in ("budget_tries", "budget_s", "steps")
+        }
+        record["budget"] = {"tries": self.budget_tries, "seconds": self.budget_s}
+        record["steps"] = [step.to_json() for step in self.steps]
+        return record
 
 
 class Reducer:
@@ -77,7 +121,7 @@ class Reducer:
         self.interrupted = False
         self._deadline = 0.0
         self._types: dict[str, list[str]] = {}
-        self.steps: list[dict[str, Any]] = []
+        self.steps: list[ReduceStep] = []
 
     # -- budget and interruption ---------------------------------------------------------------
 
@@ -139,7 +183,7 @@ class Reducer:
         self.best = text
         self.accepted += 1
         write_atomic(self.best_path, text)
-        self.steps.append({"what": what, "lines": count_lines(text), "try": self.tries})
+        self.steps.append(ReduceStep(what, count_lines(text), self.tries))
         self.say(f"  reduce: {what}: {before} -> {count_lines(text)} lines (try {self.tries})")
         self._refresh_types()
 
@@ -151,17 +195,9 @@ class Reducer:
 
     # -- the search ------------------------------------------------------------------------------
 
-    def run(self, text: str) -> dict[str, Any]:
-        started = time.monotonic()
-        self._deadline = started + self.budget_s
-        self.best = text
-        write_atomic(self.best_path, text)
-        path = self.work / "types.mlir"
-        path.write_text(text)
-        first = ir_types(self.python, path)
-        ops_before = first["ops"] if first else None
-        self._types = dict(first["results"]) if first else {}
-        passes: list[tuple[str, Callable[[IRText], Iterator[tuple[str, list[str]]]]]] = [
+    def passes(self) -> tuple[tuple[str, Callable[[IRText], Candidates]], ...]:
+        """The named passes, in the order each round tries them (cheap, sure wins first)."""
+        return (
             ("aliases", self._unused_aliases),
             ("delete", self._delete_unused),
             ("else", self._else_branches),
@@ -169,48 +205,64 @@ class Reducer:
             ("merge", self._merge_aliases),
             ("args", self._function_args),
             ("chunks", self._chunks),
-        ]
+        )
+
+    def run(self, text: str) -> Reduction:
+        started = time.monotonic()
+        self._deadline = started + self.budget_s
+        self.best = text
+        write_atomic(self.best_path, text)
+        path = self.work / "types.mlir"
+        path.write_text(text)
+        first = ir_types(self.python, path)
+        self._types = dict(first["results"]) if first else {}
         with self._sigint():
             progress = True
             while progress and not self._exhausted():
-                progress = False
-                for _, generate in passes:
-                    while not self._exhausted():
-                        improved = False
-                        for what, lines in generate(IRText(self.best)):
-                            if self._exhausted():
-                                break
-                            candidate = "\n".join(lines) + "\n"
-                            if text_size(candidate) >= text_size(self.best):
-                                continue
-                            if self.interesting(candidate):
-                                self._accept(candidate, what)
-                                improved = progress = True
-                                break
-                        if not improved:
-                            break
+                progress = any([self._run_pass(generate) for _, generate in self.passes()])
             if self.stop_reason is None:
                 self.stop_reason = "fixpoint"
         path.write_text(self.best)
         last = ir_types(self.python, path)
-        return {
-            "lines_before": count_lines(text),
-            "lines_after": count_lines(self.best),
-            "ops_before": ops_before,
-            "ops_after": last["ops"] if last else None,
-            "tries": self.tries,
-            "accepted": self.accepted,
-            "rejected": self.rejected,
-            "seconds": round(time.monotonic() - started, 1),
-            "stopped_by": self.stop_reason,
-            "interrupted": self.interrupted,
-            "budget": {"tries": self.budget_tries, "seconds": self.budget_s},
-            "steps": self.steps,
-        }
+        return Reduction(
+            lines_before=count_lines(text),
+            lines_after=count_lines(self.best),
+            ops_before=first["ops"] if first else None,
+            ops_after=last["ops"] if last else None,
+            tries=self.tries,
+            accepted=self.accepted,
+            rejected=self.rejected,
+            seconds=round(time.monotonic() - started, 1),
+            stopped_by=self.stop_reason,
+            interrupted=self.interrupted,
+            budget_tries=self.budget_tries,
+            budget_s=self.budget_s,
+            steps=self.steps,
+        )
+
+    def _run_pass(self, generate: Callable[[IRText], Candidates]) -> bool:
+        """Take the pass's first smaller interesting candidate, again and again, until it has
+        none (or the budget is spent); whether it improved anything."""
+        progress = False
+        while not self._exhausted():
+            improved = False
+            for what, lines in generate(IRText(self.best)):
+                if self._exhausted():
+                    break
+                candidate = "\n".join(lines) + "\n"
+                if text_size(candidate) >= text_size(self.best):
+                    continue
+                if self.interesting(candidate):
+                    self._accept(candidate, what)
+                    improved = progress = True
+                    break
+            if not improved:
+                break
+        return progress
 
     # -- candidate generators --------------------------------------------------------------------
 
-    def _unused_aliases(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _unused_aliases(self, ir: IRText) -> Candidates:
         text = ir.text()
         unused = [
             (alias, index)
@@ -229,12 +281,12 @@ class Reducer:
             return False
         return not (op.name.endswith("func") and sum(o.name.endswith("func") for o in ir.ops) < 2)
 
-    def _delete_unused(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _delete_unused(self, ir: IRText) -> Candidates:
         for op in reversed(ir.ops):
             if self._deletable(ir, op) and not ir.used(op):
                 yield f"delete {op.name} (line {op.start + 1})", ir.without([(op.start, op.end)])
 
-    def _else_branches(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _else_branches(self, ir: IRText) -> Candidates:
         for op in ir.ops:
             for region in op.regions[1:]:
                 if not ir.lines[region.start].strip().startswith("} else {"):
@@ -245,69 +297,25 @@ class Reducer:
                 del lines[region.start + 1 : region.end + 1]
                 yield f"delete the else-branch of {op.name} (line {op.start + 1})", lines
 
-    def _replace_values(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _replace_values(self, ir: IRText) -> Candidates:
         """Delete an op whose results are used, replacing each used result by an earlier
         value of the same type (a function argument first), or by a new argument of the
         enclosing function; what fed the op may then become unused."""
         values = ir.values(self._types)
-        order = {"func-arg": 0, "block-arg": 1, "result": 2}
         compress = ir.alias_compressor()
         for op in reversed(ir.ops):
             if not op.slots or not self._deletable(ir, op) or not ir.used(op):
                 continue
-            func = ir.enclosing_func(op)
-            by_slot = {v.token: v for v in values if v.kind == "result" and v.line == op.start}
-            used: list[tuple[str, str, list[str]]] = []
-            for slot in op.slots:
-                if ir.uses(slot) - (0 if "#" in slot else 1) <= 0:
-                    continue
-                mine = by_slot.get(slot)
-                if mine is None or mine.type is None:
-                    used = []
-                    break
-                same = [
-                    v
-                    for v in values
-                    if v.type == mine.type and v.token != slot and visible_at(v, op)
-                ]
-                same.sort(key=lambda v: (order[v.kind], v.line))
-                used.append((slot, mine.type, [v.token for v in same[:2]]))
+            used = used_results(ir, op, values)
             if not used:
                 continue
-            plans: list[dict[str, str | None]] = []
-            for pick in range(2):
-                if pick and all(len(options) < 2 for _, _, options in used):
-                    break
-                if all(options for _, _, options in used):
-                    plans.append(
-                        {slot: options[min(pick, len(options) - 1)] for slot, _, options in used}
-                    )
-            if func is not None:
-                plans.append({slot: None for slot, _, _ in used})
-            for plan in plans:
-                lines = list(ir.lines)
-                mapping: dict[str, str] = {}
-                fresh: list[str] = []
-                for slot, kind, _ in used:
-                    replacement = plan[slot]
-                    if replacement is None:
-                        replacement = ir.fresh_name(len(fresh))
-                        fresh.append(f"{replacement}: {compress(kind)}")
-                    mapping[slot] = replacement
-                if fresh and func is not None:
-                    header = ir.with_arguments(func, fresh)
-                    if header is None:
-                        continue
-                    lines[func.start] = header
-                lines = [line for i, line in enumerate(lines) if not op.start <= i <= op.end]
-                for slot, replacement in mapping.items():
-                    pattern = token_pattern(slot)
-                    lines = [pattern.sub(replacement, line) for line in lines]
-                shown = ", ".join(f"{k}->{v}" for k, v in mapping.items())
-                what = "new arguments" if fresh else "earlier values"
-                yield f"replace {op.name} (line {op.start + 1}) by {what} {shown}", lines
+            func = ir.enclosing_func(op)
+            for plan in replacement_plans(used, func is not None):
+                candidate = replaced(ir, op, func, used, plan, compress)
+                if candidate is not None:
+                    yield candidate
 
-    def _merge_aliases(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _merge_aliases(self, ir: IRText) -> Candidates:
         """Use one attribute alias for another of the same kind (one layout fewer)."""
         kinds: dict[str, list[str]] = {}
         for alias, index in ir.aliases.items():
@@ -325,7 +333,7 @@ class Reducer:
                     ]
                     yield f"use alias {keep} for {drop}", lines
 
-    def _function_args(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _function_args(self, ir: IRText) -> Candidates:
         for op in ir.ops:
             if not op.name.endswith("func"):
                 continue
@@ -354,7 +362,7 @@ class Reducer:
                 names = ", ".join(a.split(":")[0].strip() for a in drop)
                 yield f"drop unused arguments {names} of {op.name}", lines
 
-    def _chunks(self, ir: IRText) -> Iterator[tuple[str, list[str]]]:
+    def _chunks(self, ir: IRText) -> Candidates:
         """ddmin over sibling ops: delete chunks whose results are used only inside them."""
         groups: dict[int, list[Op]] = {}
         for op in ir.ops:
@@ -379,3 +387,81 @@ class Reducer:
                 if size == 1:
                     break
                 size //= 2
+
+
+# -- replacing an op's results (the "replace" pass) ---------------------------------------
+
+#: Which earlier values stand in first: function arguments, then block arguments, then results.
+STAND_IN_ORDER = {"func-arg": 0, "block-arg": 1, "result": 2}
+
+
+@dataclass(frozen=True)
+class UsedResult:
+    """A used result of the op to delete, and up to two earlier values that could replace it."""
+
+    slot: str
+    type: str
+    stand_ins: list[str]
+
+
+def used_results(ir: IRText, op: Op, values: list[Value]) -> list[UsedResult]:
+    """The op's used results with their stand-ins; [] when one has no known type."""
+    by_slot = {v.token: v for v in values if v.kind == "result" and v.line == op.start}
+    used: list[UsedResult] = []
+    for slot in op.slots:
+        if ir.uses(slot) - (0 if "#" in slot else 1) <= 0:
+            continue
+        mine = by_slot.get(slot)
+        if mine is None or mine.type is None:
+            return []
+        same = [v for v in values if v.type == mine.type and v.token != slot and visible_at(v, op)]
+        same.sort(key=lambda v: (STAND_IN_ORDER[v.kind], v.line))
+        used.append(UsedResult(slot, mine.type, [v.token for v in same[:2]]))
+    return used
+
+
+def replacement_plans(used: list[UsedResult], in_func: bool) -> list[dict[str, str | None]]:
+    """Slot -> stand-in: the first stand-ins, then the second ones (where any slot has two),
+    then new function arguments (None) when the op is inside a function."""
+    plans: list[dict[str, str | None]] = []
+    for pick in range(2):
+        if pick and all(len(u.stand_ins) < 2 for u in used):
+            break
+        if all(u.stand_ins for u in used):
+            plans.append({u.slot: u.stand_ins[min(pick, len(u.stand_ins) - 1)] for u in used})
+    if in_func:
+        plans.append({u.slot: None for u in used})
+    return plans
+
+
+def replaced(
+    ir: IRText,
+    op: Op,
+    func: Op | None,
+    used: list[UsedResult],
+    plan: dict[str, str | None],
+    compress: Callable[[str], str],
+) -> tuple[str, list[str]] | None:
+    """The IR without ``op``, its results replaced as ``plan`` says (None: the function's
+    header cannot take new arguments)."""
+    lines = list(ir.lines)
+    mapping: dict[str, str] = {}
+    fresh: list[str] = []
+    for result in used:
+        replacement = plan[result.slot]
+        if replacement is None:
+            replacement = ir.fresh_name(len(fresh))
+            fresh.append(f"{replacement}: {compress(result.type)}")
+        mapping[result.slot] = replacement
+    if fresh and func is not None:
+        header = ir.with_arguments(func, fresh)
+        if header is None:
+            return None
+        lines[func.start] = header
+    lines = [line for i, line in enumerate(lines) if not op.start <= i <= op.end]
+    for slot, replacement in mapping.items():
+        pattern = token_pattern(slot)
+        lines = [pattern.sub(replacement, line) for line in lines]
+    shown = ", ".join(f"{k}->{v}" for k, v in mapping.items())
+    what = "new arguments" if fresh else "earlier values"
+    return f"replace {op.name} (line {op.start + 1}) by {what} {shown}", lines

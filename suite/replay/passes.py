@@ -13,7 +13,7 @@ from typing import Any
 from suite.engine.isolate import Bounds, Exit, run_isolated
 from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
-from suite.replay.bindings import Mapped
+from suite.replay.bindings import Binding, Mapped
 from suite.replay.child import EXIT_NO_BINDING, EXIT_OK, EXIT_PASS_FAILED, EXIT_UNPARSABLE
 from suite.replay.diagnostic import PROBE_RESTARTS, Diagnostic, ReplayError, parse_diagnostic
 
@@ -88,13 +88,13 @@ def first_error_line(stderr: str) -> str:
     return lines[-1].strip() if lines else "no output"
 
 
-def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[dict[str, Any]]]:
+def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[Binding]]:
     """The installed release's version and its binding table, probed in children.
 
     A binding that takes the probe down is left out and the probe runs again.
     """
     skip: list[str] = []
-    table: dict[str, dict[str, Any]] = {}
+    table: dict[str, Binding] = {}
     version = "unknown"
     for _ in range(PROBE_RESTARTS):
         out = work / f"probe-{len(skip)}.jsonl"
@@ -109,7 +109,7 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
             elif "probing" in record:
                 current = record["probing"]
             elif "path" in record:
-                table[record["path"]] = record
+                table[record["path"]] = Binding.from_json(record)
                 current = None
             elif record.get("done"):
                 done = True
@@ -118,7 +118,7 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
         if current is None:
             reason = first_error_line(ended.stderr.text)
             raise ReplayError(f"cannot introspect Triton's bindings under {python}: {reason}")
-        table[current] = {"path": current, "pass": None, "params": None, "error": "aborted"}
+        table[current] = Binding(current, error="aborted")
         skip.append(current)
     raise ReplayError(f"the binding probe under {python} kept aborting ({', '.join(skip)})")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from suite.engine.record import safe_name
 from suite.files import write_atomic
-from suite.replay.bindings import Mapped, map_passes
+from suite.replay.bindings import Binding, Mapped, map_passes
 from suite.replay.case import ReplayCase, choose_reproducer
 from suite.replay.diagnostic import (
     DIAGNOSTIC,
@@ -39,7 +39,7 @@ from suite.replay.diagnostic import (
     Diagnostic,
     ReplayError,
 )
-from suite.replay.ir_reduce import Reducer
+from suite.replay.ir_reduce import Reducer, Reduction
 from suite.replay.passes import PassRun, first_error_line, probe, run_pass
 from suite.replay.pipeline import (
     PassSpec,
@@ -145,14 +145,14 @@ def replay(
             reducer, outcome = reduce_ir(
                 case, failing, folder, work, budget_tries, budget_s, timeout_s, say
             )
-            record["reduction"] = outcome
+            record["reduction"] = outcome.to_json()
             record["files"]["reduced"] = f"reduced-{failing.name}.mlir"
             lit_source, lit_diagnostic = reducer.best, reducer.best_diagnostic
             lines.append(
-                f"reduced: {outcome['lines_before']} -> {outcome['lines_after']} lines, "
-                f"{outcome['ops_before']} -> {outcome['ops_after']} ops "
-                f"({outcome['tries']} tries, {outcome['seconds']} s"
-                + (", interrupted" if outcome["interrupted"] else "")
+                f"reduced: {outcome.lines_before} -> {outcome.lines_after} lines, "
+                f"{outcome.ops_before} -> {outcome.ops_after} ops "
+                f"({outcome.tries} tries, {outcome.seconds} s"
+                + (", interrupted" if outcome.interrupted else "")
                 + f"): reduced-{failing.name}.mlir"
             )
         write_outputs(case, failing, version, lit_source, lit_diagnostic, folder, record)
@@ -184,7 +184,7 @@ def read_reproducer(case: ReplayCase) -> Captured:
 
 def bind_passes(
     case: ReplayCase, captured: Captured, work: Path, say: Callable[[str], None]
-) -> tuple[str, list[dict[str, Any]], list[Mapped]]:
+) -> tuple[str, list[Binding], list[Mapped]]:
     """Bind: probe the release's bindings and map every recorded pass to one (or stop)."""
     version, table = probe(case.python, work)
     say(f"triton {version} ({case.python}): {len(table)} pass bindings probed")
@@ -305,7 +305,7 @@ def confirm(
     case: ReplayCase,
     scan: Scan,
     mapped: list[Mapped],
-    table: list[dict[str, Any]],
+    table: list[Binding],
     folder: Path,
     work: Path,
     timeout_s: float,
@@ -347,7 +347,7 @@ def _failing_record(failing: Failing, of: int) -> dict[str, Any]:
         "flag": failing.flag,
         "call": step.call,
         "binding": step.binding,
-        "args": step.args,
+        "args": [arg.to_json() for arg in step.args],
         "notes": step.notes,
         "diagnostic": failing.diagnostic.to_json(),
         "stderr": _diagnostic_lines(failing.run.stderr),
@@ -386,7 +386,7 @@ def reduce_ir(
     budget_s: float,
     timeout_s: float,
     say: Callable[[str], None],
-) -> tuple[Reducer, dict[str, Any]]:
+) -> tuple[Reducer, Reduction]:
     """Reduce: shrink the IR before the failing pass while it fails the same way; the
     reducer (its best IR) and what it did."""
     reducer = Reducer(
@@ -421,11 +421,11 @@ def write_outputs(
     record["files"]["lit_test"] = f"{failing.name}.mlir"
 
 
-def _options_set(step: Mapped, table: list[dict[str, Any]]) -> list[str]:
+def _options_set(step: Mapped, table: list[Binding]) -> list[str]:
     """The options of ``step``'s pass that its binding's arguments set."""
     for entry in table:
-        if entry.get("path") == step.binding and entry.get("params"):
-            return [p["option"] for p in entry["params"] if p.get("option")]
+        if entry.path == step.binding and entry.params:
+            return [p.option for p in entry.params if p.option]
     return list(step.spec.options) if step.args else []
 
 

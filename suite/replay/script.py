@@ -19,7 +19,7 @@ PARAMETERS = ("IR_NAME", "BINDING", "ARGS", "PASS", "CAPTURED_UNDER", "REPLAYED_
 def replay_script(before: str, step: Mapped, version: str, case: ReplayCase) -> str:
     """``replay.py``: :mod:`suite.replay.program` (a real, linted Python file) with its
     parameter assignments set for this pass, IR file, case and releases."""
-    args = [(a["kind"], a["class"] if a["kind"] == "object" else a["value"]) for a in step.args]
+    args = [(a.kind, a.cls if a.kind == "object" else a.value) for a in step.args]
     values = {
         "IR_NAME": before,
         "BINDING": step.binding,
@@ -70,7 +70,7 @@ def lit_test(
     function), with the failure it documents in comments.
     """
     body = ir_text.rstrip("\n").splitlines()
-    located = [e for e in diagnostic.specific if e.get("line")]
+    located = [e for e in diagnostic.specific if e.line]
     who = diagnostic.pass_name or step.spec.name
     captured = case.recorded_triton or version
     head: list[str] = []
@@ -83,8 +83,8 @@ def lit_test(
         )
         by_line: dict[int, list[str]] = {}
         for entry in located:
-            message = entry["message"].replace("}}", "} }")
-            by_line.setdefault(int(entry["line"]), []).append(message)
+            message = entry.message.replace("}}", "} }")
+            by_line.setdefault(int(entry.line or 0), []).append(message)
         out = []
         for number, line in enumerate(body, start=1):
             indent = re.match(r"\s*", line).group(0)  # type: ignore[union-attr]
