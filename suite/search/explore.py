@@ -41,7 +41,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -185,7 +185,8 @@ class Evaluator:
     ) -> None:
         self.found = found
         self.launch_arch = launch_arch
-        self.execution = execution
+        self.sanitize = execution.sanitize
+        self.execution = replace(execution, sanitize=False)
         self.workers = workers
         self.work_dir = work_dir
         self.on_evaluation = on_evaluation
@@ -213,6 +214,17 @@ class Evaluator:
             yield
         finally:
             self.phase = outer
+
+    def sanitizer_evidence(self, config: Config, target: str) -> dict[str, Any] | None:
+        """compute-sanitizer's reading of one failing launch, for a finding: run once at the
+        end, never for every evaluation of the search (a memcheck rerun costs many launches)."""
+        result = self(config, target)
+        if not (self.sanitize and result.gpu and result.outcome.is_failure):
+            return None
+        spec = CaseSpec(self.found, config, target, True)
+        case_dir = self.work_dir / f"sanitized-{safe_name(spec.case_id)}"
+        rerun = run_case(spec, case_dir, replace(self.execution, sanitize=True), self.workers)
+        return rerun.detail.get("sanitizer") if rerun else None
 
     def __call__(self, config: Config, target: str) -> CaseResult:
         problems = self.repro.problems(config)
@@ -483,7 +495,7 @@ class _Explorer:
                     source=source,
                     signatures={str(environment.get("triton") or "unknown"): signature},
                     evaluations={"first_failure": failing[0].number, "minimal": minimal},
-                    sanitizer=result.detail.get("sanitizer"),
+                    sanitizer=self.evaluate.sanitizer_evidence(config, target),
                 )
             )
         return findings
