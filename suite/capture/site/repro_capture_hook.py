@@ -37,6 +37,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import repro_capture_output
 from repro_capture_common import (
     LOCAL,
     called_from,
@@ -46,13 +47,19 @@ from repro_capture_common import (
     keep_all,
     next_sequence,
     note_hook_error,
-    stderr_offset,
     target_of,
     triton_version,
 )
 from repro_capture_kernel import kernel_source, specialization
 from repro_capture_launch import autotune_records, autotune_wrapper, excepthook_wrapper, run_wrapper
-from repro_capture_records import DONE, FAILED, STARTED, CompileRecord, write_durably
+from repro_capture_records import (
+    DONE,
+    FAILED,
+    STARTED,
+    CompileOutput,
+    CompileRecord,
+    write_durably,
+)
 
 
 def arm() -> None:
@@ -136,19 +143,23 @@ def install() -> None:
 def _compile_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def compile(src: Any, *args: Any, **kwargs: Any) -> Any:
-        begun = _begin_quietly(src, args, kwargs)
+        teed = _quietly("teeing a compile's output", repro_capture_output.begin)
+        begun = _begin_quietly(src, args, kwargs, teed)
         try:
             result = original(src, *args, **kwargs)
         except Exception as exc:
             LOCAL.compile_failed = True
+            _untee(teed)
             if begun is not None:
                 _end_quietly(begun, exc)
             raise
         except BaseException:
             # An interrupt or exit inside a compile is not the compiler's failure.
+            _untee(teed)
             if begun is not None:
                 _drop(begun[1])
             raise
+        _untee(teed)
         if begun is not None:
             _end_quietly(begun, None)
         return result
@@ -157,15 +168,32 @@ def _compile_wrapper(original: Any) -> Any:
     return compile
 
 
-def _begin_quietly(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _quietly(what: str, action: Any, *args: Any) -> Any:
     try:
-        return _begin(src, args, kwargs)
+        return action(*args)
+    except Exception:
+        note_hook_error(what)
+        return None
+
+
+def _untee(teed: CompileOutput | None) -> None:
+    if teed is not None:
+        _quietly("restoring the program's descriptors", repro_capture_output.end, teed)
+
+
+def _begin_quietly(
+    src: Any, args: tuple[Any, ...], kwargs: dict[str, Any], teed: CompileOutput | None
+) -> Any:
+    try:
+        return _begin(src, args, kwargs, teed)
     except Exception:
         note_hook_error("recording a compile")
         return None
 
 
-def _begin(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _begin(
+    src: Any, args: tuple[Any, ...], kwargs: dict[str, Any], teed: CompileOutput | None
+) -> Any:
     base = folder()
     fn = getattr(src, "fn", None)
     if base is None or fn is None:  # an IR file (IRSource) carries no Python kernel
@@ -193,7 +221,7 @@ def _begin(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         argv=list(sys.argv),
         called_from=called_from(),
         problems=problems,
-        stderr_start=stderr_offset(),
+        output=teed,
         sequence=sequence,
     )
     path = base / "compiles" / f"{record.id}.json"
@@ -205,17 +233,17 @@ def _begin(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _end_quietly(begun: tuple[CompileRecord, Path], exc: BaseException | None) -> None:
     record, path = begun
     try:
+        if record.output is not None:
+            record.output.complete = True
         if exc is None:
             if keep_all():
                 record.state = DONE
-                record.stderr_end = stderr_offset()
                 write_durably(path, record)
             else:
                 _drop(path)
             return
         record.state = FAILED
         record.error = error_facts(exc)
-        record.stderr_end = stderr_offset()
         write_durably(path, record)
         autotune_records().append(path)
     except Exception:
