@@ -272,6 +272,32 @@ def test_a_program_that_does_not_fail_is_unchanged(tmp_path: Path) -> None:
     assert add["kernel"]["values"] == [{"name": "SCALE", "python": "tl.constexpr(3)"}]
 
 
+def test_the_compilers_output_is_teed_and_nothing_the_program_wrote_is_lost(
+    tmp_path: Path,
+) -> None:
+    """Around each compile fds 1 and 2 go to the hook's logs and are copied back when the
+    last compile in flight ends: the program's stdout and stderr hold the same lines with
+    and without the hook (two threads compiling while the main thread writes), the
+    compiler's diagnostic reaches the program's stderr, and the failing compile's record
+    holds it too."""
+    command = [sys.executable, str(PROGRAMS / "threads_and_output.py")]
+    plain = subprocess.run(command, capture_output=True, text=True, check=False)
+    done, summary = capture(tmp_path / "reports", command, "--no-confirm")
+    assert plain.returncode == 0 and done.returncode == 0, done.stderr[-3000:]
+    assert plain.stdout.endswith("plain: compiled, warp-specialized: RuntimeError\n")
+    assert sorted(done.stdout.splitlines()) == sorted(plain.stdout.splitlines())
+    diagnostic = "LLVM ERROR: unsupported load type for producer commit"
+    for stderr in (plain.stderr, done.stderr):
+        assert diagnostic in stderr
+        assert all(f"stderr line {i}\n" in stderr for i in range(50))
+    [failure] = summary["failures"]
+    assert failure["observed"] == f"compiler-error:ttgir:NVGPUWarpSpecialization: {diagnostic}"
+    record = json.loads(Path(failure["record"]).read_text())
+    assert record["output"]["complete"] and diagnostic in record["output"]["stderr"]
+    # The logs of finished redirections are gone; nothing died inside a compile.
+    assert list((Path(summary["folder"]) / "compile-output").iterdir()) == []
+
+
 def test_no_program_is_bad_usage(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "suite.capture", "--output", str(tmp_path), "--"],
