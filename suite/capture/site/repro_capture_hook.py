@@ -8,14 +8,17 @@ right after triton's own import finishes, :func:`install` wraps
   has the JIT import it from ``triton.compiler`` when it builds a kernel's binder, after
   this ran): a record is written and synced *before* the compile starts, marked done
   (or dropped, without ``--all``) when it returns, marked failed when it raises; a
-  process killed inside the compile leaves it as started. Triton's compilation
+  process killed inside the compile leaves it as started. Around the compile, fds 1
+  and 2 are teed (:mod:`repro_capture_output`): the compiler's own diagnostics reach
+  the record whatever the program does with its output. Triton's compilation
   listener (3.4 on) fires only after a successful compile, so it cannot see a failure.
 - ``JITFunction.run`` (``kernel[grid](...)``), ``Autotuner.run`` and ``sys.excepthook``:
   :mod:`repro_capture_launch` (each launch written ahead, failed launches, uncaught
   exceptions after a launch, autotuners).
 
 The other modules of this folder: :mod:`repro_capture_kernel` (the specialization, the
-kernel's source and what it reads), :mod:`repro_capture_common` (what they share),
+kernel's source and what it reads), :mod:`repro_capture_output` (the tee),
+:mod:`repro_capture_common` (what they share),
 :mod:`repro_capture_records` (the record types, also read by the suite). They are
 top-level modules, found because ``repro capture`` puts this folder on ``PYTHONPATH``;
 ``sitecustomize`` imports this one.
