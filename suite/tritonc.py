@@ -53,16 +53,24 @@ def specialization(
     divisible: Collection[str] | None = None,
     equal_to_1: Collection[str] = (),
     attrs: Attrs | None = None,
+    arguments: Collection[str] | None = None,
 ) -> Specialization:
     """The JIT's view of ``signature``: by default every pointer and integer argument
     is divisible by 16 (a 16-byte-aligned tensor, a size that is a multiple of 16).
 
     ``divisible`` names exactly the arguments that are (``()``: none); ``attrs``
-    gives an argument's attributes outright and wins over both.
+    gives an argument's attributes outright and wins over both. ``arguments``: every
+    argument of the kernel, where the names may come from; by default the signature's.
+    The JIT's own decisions name arguments that are not in the signature: an integer
+    equal to 1 is folded into the constants (3.0-3.2) or made constexpr (3.3 on), and
+    3.0/3.1 count constexprs and ``None`` among the arguments divisible by 16.
     """
-    unknown = [n for n in [*(divisible or ()), *equal_to_1, *(attrs or {})] if n not in signature]
+    known = signature if arguments is None else arguments
+    named = [*(divisible or ()), *equal_to_1, *(attrs or {})]
+    unknown = [n for n in named if n not in known]
     if unknown:
-        raise TypeError(f"specialization names argument(s) not in the signature: {unknown}")
+        where = "the signature" if arguments is None else "the kernel's arguments"
+        raise TypeError(f"specialization names argument(s) not in {where}: {unknown}")
     if divisible is None:
         divisible = [n for n, ty in signature.items() if _aligned_by_default(ty)]
     by_name: dict[str, tuple[tuple[str, int], ...]] = {
@@ -98,7 +106,7 @@ def compile_kernel(
     import triton
     from triton.backends.compiler import GPUTarget
 
-    spec = specialization(signature, divisible, equal_to_1, attrs)
+    spec = specialization(signature, divisible, equal_to_1, attrs, fn.arg_names)
     source = _ast_source(fn, dict(signature), dict(constexprs), spec)
     target = GPUTarget("cuda", case.target.arch, 32)
     kernel = triton.compile(source, target=target, options=case.options)

@@ -286,3 +286,13 @@ def test_the_signature_never_holds_a_credential_nor_depends_on_one(tmp_path_fact
     # the same place gives the very same signature.
     other = around[0] + one.replace(secret, another) + around[1]
     assert _signature(other, tmp_path)[0] == signature
+
+
+def test_a_kernel_variable_named_like_a_token_is_code_not_a_secret():
+    """A fused-MoE kernel's ``offs_token = tl.load(...)`` survives (a reproducer generated
+    from it once had the load redacted and did not parse); a value after a token's name
+    that is not a call is still redacted."""
+    line = "    offs_token = tl.load(sorted_token_ids_ptr + offs_token_id)"
+    assert scrub_secrets(line) == line
+    assert REDACTED in scrub_secrets("my_token = abc123def456")
+    assert REDACTED in scrub_secrets("auth_token = load(x)")

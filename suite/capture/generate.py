@@ -23,6 +23,7 @@ from suite.capture.site.repro_capture_records import (
     load_last_launches,
     load_launch,
     load_uncaught,
+    read_bounded,
 )
 from suite.engine import signature as signatures
 from suite.templating import template_environment
@@ -208,7 +209,7 @@ def surfaced_later(folder: Path, program: ProgramRun, found: list[Failure]) -> l
 def _compile_failure(
     path: Path, record: CompileRecord, folder: Path, program: ProgramRun
 ) -> Failure:
-    stderr = stderr_between(folder, record.stderr_start, record.stderr_end)
+    stderr = compile_stderr(record)
     if record.state == STARTED:
         # The process died inside the compile: by a signal we saw only for our own child.
         ours = record.pid == program.pid
@@ -235,6 +236,20 @@ def _compile_failure(
         handled_by=record.handled_by,
         refused=verdict.refused,
     )
+
+
+def compile_stderr(record: CompileRecord) -> str:
+    """What the compile wrote on fd 2 of its process, teed by the hook: from the record,
+    or, for a process that died inside the compile, from the log it went to."""
+    output = record.output
+    if output is None:
+        return ""
+    if output.complete or not output.stderr_log:
+        return output.stderr
+    try:
+        return read_bounded(output.stderr_log, output.stderr_from, None)[0]
+    except OSError:
+        return ""
 
 
 def _judged(
@@ -265,22 +280,52 @@ def _judged(
     return verdict
 
 
-def same_signature(observed: str, isolated: str | None, crashed: bool) -> bool:
-    """Whether the isolated run failed as the program did. A crash or a timeout in the
-    program shows no compile stage (its stderr has no faulthandler dump; the isolated
-    child's has), so for those (``crashed``) the isolated family's stage is not compared."""
+SAME = "the same signature"
+
+
+def confirmation(observed: str, isolated: str | None) -> str:
+    """On what evidence the isolated run confirms the program's failure ('' when it does
+    not). The same signature confirms it. A crash or a timeout in the program may show
+    less than the isolated child does: no compile stage (the program has no faulthandler
+    dump), no signal (a process that was not the program's own: ``exit-None``), no message
+    (it died with nothing written). Such an observation is consistent with an isolated
+    failure of the same outcome whose family holds every part it does show and whose
+    message is the same, where it has one; the evidence says what was not shown."""
     if isolated is None:
-        return False
+        return ""
     if observed == isolated:
-        return True
-    if not crashed:
-        return False
+        return SAME
+    if not observed.startswith(("crash:", "timeout:")):
+        return ""
+    seen = signatures.family_of(observed).split(":")
+    known = signatures.family_of(isolated).split(":")
+    message = signatures.message_of(observed)
+    if seen[0] != known[0] or (message and message != signatures.message_of(isolated)):
+        return ""
+    if not all(part in known[1:] or part == UNKNOWN_END for part in seen[1:]):
+        return ""
     stages = set(signatures.STAGE_FUNCTIONS.values())
-    family: list[str | None] = [
-        p for p in signatures.family_of(isolated).split(":") if p not in stages
-    ]
-    without_stage = signatures.compose(family, signatures.message_of(isolated))
-    return observed == without_stage
+    missing = []
+    if UNKNOWN_END in seen:
+        missing.append("how its process ended (not the program's own process)")
+    if not message:
+        missing.append("a message (nothing was written)")
+    if any(p in stages for p in known) and not any(p in stages for p in seen):
+        missing.append("the compile stage (no faulthandler dump)")
+    hidden = "; ".join(missing) or "nothing"
+    return (
+        f"consistent: the program showed {observed}, which does not show {hidden}; "
+        f"the isolated run failed in the {_phase(observed)} with {isolated}"
+    )
+
+
+# A crash of a process that was not the program's own: its signal is not known.
+UNKNOWN_END = "exit-None"
+
+
+def _phase(signature: str) -> str:
+    parts = signatures.family_of(signature).split(":")
+    return "launch" if "launch" in parts else "compile"
 
 
 # ---------------------------------------------------------------------------------------

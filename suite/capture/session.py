@@ -39,6 +39,7 @@ class Captured:
     isolated: str | None = None  # the isolated run's signature
     isolated_outcome: str = ""
     reproduced: bool = False
+    evidence: str = ""  # on what the isolated run confirms it (generate.confirmation)
     result_ref: str = ""  # RUN_DIR:CASE_ID, for `repro report`
     finding: str = ""  # the finding's id, for `repro report`
 
@@ -59,6 +60,7 @@ class Captured:
             "isolated": self.isolated,
             "isolated_outcome": self.isolated_outcome,
             "reproduced": self.reproduced,
+            "evidence": self.evidence,
             "result": self.result_ref,
             "finding": self.finding,
         }
@@ -146,17 +148,15 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
         captured.isolated = result.signature.text if result.signature else None
         captured.isolated_outcome = result.outcome.label
         captured.result_ref = f"{outcome.store.folder}:{result.case_id}"
-        # The program's stderr has no faulthandler dump: a crash or a timeout there shows no
-        # compile stage, the isolated run's does.
-        crashed = failure.signature.startswith(("crash:", "timeout:"))
-        captured.reproduced = result.outcome.is_failure and generate.same_signature(
-            failure.signature, captured.isolated, crashed
-        )
+        if result.outcome.is_failure:
+            captured.evidence = generate.confirmation(failure.signature, captured.isolated)
+        captured.reproduced = bool(captured.evidence)
         if captured.reproduced and captured.isolated:
             captured.finding = _remember(store, captured, result, outcome.environment)
+        verdict = f"reproduced ({captured.evidence})" if captured.reproduced else "NOT reproduced"
         on_result(
-            f"{failure.kernel.name}: {'reproduced' if captured.reproduced else 'NOT reproduced'}"
-            f" in isolation ({captured.isolated_outcome}: {captured.isolated})"
+            f"{failure.kernel.name}: {verdict} in isolation"
+            f" ({captured.isolated_outcome}: {captured.isolated})"
         )
 
 

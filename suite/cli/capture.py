@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +32,10 @@ from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
+    from suite.capture.generate import Failure
     from suite.capture.session import Capture
+
+UNSEEN_TAIL = 2000  # characters of a dead compile's output shown on stderr
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -117,6 +121,17 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return capture.program.exit_status
 
 
+def _died_with(failure: Failure) -> str:
+    """The tail of what a compile wrote before its process died inside it: held in the
+    hook's log, never copied back to where the program's descriptors pointed."""
+    from suite.capture.generate import compile_stderr
+
+    record = failure.compile
+    if record is None or record.output is None or record.output.complete:
+        return ""
+    return compile_stderr(record).strip()[-UNSEEN_TAIL:]
+
+
 def _bounds(bounds: object) -> str:
     timeout = getattr(bounds, "timeout_s", None)
     memory = getattr(bounds, "memory_bytes", None)
@@ -149,6 +164,13 @@ def _tell(capture: Capture, say: Callable[[str], None], detail: Callable[[str], 
             where = f"{failure.kernel.name} ({failure.phase}{later}, {failure.target}): "
             where += failure.signature
         detail(f"  record: {failure.path}")
+        unseen = _died_with(failure)
+        if unseen:
+            say(
+                f"{failure.kernel.name}: its process died inside the compile; what the compiler"
+                f" wrote then (kept by the hook, it never reached the program's output):\n"
+                + textwrap.indent(unseen, "  | ")
+            )
         if captured.file is None:
             say(f"{where}: no reproducer ({captured.not_generated})")
         elif captured.finding:

@@ -92,6 +92,7 @@ _AUTH_HEADER = re.compile(
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 # A URL's user and password hold no '"' or backslash (RFC 3986): they end in a JSON string.
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@\"\\]+:[^/\s@\"\\]+@")
+_CALL = re.compile(r"[A-Za-z_][\w.]*\(")
 REDACTED = "[redacted]"
 #: Variables worth showing in a report: what changes what Triton compiles (its knobs, MLIR's
 #: and LLVM's debug switches). Not CUDA_* or NVIDIA_*: a GPU machine sets dozens, some of
@@ -106,6 +107,16 @@ def home_to_tilde(text: str) -> str:
     return text.replace(home, "~") if home not in ("", "/") else text
 
 
+def _code(name: str, value: str) -> bool:
+    """A kernel's ``offs_token = tl.load(sorted_token_ids_ptr + offs)``: a name that only
+    ends in ``token`` (not an auth, access or refresh token) given a function call."""
+    lowered = name.lower()
+    generic = lowered.endswith("token") and not re.search(
+        r"(auth|access|refresh)[_-]?token$", lowered
+    )
+    return generic and bool(_CALL.match(value))
+
+
 def scrub_secrets(text: str) -> str:
     """``text`` without credential-looking values (paths left as they are)."""
     text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + REDACTED + "@", text)
@@ -115,7 +126,11 @@ def scrub_secrets(text: str) -> str:
     text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
     text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     text = _NAMED_SECRET.sub(
-        lambda m: m.group(0) if m.group(3) == REDACTED else m.group(1) + m.group(2) + REDACTED,
+        lambda m: (
+            m.group(0)
+            if m.group(3) == REDACTED or _code(m.group(1), m.group(3))
+            else m.group(1) + m.group(2) + REDACTED
+        ),
         text,
     )
     return _redact_random_runs(CREDENTIAL_VALUE.sub(REDACTED, text))

@@ -145,6 +145,7 @@ def _reproducer(result: CaseResult, source: dict[str, str] | None) -> Reproducer
 def _module_kernels(module: Any, fn: Any) -> tuple[list[str], list[tuple[str, str]]]:
     """Every module-level ``@triton.jit`` function's source, in file order, and the simple
     module-level constants they name."""
+    import triton.language as tl
     from triton.runtime.jit import JITFunction
 
     jitted = [fn]
@@ -158,11 +159,15 @@ def _module_kernels(module: Any, fn: Any) -> tuple[list[str], list[tuple[str, st
     constants: list[tuple[str, str]] = []
     for name in sorted(names):
         value = getattr(module, name, None) if module is not None else None
-        if name.isupper() and value is not None and not callable(value):
+        # A tl.constexpr is callable (constexpr functions) and must stay a tl.constexpr: newer
+        # releases refuse a kernel that reads a plain global.
+        wrapped = isinstance(value, tl.constexpr)
+        if name.isupper() and value is not None and (wrapped or not callable(value)):
             try:
-                constants.append((name, _literal(value)))
+                shown = _literal(value)
             except ValueError:
                 continue
+            constants.append((name, f"tl.constexpr({shown})" if wrapped else shown))
     return [inspect.getsource(j.fn).rstrip() for j in ordered], constants
 
 

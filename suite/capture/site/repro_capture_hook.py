@@ -8,14 +8,17 @@ right after triton's own import finishes, :func:`install` wraps
   has the JIT import it from ``triton.compiler`` when it builds a kernel's binder, after
   this ran): a record is written and synced *before* the compile starts, marked done
   (or dropped, without ``--all``) when it returns, marked failed when it raises; a
-  process killed inside the compile leaves it as started. Triton's compilation
+  process killed inside the compile leaves it as started. Around the compile, fds 1
+  and 2 are teed (:mod:`repro_capture_output`): the compiler's own diagnostics reach
+  the record whatever the program does with its output. Triton's compilation
   listener (3.4 on) fires only after a successful compile, so it cannot see a failure.
 - ``JITFunction.run`` (``kernel[grid](...)``), ``Autotuner.run`` and ``sys.excepthook``:
   :mod:`repro_capture_launch` (each launch written ahead, failed launches, uncaught
   exceptions after a launch, autotuners).
 
 The other modules of this folder: :mod:`repro_capture_kernel` (the specialization, the
-kernel's source and what it reads), :mod:`repro_capture_common` (what they share),
+kernel's source and what it reads), :mod:`repro_capture_output` (the tee),
+:mod:`repro_capture_common` (what they share),
 :mod:`repro_capture_records` (the record types, also read by the suite). They are
 top-level modules, found because ``repro capture`` puts this folder on ``PYTHONPATH``;
 ``sitecustomize`` imports this one.
@@ -37,6 +40,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import repro_capture_output
 from repro_capture_common import (
     LOCAL,
     called_from,
@@ -46,13 +50,19 @@ from repro_capture_common import (
     keep_all,
     next_sequence,
     note_hook_error,
-    stderr_offset,
     target_of,
     triton_version,
 )
 from repro_capture_kernel import kernel_source, specialization
 from repro_capture_launch import autotune_records, autotune_wrapper, excepthook_wrapper, run_wrapper
-from repro_capture_records import DONE, FAILED, STARTED, CompileRecord, write_durably
+from repro_capture_records import (
+    DONE,
+    FAILED,
+    STARTED,
+    CompileOutput,
+    CompileRecord,
+    write_durably,
+)
 
 
 def arm() -> None:
@@ -136,19 +146,23 @@ def install() -> None:
 def _compile_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def compile(src: Any, *args: Any, **kwargs: Any) -> Any:
-        begun = _begin_quietly(src, args, kwargs)
+        teed = _quietly("teeing a compile's output", repro_capture_output.begin)
+        begun = _begin_quietly(src, args, kwargs, teed)
         try:
             result = original(src, *args, **kwargs)
         except Exception as exc:
             LOCAL.compile_failed = True
+            _untee(teed)
             if begun is not None:
                 _end_quietly(begun, exc)
             raise
         except BaseException:
             # An interrupt or exit inside a compile is not the compiler's failure.
+            _untee(teed)
             if begun is not None:
                 _drop(begun[1])
             raise
+        _untee(teed)
         if begun is not None:
             _end_quietly(begun, None)
         return result
@@ -157,15 +171,32 @@ def _compile_wrapper(original: Any) -> Any:
     return compile
 
 
-def _begin_quietly(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _quietly(what: str, action: Any, *args: Any) -> Any:
     try:
-        return _begin(src, args, kwargs)
+        return action(*args)
+    except Exception:
+        note_hook_error(what)
+        return None
+
+
+def _untee(teed: CompileOutput | None) -> None:
+    if teed is not None:
+        _quietly("restoring the program's descriptors", repro_capture_output.end, teed)
+
+
+def _begin_quietly(
+    src: Any, args: tuple[Any, ...], kwargs: dict[str, Any], teed: CompileOutput | None
+) -> Any:
+    try:
+        return _begin(src, args, kwargs, teed)
     except Exception:
         note_hook_error("recording a compile")
         return None
 
 
-def _begin(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _begin(
+    src: Any, args: tuple[Any, ...], kwargs: dict[str, Any], teed: CompileOutput | None
+) -> Any:
     base = folder()
     fn = getattr(src, "fn", None)
     if base is None or fn is None:  # an IR file (IRSource) carries no Python kernel
@@ -193,7 +224,7 @@ def _begin(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         argv=list(sys.argv),
         called_from=called_from(),
         problems=problems,
-        stderr_start=stderr_offset(),
+        output=teed,
         sequence=sequence,
     )
     path = base / "compiles" / f"{record.id}.json"
@@ -205,17 +236,17 @@ def _begin(src: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 def _end_quietly(begun: tuple[CompileRecord, Path], exc: BaseException | None) -> None:
     record, path = begun
     try:
+        if record.output is not None:
+            record.output.complete = True
         if exc is None:
             if keep_all():
                 record.state = DONE
-                record.stderr_end = stderr_offset()
                 write_durably(path, record)
             else:
                 _drop(path)
             return
         record.state = FAILED
         record.error = error_facts(exc)
-        record.stderr_end = stderr_offset()
         write_durably(path, record)
         autotune_records().append(path)
     except Exception:

@@ -18,6 +18,8 @@ from typing import Any
 ENV_DIR = "REPRO_CAPTURE_DIR"
 ENV_ALL = "REPRO_CAPTURE_ALL"
 FORMAT = 1
+# A compile record keeps at most this many bytes of each output stream: head and tail.
+KEEP_BYTES = 64 * 1024
 
 STARTED = "started"  # written before the compile; left behind when the process dies in it
 DONE = "done"
@@ -81,6 +83,22 @@ class ErrorFacts:
 
 
 @dataclass
+class CompileOutput:
+    """What a compile wrote on file descriptors 1 and 2 of its process (C++ diagnostics,
+    ``LLVM ERROR``, assertions, ptxas), head and tail kept; ``*_log`` and ``*_from`` say
+    where the text went while the compile ran, for a process that died inside it."""
+
+    stderr: str = ""
+    stdout: str = ""
+    stderr_log: str = ""
+    stderr_from: int = 0
+    stdout_log: str = ""
+    stdout_from: int = 0
+    dropped: int = 0  # bytes left out between head and tail
+    complete: bool = False  # the compile returned or raised: the text is whole
+
+
+@dataclass
 class CompileRecord:
     """One call of Triton's compile entry point, written before it runs."""
 
@@ -100,8 +118,7 @@ class CompileRecord:
     argv: list[str]
     called_from: str = ""  # file:line of the program's frame that led to the compile
     problems: list[str] = field(default_factory=list)  # what could not be recorded faithfully
-    stderr_start: int | None = None  # byte offsets of the compile in the program's stderr log
-    stderr_end: int | None = None
+    output: CompileOutput | None = None  # None: neither descriptor could be teed
     error: ErrorFacts | None = None
     handled_by: str = ""  # "autotuner": the program caught it (a config the autotuner dropped)
     sequence: int = -1  # the order of compiles and launches in its process
@@ -201,6 +218,20 @@ def write_whole(path: Path, data: bytes, sync: bool) -> None:
         os.close(folder)
 
 
+def read_bounded(path: Path | str, start: int, stop: int | None) -> tuple[str, int]:
+    """The log's bytes from ``start`` to ``stop`` (its end when None), head and tail kept
+    within :data:`KEEP_BYTES`; and how many bytes were left out between them."""
+    with open(path, "rb") as log:
+        log.seek(start)
+        data = log.read() if stop is None else log.read(max(0, stop - start))
+    if len(data) <= KEEP_BYTES:
+        return data.decode(errors="replace"), 0
+    half = KEEP_BYTES // 2
+    dropped = len(data) - 2 * half
+    joined = data[:half] + f"\n[... {dropped} bytes left out ...]\n".encode() + data[-half:]
+    return joined.decode(errors="replace"), dropped
+
+
 def _build(kind: type, data: dict[str, Any]) -> Any:
     known = {f.name for f in fields(kind)}
     return kind(**{k: v for k, v in data.items() if k in known})
@@ -223,6 +254,8 @@ def load_compile(path: Path) -> CompileRecord:
     record: CompileRecord = _build(CompileRecord, data)
     record.kernel = _kernel(data["kernel"])
     record.error = _error(data.get("error"))
+    output = data.get("output")
+    record.output = _build(CompileOutput, output) if output else None
     return record
 
 

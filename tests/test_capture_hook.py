@@ -1,0 +1,97 @@
+"""What the capture hook records, whatever the program does: the compiler's own output
+(fds 1 and 2 teed around each compile, nothing the program wrote lost), and every
+specialization the JIT makes, reproduced on every release 3.0.0-3.9.0."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_capture import PROGRAMS, ROOT, capture, venv_python
+
+
+def test_the_compilers_output_is_teed_and_nothing_the_program_wrote_is_lost(
+    tmp_path: Path,
+) -> None:
+    """Around each compile fds 1 and 2 go to the hook's logs and are copied back when the
+    last compile in flight ends: the program's stdout and stderr hold the same lines with
+    and without the hook (two threads compiling while the main thread writes), the
+    compiler's diagnostic reaches the program's stderr, and the failing compile's record
+    holds it too."""
+    command = [sys.executable, str(PROGRAMS / "threads_and_output.py")]
+    plain = subprocess.run(command, capture_output=True, text=True, check=False)
+    done, summary = capture(tmp_path / "reports", command, "--no-confirm")
+    assert plain.returncode == 0 and done.returncode == 0, done.stderr[-3000:]
+    assert plain.stdout.endswith("plain: compiled, warp-specialized: RuntimeError\n")
+    assert sorted(done.stdout.splitlines()) == sorted(plain.stdout.splitlines())
+    diagnostic = "LLVM ERROR: unsupported load type for producer commit"
+    for stderr in (plain.stderr, done.stderr):
+        assert diagnostic in stderr
+        assert all(f"stderr line {i}\n" in stderr for i in range(50))
+    [failure] = summary["failures"]
+    assert failure["observed"] == f"compiler-error:ttgir:NVGPUWarpSpecialization: {diagnostic}"
+    record = json.loads(Path(failure["record"]).read_text())
+    assert record["output"]["complete"] and diagnostic in record["output"]["stderr"]
+    # The logs of finished redirections are gone; nothing died inside a compile.
+    assert list((Path(summary["folder"]) / "compile-output").iterdir()) == []
+
+
+RELEASES = [
+    "3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.3.1", "3.4.0",
+    "3.5.0", "3.5.1", "3.6.0", "3.7.1", "3.8.0", "3.9.0",
+]  # fmt: skip
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_specialization_is_reproduced_on_every_release(tmp_path: Path, version: str) -> None:
+    """What the JIT decided for a launch's arguments (strides equal to 1, sizes divisible by
+    16, do_not_specialize, a constexpr default, None, a helper of another module, a host
+    TensorDescriptor and a device-side descriptor from 3.4 on) is recorded as the JIT's own
+    binder made it, and each kernel's reproducer compiles it in isolation: no harness error."""
+    python = venv_python(version) if version != "3.9.0" else sys.executable
+    program = str(PROGRAMS / "specializations.py")
+    done, summary = capture(tmp_path / "reports", [python, program], "--all", "--no-confirm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    records = {
+        r["kernel"]["name"]: r
+        for r in (json.loads(p.read_text()) for p in Path(summary["folder"]).glob("compiles/*"))
+    }
+    rows = records["scale_rows"]
+    assert rows["equal_to_1"] == ["stride_xn", "stride_yn"]  # contiguous strides; not seed
+    assert "seed" in rows["signature"] and "stride_xn" not in rows["signature"]
+    assert rows["constexprs"] == {
+        "bias_ptr": "None",
+        "BLOCK_N": "128",
+        "ACTIVATION": "'leaky_relu'",
+    }
+    assert {"x_ptr", "n_cols", "stride_xm"} <= set(rows["divisible"])
+    assert [f["name"] for f in rows["kernel"]["functions"]] == [
+        "leaky_relu",
+        "activation",
+        "scale_rows",
+    ]
+    assert rows["problems"] == [] and rows["kernel"]["unresolved"] == []
+    expected = {"scale_rows"}
+    if version >= "3.4":
+        expected.add("descriptor_copy")
+        assert records["descriptor_copy"]["signature"]["in_desc"] == "tensordesc<fp16[64, 64]>"
+    assert set(records) == expected
+    for reproducer in summary["kernel_reproducers"]:
+        arguments = ["run", reproducer, "-c", "captured", "--python", python, "--json", "-q"]
+        ran = subprocess.run(
+            [sys.executable, "-m", "suite.cli.main", *arguments, "-o", str(tmp_path / "runs")],
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
+        assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+        [case] = json.loads(ran.stdout)["cases"]
+        assert case["outcome"] == "passed", case
