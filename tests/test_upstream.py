@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from suite.replay.bindings import map_passes
+from suite.replay.bindings import Binding, map_passes
 from suite.replay.pipeline import parse_pipeline
 from tests.conftest import repro_cli
 
@@ -309,7 +309,7 @@ def test_an_op_agnostic_pipeline_is_unwrapped_and_maps_pass_by_pass():
         "tritongpu-coalesce",
         "triton-nvidia-gpu-plan-cta",
     ]
-    mapped, missing = map_passes(passes, UNPROBED)
+    mapped, missing = map_passes(passes, [Binding.from_json(entry) for entry in UNPROBED])
     assert missing == []
     assert [m.call for m in mapped] == [
         "passes.ttir.add_convert_to_ttgpuir(pm, 'cuda:120', 4, 32, 1)",

@@ -347,9 +347,19 @@ def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Exec
         again.write_text(json.dumps(spec))
         argv = [*prefix, execution.python, "-m", "suite.engine.child", str(again)]
         allocations = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
-        ended = run_isolated(
-            argv, env={**env, **allocations, **more}, cwd=str(case_dir), bounds=execution.bounds
-        )
+        # The case's own temporary folder went with it; the rerun (and the sanitizer's own
+        # files) get a fresh one, gone with the rerun too.
+        scratch = case_dir / "tmp"
+        scratch.mkdir(exist_ok=True)
+        try:
+            ended = run_isolated(
+                argv,
+                env={**env, **allocations, **more},
+                cwd=str(case_dir),
+                bounds=execution.bounds,
+            )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         text = scrub_secrets(ended.stdout.text + ended.stderr.text)
         output.write_text(text)
         return ended.returncode, text
