@@ -82,9 +82,8 @@ def test_a_launch_past_its_hang_bound_is_killed_and_named(found, tmp_path):
     hung = launched(found, tmp_path, "oracle-hang", "wrong", timeout=300.0)
     assert hung.outcome is Outcome.TIMEOUT
     assert hung.signature.text == "timeout:launch:hang: kernel"
+    # Killed at the launch's bound (5 s), not by the case's timeout, which names no launch.
     assert hung.detail["launch"] == "kernel" and hung.detail["bound_s"] == 5
-    # Killed at the launch's bound, long before the case's own timeout.
-    assert hung.duration_s < 120
 
 
 @pytest.mark.usefixtures("interpreted")
