@@ -313,7 +313,9 @@ def run_case(
     else:
         shutil.rmtree(case_dir, ignore_errors=True)
     failure = _launch_failure(result)
-    if failure and execution.sanitize:
+    # Triton's interpreter runs the kernel as NumPy on the CPU: nothing for a sanitizer to see.
+    interpreted = env.get("TRITON_INTERPRET") == "1"
+    if failure and execution.sanitize and not interpreted:
         evidence = gather(
             failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
         )
