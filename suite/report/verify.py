@@ -106,7 +106,7 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     foreign = foreign_imports(script.read_text())
     if foreign:
         return Verification(False, version, f"Not verified: repro.py imports {', '.join(foreign)}")
-    where = "in a clean venv"
+    where = ""  # a clean venv of the release, the usual place: said only when it is not
     here = f"in this interpreter ({sys.executable}: a fresh process, an empty Triton cache)"
     try:
         if "import torch" in script.read_text() and _installed_triton() == version:
@@ -122,9 +122,9 @@ def verify(script: Path, version: str, expected: str) -> Verification:
         python = sys.executable
         reason = str(exc).splitlines()[0][:160]
         if reason == "repro.py launches with torch":
-            where = f"{here}, since {reason}"
+            where = f" {here}, since {reason}"
         else:
-            where = f"{here}, since no clean venv could be built ({reason})"
+            where = f" {here}, since no clean venv could be built ({reason})"
     run = run_script(python, script)
     run.version = version
     if run.exit_status is None:
@@ -133,7 +133,7 @@ def verify(script: Path, version: str, expected: str) -> Verification:
     if run.exit_status == 1 and _same(run.signature, expected):
         run.ok = True
         run.line = (
-            f"Verified {where}: reproduces on triton {version} (exit {run.exit_status}, "
+            f"Verified{where}: reproduces on triton {version} (exit {run.exit_status}, "
             f"signature {expected})"
         )
     else:
