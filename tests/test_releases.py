@@ -131,7 +131,8 @@ def test_matrix_shows_unsupported_failing_and_passing(tmp_path):
     row = next(r for r in matrix["rows"] if r["case"].endswith("64x64x32-w4-s2]"))
     assert row["cells"]["3.3.1"] == "unsupported"
     assert "TritonGPUAssignLatencies" in row["cells"]["3.5.0"]
-    assert row["cells"][newest] == "passed"
+    # It compiles there; its launch check could not run without an sm_100 GPU.
+    assert row["cells"][newest] == "compiled; needs a GPU (sm_100) to check"
     assert (folder / "matrix.md").read_text().count("| tma-gemm-prefetch |") == 3
 
 
