@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# A PYTHONPATH naming a checkout would put its ``suite`` before the wheel's.
+WITHOUT_PYTHONPATH = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 H200_RESULT = ROOT / "docs" / "results" / "2026-11-22-h200-cuda-tma-1d.jsonl"
 
 
@@ -43,6 +46,7 @@ def wheel_python(tmp_path_factory) -> Path:
         [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
         check=True,
         capture_output=True,
+        env=WITHOUT_PYTHONPATH,
     )
     return python
 
@@ -55,6 +59,7 @@ def test_wheel_install_renders_a_report(wheel_python, tmp_path):
         text=True,
         check=True,
         cwd=tmp_path,
+        env=WITHOUT_PYTHONPATH,
     ).stdout
     assert str(wheel_python.parent.parent) in where, where
 
@@ -67,6 +72,7 @@ def test_wheel_install_renders_a_report(wheel_python, tmp_path):
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=WITHOUT_PYTHONPATH,
     )
     assert done.returncode == 0, done.stderr
     (folder,) = (tmp_path / "out").iterdir()
