@@ -92,7 +92,9 @@ def test_matrix_builds_its_venv_from_the_wheelhouse_with_no_registry(house, offl
     table = check_json("matrix", done.stdout)
     assert table["versions"] == {"3.6.0": "3.6.0"}
     cells = [cell for row in table["rows"] for cell in row["cells"].values()]
-    assert cells and set(cells) == {"passed"}  # the AssignLatencies bug is fixed in 3.6.0
+    # The AssignLatencies bug is fixed in 3.6.0: every cell compiles. The case launches, and
+    # this machine cannot run sm_100, so the cell says so instead of "passed".
+    assert cells and set(cells) == {"compiled; needs a GPU (sm_100) to check"}
 
 
 def test_a_bisect_over_nightly_wheels_names_the_commit_range(nightly, offline, tmp_path):

@@ -1,5 +1,5 @@
-"""Grouped (swizzled) GEMM with a bias + activation epilogue, in the style of the matmul
-tutorials of kernel libraries: tiles visited in groups of GROUP_M rows for L2 reuse,
+"""Grouped (swizzled) GEMM with a scale, bias, activation and residual epilogue, in the style of
+the matmul tutorials of kernel libraries: tiles visited in groups of GROUP_M rows for L2 reuse,
 device-side tensor descriptors, the next K tiles prefetched by hand, a fused epilogue.
 
 The build step compiles each shipped configuration for Blackwell (sm_100) in a child
@@ -44,6 +44,9 @@ def grouped_gemm_kernel(
     b_ptr,
     c_ptr,
     bias_ptr,
+    residual_ptr,
+    alpha,
+    beta,
     M,
     N,
     K,
@@ -53,11 +56,14 @@ def grouped_gemm_kernel(
     stride_bn,
     stride_cm,
     stride_cn,
+    stride_rm,
+    stride_rn,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
     HAS_BIAS: tl.constexpr,
+    HAS_RESIDUAL: tl.constexpr,
     ACTIVATION: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -80,13 +86,18 @@ def grouped_gemm_kernel(
         acc += tl.dot(a_cur, b_cur)
         a_cur = a_next
         b_cur = b_next
+    acc = acc * alpha
     rm = off_m + tl.arange(0, BLOCK_M)
     rn = off_n + tl.arange(0, BLOCK_N)
+    mask = (rm[:, None] < M) & (rn[None, :] < N)
     if HAS_BIAS:
         bias = tl.load(bias_ptr + rn, mask=rn < N, other=0.0)
         acc += bias[None, :].to(tl.float32)
     acc = activation(acc, ACTIVATION)
-    mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if HAS_RESIDUAL:
+        # y = act(alpha * A @ B + bias) + beta * residual, as BLAS's C = alpha AB + beta C.
+        residual_ptrs = residual_ptr + rm[:, None] * stride_rm + rn[None, :] * stride_rn
+        acc += beta * tl.load(residual_ptrs, mask=mask, other=0.0).to(tl.float32)
     c = acc.to(c_ptr.dtype.element_ty)
     tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, c, mask=mask)
 
@@ -104,6 +115,7 @@ def build(config, M=1024, N=1024, K=512):
     b = Buffer("float16", (K, N))
     c = Buffer("float16", (M, N))
     bias = Buffer("float16", (N,))
+    residual = Buffer("float16", (M, N))
     kernel = compile_like_launch(
         grouped_gemm_kernel,
         100,
@@ -111,17 +123,22 @@ def build(config, M=1024, N=1024, K=512):
         b,
         c,
         bias,
+        residual,
+        1.0,
+        0.5,
         M,
         N,
         K,
         *a.stride(),
         *b.stride(),
         *c.stride(),
+        *residual.stride(),
         BLOCK_M=block_m,
         BLOCK_N=block_n,
         BLOCK_K=block_k,
         GROUP_M=group_m,
         HAS_BIAS=True,
+        HAS_RESIDUAL=True,
         ACTIVATION="leaky_relu",
         num_warps=warps,
         num_stages=stages,
