@@ -47,6 +47,7 @@ CONFIGS = [
 @triton.jit
 def _store_tile(
     c_ptr,
+    bias_ptr,
     acc,
     off_m,
     off_n,
@@ -56,10 +57,20 @@ def _store_tile(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     FP32_OUT: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    ACTIVATION: tl.constexpr,
 ):
     rm = off_m + tl.arange(0, BLOCK_M)
     rn = off_n + tl.arange(0, BLOCK_N)
     mask = (rm[:, None] < M) & (rn[None, :] < N)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]
+    if ACTIVATION == "gelu":
+        # tanh approximation, as the MLP blocks of transformer libraries fuse it
+        inner = 0.7978845608 * (acc + 0.044715 * acc * acc * acc)
+        acc = 0.5 * acc * (1.0 + (2.0 * tl.sigmoid(2.0 * inner) - 1.0))
+    elif ACTIVATION == "relu":
+        acc = tl.maximum(acc, 0.0)
     if FP32_OUT:
         tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :], acc, mask=mask)
     else:
@@ -75,6 +86,7 @@ def ws_matmul(
     a_ptr,
     b_ptr,
     c_ptr,
+    bias_ptr,
     M,
     N,
     K,
@@ -86,6 +98,8 @@ def ws_matmul(
     BLOCK_K: tl.constexpr,
     EVEN_K: tl.constexpr,
     FP32_OUT: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    ACTIVATION: tl.constexpr,
 ):
     a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [stride_am, 1], [BLOCK_M, BLOCK_K])
     b_desc = tl.make_tensor_descriptor(b_ptr, [N, K], [stride_bn, 1], [BLOCK_N, BLOCK_K])
@@ -97,7 +111,21 @@ def ws_matmul(
         a = a_desc.load([off_m, k])
         b = b_desc.load([off_n, k])
         acc = tl.dot(a, b.T, acc)
-    _store_tile(c_ptr, acc, off_m, off_n, M, N, stride_cm, BLOCK_M, BLOCK_N, FP32_OUT)
+    _store_tile(
+        c_ptr,
+        bias_ptr,
+        acc,
+        off_m,
+        off_n,
+        M,
+        N,
+        stride_cm,
+        BLOCK_M,
+        BLOCK_N,
+        FP32_OUT,
+        HAS_BIAS,
+        ACTIVATION,
+    )
 
 
 def configs_for(M, N, K):
@@ -126,6 +154,7 @@ def warm(job):
         a,
         b,
         c,
+        Buffer("float16", (N,)),
         M,
         N,
         K,
@@ -133,6 +162,8 @@ def warm(job):
         b.stride(0),
         c.stride(0),
         FP32_OUT=False,
+        HAS_BIAS=False,
+        ACTIVATION="",
         **meta,
         num_warps=warps,
         num_stages=stages,

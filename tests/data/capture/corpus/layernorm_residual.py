@@ -1,7 +1,8 @@
 """Fused residual add + layer norm over long rows, in the style of the normalization
-kernels of LLM inference libraries: each program handles one token, walks the hidden
-dimension in BLOCK_H chunks twice (statistics, then normalize), adds the residual, keeps
-the pre-norm sum for the next layer, and applies weight and bias. The chunk loops may be
+kernels of LLM inference libraries (LayerNorm or RMSNorm, optional output quantization):
+each program handles one token, walks the hidden dimension in BLOCK_H chunks twice
+(statistics, then normalize), adds the residual, keeps the pre-norm sum for the next
+layer, and applies weight and bias. The chunk loops may be
 warp-specialized on Blackwell (WARP_SPECIALIZE).
 
 The program compiles its variants on a thread pool, in-process, with the process's
@@ -40,10 +41,21 @@ def add_layernorm(
     bias_ptr,
     out_ptr,
     sum_ptr,
+    mean_ptr,
+    rstd_ptr,
+    out_scale_ptr,
     row_stride,
     eps,
+    seed,
     BLOCK_H: tl.constexpr,
+    HAS_WEIGHT: tl.constexpr,
     HAS_BIAS: tl.constexpr,
+    HAS_RESIDUAL: tl.constexpr,
+    DROPOUT_P: tl.constexpr,
+    IS_RMS_NORM: tl.constexpr,
+    STORE_STATS: tl.constexpr,
+    ZERO_CENTERED_WEIGHT: tl.constexpr,
+    HAS_OUT_SCALE: tl.constexpr,
     WARP_SPECIALIZE: tl.constexpr,
 ):
     token = tl.program_id(0) + tl.zeros([1], tl.int32)
@@ -52,21 +64,46 @@ def add_layernorm(
     for offset in tl.range(0, HIDDEN, BLOCK_H, warp_specialize=WARP_SPECIALIZE):
         offsets, cols = _row_offsets(token, row_stride, offset, BLOCK_H)
         x = tl.load(x_ptr + offsets).to(tl.float32)
-        r = tl.load(residual_ptr + offsets).to(tl.float32)
-        s = x + r
+        if DROPOUT_P > 0.0:
+            # Fused dropout on the branch output, as dropout-add-layernorm kernels do.
+            keep = tl.rand(seed, offsets) > DROPOUT_P
+            x = tl.where(keep, x / (1.0 - DROPOUT_P), 0.0)
+        s = x
+        if HAS_RESIDUAL:  # the first layer of a block has none
+            s += tl.load(residual_ptr + offsets).to(tl.float32)
         tl.store(sum_ptr + offsets, s.to(sum_ptr.dtype.element_ty))
-        mean += tl.sum(s, axis=1)
+        if not IS_RMS_NORM:
+            mean += tl.sum(s, axis=1)
         sum_sq += tl.sum(s * s, axis=1)
-    mean = mean / HIDDEN
-    variance = sum_sq / HIDDEN - mean * mean
-    rstd = tl.rsqrt(variance + eps)
+    if IS_RMS_NORM:
+        # RMSNorm: no centering, the mean square alone scales the row.
+        rstd = tl.rsqrt(sum_sq / HIDDEN + eps)
+    else:
+        mean = mean / HIDDEN
+        variance = sum_sq / HIDDEN - mean * mean
+        rstd = tl.rsqrt(variance + eps)
+    if STORE_STATS:
+        # Saved for the backward pass.
+        tl.store(rstd_ptr + token, rstd)
+        if not IS_RMS_NORM:
+            tl.store(mean_ptr + token, mean)
     for offset in tl.range(0, HIDDEN, BLOCK_H, warp_specialize=WARP_SPECIALIZE):
         offsets, cols = _row_offsets(token, row_stride, offset, BLOCK_H)
         s = tl.load(sum_ptr + offsets).to(tl.float32)
-        w = tl.load(weight_ptr + cols).to(tl.float32)
-        y = (s - mean[:, None]) * rstd[:, None] * w[None, :]
+        w = tl.full([BLOCK_H], 1.0, tl.float32)
+        if HAS_WEIGHT:
+            w = tl.load(weight_ptr + cols).to(tl.float32)
+        if ZERO_CENTERED_WEIGHT:
+            w += 1.0  # weights stored as (gamma - 1), as some checkpoints keep them
+        if IS_RMS_NORM:
+            y = s * rstd[:, None] * w[None, :]
+        else:
+            y = (s - mean[:, None]) * rstd[:, None] * w[None, :]
         if HAS_BIAS:
             y += tl.load(bias_ptr + cols).to(tl.float32)[None, :]
+        if HAS_OUT_SCALE:
+            # Static quantization of the output for the next layer's low-precision GEMM.
+            y = y / tl.load(out_scale_ptr)
         tl.store(out_ptr + offsets, y.to(out_ptr.dtype.element_ty))
 
 
@@ -82,6 +119,8 @@ def build(variant):
     tokens = 256
     x, residual, out, summed = (Buffer("float16", (tokens, 4096)) for _ in range(4))
     weight, bias = Buffer("float16", (4096,)), Buffer("float16", (4096,))
+    mean, rstd = Buffer("float32", (tokens,)), Buffer("float32", (tokens,))
+    out_scale = Buffer("float32", (1,))
     kernel = compile_like_launch(
         add_layernorm,
         100,
@@ -91,10 +130,21 @@ def build(variant):
         bias,
         out,
         summed,
+        mean,
+        rstd,
+        out_scale,
         x.stride(0),
         1e-5,
+        1234,
         BLOCK_H=block_h,
         HAS_BIAS=has_bias,
+        HAS_WEIGHT=True,
+        HAS_RESIDUAL=True,
+        DROPOUT_P=0.0,
+        IS_RMS_NORM=False,
+        STORE_STATS=False,
+        ZERO_CENTERED_WEIGHT=False,
+        HAS_OUT_SCALE=False,
         WARP_SPECIALIZE=specialize,
         num_warps=warps,
     )

@@ -47,6 +47,9 @@ def fused_moe_kernel(
     topk_weights_ptr,
     sorted_token_ids_ptr,
     expert_ids_ptr,
+    bias_ptr,
+    a_scale_ptr,
+    w_scale_ptr,
     N,
     K,
     num_valid_tokens,
@@ -54,11 +57,14 @@ def fused_moe_kernel(
     stride_we,
     stride_wn,
     stride_cm,
+    stride_be,
     top_k: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
     MUL_ROUTED_WEIGHT: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    USE_FP8_W8A8: tl.constexpr,
 ):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -81,6 +87,12 @@ def fused_moe_kernel(
         )
         w = w_desc.load([pid_n * BLOCK_N, 0])
         acc = tl.dot(a, w.T, acc)
+    if USE_FP8_W8A8:
+        # Per-tensor activation scale, per-expert weight scale.
+        acc = acc * tl.load(a_scale_ptr) * tl.load(w_scale_ptr + expert)
+    if HAS_BIAS:
+        bias = tl.load(bias_ptr + expert * stride_be + offs_n, mask=offs_n < N, other=0.0)
+        acc = acc + bias[None, :].to(tl.float32)
     if MUL_ROUTED_WEIGHT:
         weight = tl.load(topk_weights_ptr + offs_token, mask=token_mask, other=0.0)
         acc = acc * weight[:, None]
@@ -107,6 +119,9 @@ def build(block_m):
         Buffer("float32", (num_tokens * top_k,)),
         Buffer("int32", (padded,)),
         Buffer("int32", (padded // block_m,)),
+        Buffer("float16", (num_experts, inter)),
+        Buffer("float32", (1,)),
+        Buffer("float32", (num_experts,)),
         inter,
         hidden,
         num_tokens * top_k,
@@ -114,11 +129,14 @@ def build(block_m):
         w.stride(0),
         w.stride(1),
         c.stride(0),
+        inter,
         top_k=top_k,
         BLOCK_M=block_m,
         BLOCK_N=64,
         BLOCK_K=64,
         MUL_ROUTED_WEIGHT=True,
+        HAS_BIAS=False,
+        USE_FP8_W8A8=False,
         num_warps=4,
         num_stages=3,
     )
