@@ -247,3 +247,33 @@ def test_tma_gemm_prefetch_under_350_shrinks_to_the_documented_trigger(tmp_path,
     walks = _walks(finding)
     assert walks[("num_stages", "down")] == [(1, "passed")]
     assert walks[("num_warps", "up")] == [(8, "same"), (16, "passed")]
+
+
+def test_a_stopped_explore_keeps_the_failures_met_so_far(two_bugs, tmp_path):
+    """A stop (SIGINT, SIGTERM reach the search as KeyboardInterrupt) right after the first
+    failing run: that failure is in the store, unshrunk, with no further run made."""
+    (found,) = select([str(two_bugs)])
+    seen: list[str] = []
+
+    def stop_at_first_failure(evaluation) -> None:
+        seen.append(evaluation.result.outcome.label)
+        if evaluation.result.outcome.is_failure:
+            raise KeyboardInterrupt
+
+    store = DirectoryFindingsStore(tmp_path / "out" / "findings")
+    with pytest.raises(KeyboardInterrupt):
+        explore(
+            found,
+            ["sm_90"],
+            store,
+            Execution(bounds=Bounds(timeout_s=60)),
+            tmp_path / "out",
+            Budget(max_examples=EXAMPLES),
+            SEED,
+            on_evaluation=stop_at_first_failure,
+        )
+    (kept,) = store.all()
+    assert kept.signature in {PLANTED_BUG, SEGFAULT}
+    assert _planted_signature(kept.minimal_config) == kept.signature
+    assert len(seen) == kept.evaluations["first_failure"]  # nothing ran after the stop
+    assert not list((tmp_path / "out").glob(".explore-*"))  # the case folders were removed

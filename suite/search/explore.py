@@ -434,6 +434,21 @@ class _Explorer:
         with suppress(_BudgetSpent):
             test()
 
+    def keep_unshrunk(self) -> None:
+        """After a stop: each signature met but not yet shrunk keeps its smallest run so far."""
+        for seen in self.evaluate.evaluations:
+            signature = failure_signature(seen.result)
+            best = self.minimal.get(signature) if signature else None
+            if signature and (
+                best is None
+                or (
+                    best[1] == seen.target
+                    and signature not in self.boundaries
+                    and order_key(self.repro, seen.config) < order_key(self.repro, best[0])
+                )
+            ):
+                self.minimal[signature] = (seen.config, seen.target)
+
     def map_boundaries(self) -> None:
         """Boundary tables for every final minimal config, and its other targets.
 
@@ -458,8 +473,14 @@ class _Explorer:
                 self.boundaries[signature] = (_config_key(config), table)
 
     def findings(
-        self, environment: dict[str, Any], seed: int | None, source: dict[str, str] | None
+        self,
+        environment: dict[str, Any],
+        seed: int | None,
+        source: dict[str, str] | None,
+        stopped: bool = False,
     ) -> list[Finding]:
+        """One finding per minimal failure. ``stopped``: the search was cut short, so nothing
+        more is run (no sanitizer rerun) and a failure not yet mapped has no boundary table."""
         now = _now()
         findings = []
         for signature, (config, target) in self.minimal.items():
@@ -467,7 +488,7 @@ class _Explorer:
                 e for e in self.evaluate.evaluations if failure_signature(e.result) == signature
             ]
             result = self.evaluate(config, target)
-            table = self.boundaries[signature][1]
+            table = self.boundaries.get(signature, ("", []))[1]
             minimal = next(
                 e.number
                 for e in self.evaluate.evaluations
@@ -495,7 +516,7 @@ class _Explorer:
                     source=source,
                     signatures={str(environment.get("triton") or "unknown"): signature},
                     evaluations={"first_failure": failing[0].number, "minimal": minimal},
-                    sanitizer=self.evaluate.sanitizer_evidence(config, target),
+                    sanitizer=None if stopped else self.evaluate.sanitizer_evidence(config, target),
                 )
             )
         return findings
@@ -587,10 +608,17 @@ def explore(
         evaluator = Evaluator(found, execution, work_dir, on_evaluation, workers, launch_arch)
         explorer = _Explorer(evaluator, targets)
         replay = _replay_list(found.repro, targets, store, database)
-        explorer.search(replay, budget, test_settings, seed)
-        explorer.map_boundaries()
         carried = capture_source(found.source)
         source = carried.to_json(with_text=True) if carried else None
+        try:
+            explorer.search(replay, budget, test_settings, seed)
+            explorer.map_boundaries()
+        except KeyboardInterrupt:
+            # Stopped (SIGINT, SIGTERM): keep the failures met so far, from runs already made.
+            explorer.keep_unshrunk()
+            for finding in explorer.findings(environment, seed, source, stopped=True):
+                _remember(store, database, finding)
+            raise
         findings = [
             _remember(store, database, finding)
             for finding in explorer.findings(environment, seed, source)
