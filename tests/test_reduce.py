@@ -109,9 +109,10 @@ def _finding(
     return path
 
 
-def _reduce(*args: str) -> subprocess.CompletedProcess[str]:
+def _reduce(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "suite.cli", "reduce", *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
@@ -206,8 +207,9 @@ def test_reduced_kernel_fails_the_same_way_and_the_fixed_release_compiles_it(
 def test_an_interrupted_reduce_resumes_from_its_best_so_far(tmp_path: Path) -> None:
     bad = _venv("3.5.0")
     finding = _finding(tmp_path / "finding.json", PREFETCH, bad, "3.5.0")
-    # A budget this short stops after the first improvements: the best so far is kept.
-    first = _reduce(str(finding), "-o", str(tmp_path), "-j", "2", "--time-budget", "3")
+    # A budget this short stops after the first improvements: the best so far is kept. The
+    # output folder is given relative to the working folder, as a user types it.
+    first = _reduce("finding.json", "-o", ".", "-j", "2", "--time-budget", "3", cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     best = Path(first.stdout.strip().splitlines()[-1])
     state = json.loads((best.parent / "state.json").read_text())

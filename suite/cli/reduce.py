@@ -90,7 +90,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
 
     if args.jobs < 1 or args.time_budget <= 0:
         raise UsageError("--jobs and --time-budget must be positive")
-    output = Path(args.output)
+    output = Path(args.output).absolute()  # the checks run in other folders
     finding, _, path = load_finding(args.finding, output)
     finding_id = check_plain_name(path.stem, "finding id")
     own_folder(output, "reduce", finding_id, make=False)  # refused before any work
