@@ -78,7 +78,13 @@ from suite.report.standalone import (
     minimal_snippet,
     repro_script,
 )
-from suite.report.variants import VARIANTS_FILE, VariantTable, variants_for
+from suite.report.variants import (
+    VARIANTS_FILE,
+    VariantTable,
+    explain_variant,
+    passing_variant,
+    variants_for,
+)
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
@@ -277,10 +283,15 @@ def write_standalone(
 
 def launch_variants(draft: Draft, subject: Subject, launch_arch: int | None) -> VariantTable | None:
     """Launch: a runtime failure's variants on the GPU here, one knob changed at a time
-    (``variants.json`` attached); without one the table says what it needs."""
+    (``variants.json`` attached); without one the table says what it needs. Then compile
+    the failing config and the variant that avoids it, with per-pass dumps, unless ``repro
+    explain`` already left that comparison in the folder."""
     table = variants_for(subject, launch_arch, subject_name(subject.result))
     if table is not None and table.rows:
         draft.put(VARIANTS_FILE, json.dumps(table.to_json(), indent=2, default=str) + "\n")
+    change = passing_variant(subject, table)
+    if change and explained(draft.folder) is None:
+        explain_variant(subject, change, draft.folder / "explain")
     return table
 
 

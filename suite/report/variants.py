@@ -1,4 +1,5 @@
-"""The pass/fail table of variants in a runtime failure's report, launched on the GPU here.
+"""The variants in a runtime failure's report: the pass/fail table, launched on the GPU
+here, and the first pass where the failure and a variant that avoids it part.
 
 The variants (:mod:`suite.search.variants`) are launched only where a GPU of the failure's
 target is visible (or, for the tests, Triton's interpreter stands in for it: the caller
@@ -6,6 +7,12 @@ names the compute capability it launches as). Elsewhere the report says the tabl
 GPU of that compute capability and the command to run there; never that a variant passed.
 A variant at the very config a differential oracle compares against is judged by the
 other oracles only (it has no other side), and its row says so.
+
+The variant that avoids the failure (a passing row of the table that changes the stage
+count or warp specialization, else the variant the differential oracle that caught a
+wrong result compares against) is compiled beside the failing config, compile-only, with
+per-pass dumps (:func:`suite.explain.explain.explain`, what ``repro explain`` does): no GPU
+is needed for that part, and the report shows the first pass whose output differs.
 """
 
 from __future__ import annotations
@@ -16,17 +23,22 @@ from pathlib import Path
 from typing import Any
 
 from suite.engine.gpu_evidence import needs_gpu, runtime_failure
+from suite.engine.isolate import Bounds
 from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution
+from suite.errors import UsageError
+from suite.explain.explain import explain
 from suite.oracles import Differential
 from suite.search.explore import Evaluator
 from suite.search.findings import BoundaryStep
 from suite.search.subject import Subject, interpreter_for
-from suite.search.variants import variant_table
+from suite.search.variants import is_stages, is_warp_specialize, variant_table
 from suite.toolchain.limits import limits_for
 
 #: Attached beside the body: the rows and every variant's config.
 VARIANTS_FILE = "variants.json"
+#: What the two compiles of an explanation may take, each.
+EXPLAIN_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -109,3 +121,41 @@ def _row(step: BoundaryStep, differentials: list[Differential]) -> VariantRow:
         verdict = f"other failure: {step.signature or step.outcome}"
     change = f"{step.value_from} → {step.value_to}"
     return VariantRow(step.param, change, step.outcome, verdict, dict(step.config))
+
+
+def passing_variant(subject: Subject, table: VariantTable | None) -> dict[str, Any] | None:
+    """The change that avoids the failure: a passing row of ``table`` that changes the stage
+    count or warp specialization, else the variant of the differential oracle named by the
+    signature (``wrong-result:launch:differential:num_stages``). None when neither."""
+    for row in table.rows if table else ():
+        if row.verdict.startswith("passes") and (
+            is_stages(row.param) or is_warp_specialize(row.param)
+        ):
+            return {row.param: row.config[row.param]}
+    result, found = subject.result, subject.found
+    family = f"{result.signature.family}:" if result.signature else ""
+    for oracle in found.repro.oracles if found else ():
+        if (
+            isinstance(oracle, Differential)
+            and f":{oracle.name}:" in family
+            and oracle.applies_to(result.config)
+        ):
+            return dict(oracle.variant)
+    return None
+
+
+def explain_variant(subject: Subject, change: dict[str, Any], folder: Path) -> None:
+    """Compile the failing config and ``change`` with per-pass dumps into ``folder``
+    (``explain.json``: what the report's IR section reads); a compile that cannot be
+    made is a note of the report, not its end."""
+    found = subject.found
+    if found is None:
+        return
+    python = interpreter_for(subject.environment, None) or Execution().python
+    execution = Execution(python=python, bounds=Bounds(timeout_s=EXPLAIN_TIMEOUT_S), warm=False)
+    text = {name: str(value) for name, value in change.items()}
+    try:
+        explain(found, subject.result.target, subject.result.config, text, folder, execution)
+    except UsageError as exc:
+        shown = ", ".join(f"{k}={v}" for k, v in text.items())
+        subject.notes.append(f"no comparison with the variant {shown}: {exc}")
