@@ -143,3 +143,24 @@ def test_normalize_keeps_what_is_not_a_name_or_a_location():
     assert normalize(text.splitlines()) == (
         "  %_ = tt.make_tensor_descriptor %_, [%_] : <f16>\n  tt.func @k(%_: i32) {"
     )
+
+
+def test_the_report_of_a_wrong_result_shows_where_the_differential_variant_parts(tmp_path):
+    """#6691's finding from the H100 (a wrong result the differential oracle caught against
+    num_stages=1, triton 3.6.0): its report compiles both configs for sm_90 here, no GPU
+    needed, and names the first pass whose output differs."""
+    finding = "upstream-6691-pipelined-dot-and-sum-f4683ab7d156"
+    findings = tmp_path / "findings"
+    findings.mkdir()
+    shutil.copy(ROOT / "docs" / "results" / "2026-11-25-runtime-gpu" / f"{finding}.json", findings)
+    done = repro_cli("report", finding, "-o", str(tmp_path), "--no-rerun", timeout=900)
+    assert done.code == 0, done.stdout + done.stderr
+    folder = tmp_path / finding
+    record = json.loads((folder / "explain" / "explain.json").read_text())
+    assert record["change"] == {"num_stages": 1}
+    assert record["variants"]["failing"]["config"]["num_stages"] == 2
+    first = record["first_difference"]["pass"]
+    assert first  # the pipeliner's passes are where 2 stages and 1 part
+    body = (folder / "comment.md").read_text()
+    said = "- Against the variant that passes (`num_stages=1`, `repro explain`): "
+    assert said in body and first in body.split(said)[1].splitlines()[0], body

@@ -20,7 +20,7 @@ from conftest import ROOT, repro_cli
 from suite.engine.discover import select
 from suite.engine.expand import expand
 from suite.engine.runner import Execution, run_case
-from suite.engine.sanitizer import executable, instrumentation_modes, parse
+from suite.engine.sanitizer import Evidence, executable, instrumentation_modes, parse
 from suite.toolchain.venvs import folder_for
 
 SAVED = ROOT / "tests" / "data" / "sanitizer"
@@ -109,3 +109,34 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     (folder,) = [p for p in tmp_path.iterdir() if (p / "report.json").is_file()]
     issue = (folder / "issue.md").read_text()
     assert "**compute-sanitizer**" in issue and "Misaligned shared or local address" in issue
+
+
+@pytest.mark.parametrize("body", ["comment.md", "issue.md"])
+def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tmp_path, body):
+    """#10474's finding from the H100, with the evidence memcheck printed there for the same
+    misaligned descriptor store (``memcheck-descriptor.txt``) as its ``sanitizer`` record:
+    the report quotes the first error, as a comment on the known issue or as a new issue."""
+    finding = "upstream-10474-descriptor-1d-pipelined-126948bb4a6c"
+    record = json.loads(
+        (ROOT / "docs" / "results" / "2026-11-25-runtime-gpu" / f"{finding}.json").read_text()
+    )
+    first = parse((SAVED / "memcheck-descriptor.txt").read_text(), "memcheck")
+    evidence = Evidence(True, ("memcheck",), first, {}, {"consan": "exit 1"})
+    record["sanitizer"] = evidence.to_json()
+    (tmp_path / "findings").mkdir()
+    (tmp_path / "findings" / f"{finding}.json").write_text(json.dumps(record))
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    baseline = ["--baseline", str(empty)] if body == "issue.md" else []
+    done = repro_cli("report", finding, "-o", str(tmp_path), "--no-rerun", *baseline)
+    assert done.code == 0, done.stdout + done.stderr
+    text = (tmp_path / finding / body).read_text()
+    said = "memcheck: Misaligned shared or local address at copy_1d+0xcd0 (sanitizer_kernels.py:21)"
+    assert said in text, text
+    category = {
+        "comment.md": "- compute-sanitizer (misaligned): `",
+        "issue.md": "**compute-sanitizer** (the launch run again under memcheck): misaligned,",
+    }[body]
+    assert category in text
+    assert "`consan`" in text and "`exit 1`" in text
+    assert max(len(line) for line in text.splitlines()) <= 300

@@ -78,6 +78,13 @@ from suite.report.standalone import (
     minimal_snippet,
     repro_script,
 )
+from suite.report.variants import (
+    VARIANTS_FILE,
+    VariantTable,
+    explain_variant,
+    passing_variant,
+    variants_for,
+)
 from suite.report.verify import Verification, check_current, verify
 from suite.search.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
@@ -138,12 +145,16 @@ def write_report(
     templates: Path | None = None,
     baseline: Baseline | None = None,
     verify_release: bool = False,
+    launch_as: int | None = None,
 ) -> Written:
     """Write the report of ``subject`` into ``folder``, replacing what a previous report left
     (:func:`suite.report.folder.drafted`: whole or not at all). What ``repro replay`` wrote
-    there is carried over: the issue gains its IR section from it."""
+    there is carried over: the issue gains its IR section from it. A runtime failure's
+    variants are launched on the visible GPU (``launch_as``: the compute capability
+    Triton's interpreter launches as instead)."""
+    launch_arch = launch_as if launch_as is not None else gpu_arch()
     with drafted(folder) as draft:
-        written = _write_into(subject, draft, templates, baseline, verify_release)
+        written = _write_into(subject, draft, templates, baseline, verify_release, launch_arch)
     written.folder = folder
     return written
 
@@ -154,6 +165,7 @@ def _write_into(
     templates: Path | None,
     baseline: Baseline | None,
     verify_release: bool,
+    launch_arch: int | None,
 ) -> Written:
     """The steps of a report, in order."""
     subject.load_reproducer()
@@ -172,13 +184,15 @@ def _write_into(
     title = issue_title(result, repro_title, found_triage)
     standalone = write_standalone(draft, env, subject, family, expected, title, verify_release)
     verdict = decide(subject, found_triage, standalone, baseline)
+    variants = launch_variants(draft, subject, launch_arch)
     context = {
         **common,
         **body_context(draft, subject, standalone, verdict, family, baseline),
         "title": title,
+        "variants": variants,
     }
     render_bodies(draft, env, context, verdict, found_triage)
-    written = record(draft, subject, found_triage, verdict, standalone, expected)
+    written = record(draft, subject, found_triage, verdict, standalone, expected, variants)
     written.title = title
     return written
 
@@ -267,6 +281,25 @@ def write_standalone(
     return standalone
 
 
+def launch_variants(draft: Draft, subject: Subject, launch_arch: int | None) -> VariantTable | None:
+    """Launch: a runtime failure's variants on the GPU here, one knob changed at a time
+    (``variants.json`` attached); without one the table says what it needs. Then compile
+    the failing config and the variant that avoids it, with per-pass dumps, unless ``repro
+    explain`` already left that comparison in the folder."""
+    table = variants_for(subject, launch_arch, subject_name(subject.result))
+    if table is not None and table.rows:
+        draft.put(VARIANTS_FILE, json.dumps(table.to_json(), indent=2, default=str) + "\n")
+    change = passing_variant(subject, table)
+    if change and explained(draft.folder) is None:
+        explain_variant(subject, change, draft.folder / "explain")
+    return table
+
+
+def subject_name(result: CaseResult) -> str:
+    """How a command names the finding of ``result``: ``<repro>-<digest>``."""
+    return f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
+
+
 def launch_form(env: Environment, subject: Subject, expected: str, title: str) -> str | None:
     """For a runtime failure whose reproducer launches with oracles: the repro.py that
     launches and judges (``suite.report.launch_repro``); None otherwise."""
@@ -329,8 +362,7 @@ def decide(
         status = f"fixed upstream in {fixed_in}: do not file"
     if unseen_here(subject):
         fixed_in = ""
-        named = f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
-        status = command_there(f"repro report {named} --verify", result.target)
+        status = command_there(f"repro report {subject_name(result)} --verify", result.target)
     known = known_upstream(result, subject.triton_version, baseline)
     upstream = known.upstream if known else ""
     kind, body_file = "issue", ""
@@ -428,6 +460,7 @@ def record(
     verdict: Verdict,
     standalone: Standalone,
     expected: str,
+    variants: VariantTable | None = None,
 ) -> Written:
     """Record: ``report.json``, what the command line prints from."""
     result = subject.result
@@ -449,6 +482,7 @@ def record(
         "upstream": verdict.upstream,
         "verification": verification.to_json() if verification else None,
         "current_release": current.to_json() if current else None,
+        "variants": variants.to_json() if variants else None,
         "origin": subject.origin,
         "notes": subject.notes,
         "files": files,

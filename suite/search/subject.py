@@ -310,6 +310,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine under ``python``, its
     outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
     or has no such case."""
+    from suite.engine.environment import gpu_arch
     from suite.engine.expand import expand
     from suite.engine.runner import Execution, run_case
 
@@ -319,7 +320,10 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     found = subject.load_reproducer()
     if found is None:
         raise UsageError(f"the reproducer {finding.repro!r} cannot be loaded again")
-    specs = expand([found], [finding.target], configs=[dict(finding.minimal_config)])
+    # A GPU of the target launches it: a runtime failure shows only there.
+    specs = expand(
+        [found], [finding.target], configs=[dict(finding.minimal_config)], gpu_arch=gpu_arch()
+    )
     if not specs:
         raise UsageError(f"{finding.repro} has no case for {finding.target}")
     result = run_case(specs[0], work / safe_name(specs[0].case_id), Execution(python=python))
@@ -353,6 +357,8 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
     seen = again.signature.text if again.signature else again.outcome.label
     shown = home_to_tilde(interpreter)
     if seen == finding.signature or same_bug(seen, finding.signature):
+        if finding.sanitizer and "sanitizer" not in again.detail:
+            again.detail["sanitizer"] = finding.sanitizer  # the finding's evidence stays
         subject.result = again
         subject.notes.append(f"re-ran the minimal config under {shown}: same signature")
     else:

@@ -16,6 +16,10 @@ right after triton's own import finishes, :func:`install` wraps
   :mod:`repro_capture_launch` (each launch written ahead, failed launches, uncaught
   exceptions after a launch, autotuners).
 
+Right after Inductor's ``torch._inductor.runtime.triton_heuristics`` is imported (watched
+the same way, the hook imports no torch), its ``CachingAutotuner.run`` is wrapped:
+:mod:`repro_capture_inductor` (the launches of the kernels torch.compile generates).
+
 The other modules of this folder: :mod:`repro_capture_kernel` (the specialization, the
 kernel's source and what it reads), :mod:`repro_capture_output` (the tee),
 :mod:`repro_capture_common` (what they share),
@@ -53,6 +57,7 @@ from repro_capture_common import (
     target_of,
     triton_version,
 )
+from repro_capture_inductor import INDUCTOR_MODULE, install_inductor
 from repro_capture_kernel import kernel_source, specialization
 from repro_capture_launch import autotune_records, autotune_wrapper, excepthook_wrapper, run_wrapper
 from repro_capture_records import (
@@ -66,26 +71,30 @@ from repro_capture_records import (
 
 
 def arm() -> None:
-    """Install the hook once triton has been imported (now, if it already is)."""
+    """Install the hook once triton has been imported (now, if it already is), and the
+    Inductor hook once Inductor's runtime module has been."""
     if folder() is None:
         return
-    if "triton" in sys.modules:
-        _install_quietly()
-        return
-    sys.meta_path.insert(0, _TritonFinder())
+    for name, then in (("triton", _install_quietly), (INDUCTOR_MODULE, _install_inductor_quietly)):
+        if name in sys.modules:
+            then()
+        else:
+            sys.meta_path.insert(0, _AfterImport(name, then))
 
 
-class _TritonFinder(importlib.abc.MetaPathFinder):
-    """Finds ``triton`` through the other finders, then installs after its import.
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Finds one module through the other finders, then runs ``then`` after its import.
 
-    It stays in place until triton is imported: ``importlib.util.find_spec("triton")``
+    It stays in place until the module is imported: ``importlib.util.find_spec("triton")``
     (torch asks that before it imports triton) finds without importing."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str, then: Any) -> None:
+        self._name = name
+        self._then = then
         self._finding = False
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "triton" or self._finding:
+        if name != self._name or self._finding:
             return None
         self._finding = True
         try:
@@ -98,9 +107,9 @@ class _TritonFinder(importlib.abc.MetaPathFinder):
 
 
 class _InstallAfter(importlib.abc.Loader):
-    """Runs triton's own loader, gives the module its real loader back, then installs."""
+    """Runs the module's own loader, gives the module its real loader back, then installs."""
 
-    def __init__(self, inner: Any, finder: _TritonFinder) -> None:
+    def __init__(self, inner: Any, finder: _AfterImport) -> None:
         self._inner = inner
         self._finder = finder
 
@@ -114,7 +123,7 @@ class _InstallAfter(importlib.abc.Loader):
         self._inner.exec_module(module)
         if self._finder in sys.meta_path:
             sys.meta_path.remove(self._finder)
-        _install_quietly()
+        self._finder._then()
 
 
 def _install_quietly() -> None:
@@ -122,6 +131,13 @@ def _install_quietly() -> None:
         install()
     except Exception:
         note_hook_error("install")
+
+
+def _install_inductor_quietly() -> None:
+    try:
+        install_inductor()
+    except Exception:
+        note_hook_error("install the Inductor hook")
 
 
 def install() -> None:

@@ -84,7 +84,7 @@ def run_wrapper(original: Any) -> Any:
             return original(self, *args, **kwargs)
         except Exception as exc:
             if ahead is not None and not getattr(LOCAL, "compile_failed", False):
-                _record_failed_quietly(ahead, exc)
+                record_failed_quietly(ahead, exc)
             raise
 
     return run
@@ -98,12 +98,16 @@ def _write_ahead_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
         return None
 
 
-def write_ahead(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchRecord | None:
-    """Record the launch about to be made as this process's latest: ``last-launch/<pid>.json``."""
+def write_ahead(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], notes: tuple[str, ...] = ()
+) -> LaunchRecord | None:
+    """Record the launch about to be made as this process's latest: ``last-launch/<pid>.json``
+    (``notes``: what the caller could not record)."""
     base = folder()
     if base is None:
         return None
     record = launch_record(fn, args, kwargs)
+    record.problems.extend(notes)
     data = _launch_json(record, _kernel(fn)[1])
     with _SLOT_LOCK:
         slot = _NEXT_SLOT.get(record.pid, 0)
@@ -141,7 +145,7 @@ def _target() -> dict[str, Any]:
     return _TARGETS[pid]
 
 
-def _record_failed_quietly(record: LaunchRecord, exc: Exception) -> None:
+def record_failed_quietly(record: LaunchRecord, exc: Exception) -> None:
     try:
         base = folder()
         if base is None:

@@ -1,0 +1,133 @@
+"""Launches of the kernels torch.compile (Inductor) generates, as the hook records them.
+
+Inductor does not launch through ``JITFunction.run``: its ``CachingAutotuner.run(*args,
+stream, benchmark_run=False, **kwargs)`` (``torch/_inductor/runtime/triton_heuristics.py``)
+picks a config (autotuning on the first call when it has several) and calls a launcher it
+generated from the compiled kernel. The hook wraps that ``run`` once the module is imported
+(never importing torch itself) and writes each launch ahead, as ``kernel[grid](...)`` is:
+
+- the kernel is the autotuner's ``fn`` (a ``JITFunction``); when the program compiled it
+  in a worker, ``fn.fn`` was dropped for pickling and the autotuner's own
+  ``_reload_kernel`` gives it back (what Inductor calls before coordinate descent);
+- the positional arguments are the kernel's arguments that are not ``tl.constexpr``, in
+  order (Inductor's extra launcher arguments after them are dropped); the constexprs are
+  the chosen config's keywords and Inductor's constants; ``num_warps`` and ``num_stages``
+  the config's; the grid is the one Inductor computes for those arguments
+  (``_interpret_args_grid``);
+- before the first call of an autotuner with several configs none is chosen yet: the
+  record says so, and a launch that raises is recorded again with the config chosen then.
+
+Everything is read defensively (attributes that move between torch releases): what
+cannot be read is a note in ``hook-errors.txt``, never an error in the program.
+Standard library only, like the rest of this folder.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Any
+
+from repro_capture_common import LOCAL, note_hook_error
+from repro_capture_launch import record_failed_quietly, write_ahead
+from repro_capture_records import LaunchRecord
+
+#: The module that defines Inductor's ``CachingAutotuner``.
+INDUCTOR_MODULE = "torch._inductor.runtime.triton_heuristics"
+
+
+def install_inductor() -> None:
+    """Wrap ``CachingAutotuner.run`` of the imported Inductor module (once)."""
+    module = sys.modules.get(INDUCTOR_MODULE)
+    tuner = getattr(module, "CachingAutotuner", None)
+    run = getattr(tuner, "run", None)
+    if tuner is None or run is None or getattr(run, "_repro_capture", False):
+        return
+    tuner.run = inductor_run_wrapper(run)
+
+
+def inductor_run_wrapper(original: Any) -> Any:
+    @functools.wraps(original)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        LOCAL.compile_failed = False
+        ahead, chosen = _ahead_quietly(self, args)
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:
+            if not getattr(LOCAL, "compile_failed", False):
+                if not chosen:  # the autotuner may have chosen meanwhile
+                    ahead, _ = _ahead_quietly(self, args)
+                if ahead is not None:
+                    record_failed_quietly(ahead, exc)
+            raise
+
+    run._repro_capture = True  # type: ignore[attr-defined]
+    return run
+
+
+def _ahead_quietly(tuner: Any, args: tuple[Any, ...]) -> tuple[LaunchRecord | None, bool]:
+    """The launch written ahead, and whether its config was the one chosen."""
+    try:
+        return _ahead(tuner, args)
+    except Exception:
+        note_hook_error("recording an Inductor launch")
+        return None, False
+
+
+def _ahead(tuner: Any, args: tuple[Any, ...]) -> tuple[LaunchRecord | None, bool]:
+    fn = _kernel_function(tuner)
+    if fn is None:
+        return None, False
+    config = _chosen_config(tuner)
+    constexprs = set(getattr(fn, "constexprs", ()))
+    passed = [name for i, name in enumerate(fn.arg_names) if i not in constexprs]
+    extra = (getattr(tuner, "inductor_meta", None) or {}).get("extra_launcher_args") or ()
+    kernel_args = args[: len(args) - len(extra)] if extra else args
+    named: dict[str, Any] = dict(zip(passed, kernel_args, strict=False))
+    constants = (getattr(tuner, "triton_meta", None) or {}).get("constants") or {}
+    named.update({k: v for k, v in dict(constants).items() if k in fn.arg_names})
+    if config is not None:
+        named.update(dict(getattr(config, "kwargs", {}) or {}))
+        for option in ("num_warps", "num_stages"):
+            value = getattr(config, option, None)
+            if value is not None:
+                named[option] = value
+        named["grid"] = _grid(tuner, args, config)
+    notes: tuple[str, ...] = ()
+    if config is None:
+        configs = len(getattr(tuner, "configs", ()) or ())
+        notes = (f"Inductor had not chosen among its {configs} configs yet: no constexprs",)
+    return write_ahead(fn, (), named, notes), config is not None
+
+
+def _kernel_function(tuner: Any) -> Any:
+    """The autotuner's ``JITFunction`` with its Python function (reloaded once if the
+    program compiled it in a worker)."""
+    fn = getattr(tuner, "_repro_capture_fn", None) or getattr(tuner, "fn", None)
+    if fn is not None and getattr(fn, "fn", None) is None:
+        reload = getattr(tuner, "_reload_kernel", None)
+        fn = getattr(reload(), "fn", None) if callable(reload) else None
+    if fn is None or getattr(fn, "fn", None) is None or not hasattr(fn, "arg_names"):
+        return None
+    tuner._repro_capture_fn = fn
+    return fn
+
+
+def _chosen_config(tuner: Any) -> Any:
+    launchers = getattr(tuner, "launchers", None) or []
+    if len(launchers) == 1:
+        return getattr(launchers[0], "config", None)
+    configs = getattr(tuner, "configs", None) or []
+    return configs[0] if len(configs) == 1 else None
+
+
+def _grid(tuner: Any, args: tuple[Any, ...], config: Any) -> Any:
+    """Inductor's grid for these arguments, or None (the record then says it could not be
+    evaluated)."""
+    compute = getattr(tuner, "_interpret_args_grid", None)
+    if not callable(compute):
+        return None
+    try:
+        return compute(args, config)[1]
+    except Exception:
+        return None

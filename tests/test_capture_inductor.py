@@ -1,0 +1,55 @@
+"""``repro capture`` records the launches of the kernels torch.compile (Inductor) generates:
+Inductor launches through its ``CachingAutotuner.run`` and a launcher of its own, never
+``JITFunction.run``. Needs a GPU (Inductor emits C++, not Triton, for a CPU)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.test_capture import PROGRAMS, capture
+
+
+@pytest.mark.gpu
+def test_an_inductor_kernel_launch_is_recorded(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from suite.capture.site.repro_capture_records import load_last_launches
+
+    program = PROGRAMS / "gpu_inductor_launch.py"
+    done, summary = capture(tmp_path / "r", [sys.executable, str(program)], "--no-confirm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "max abs error against eager" in done.stdout
+    folder = Path(summary["folder"])
+    errors = folder / "hook-errors.txt"
+    assert not errors.exists(), errors.read_text()
+    launches = [record for _, record in load_last_launches(folder / "last-launch").values()]
+    inductor = [r for r in launches if r.kernel.name.startswith("triton_")]
+    assert inductor, [r.kernel.name for r in launches]
+    latest = inductor[-1]
+    # The second call's launch: the config is chosen, its block size a constexpr.
+    assert sorted(latest.tensors) and all(t.shape == [3000] for t in latest.tensors.values())
+    assert any(name.endswith("BLOCK") for name in latest.constexprs), latest.constexprs
+    assert "num_warps" in latest.options
+    assert latest.grid[0] >= 1 and "the grid could not be evaluated" not in latest.problems
+    assert latest.problems == [], latest.problems
+    kernel = latest.kernel.functions[-1]  # the kernel last: its source, carried over
+    assert kernel.name == latest.kernel.name and "def triton_" in kernel.text
+
+
+def test_the_hook_wraps_inductors_launch_entry_when_the_program_imports_it(tmp_path: Path) -> None:
+    """On this CPU machine Inductor generates no Triton kernel, but its runtime module is
+    real: imported by the program (which imports triton on the way), its
+    ``CachingAutotuner.run`` is wrapped once, and the hook wrote no error."""
+    pytest.importorskip("torch._inductor.runtime.triton_heuristics")
+    program = tmp_path / "imports_inductor.py"
+    program.write_text(
+        "import torch._inductor.runtime.triton_heuristics as heuristics\n"
+        "run = heuristics.CachingAutotuner.run\n"
+        "print('wrapped', getattr(run, '_repro_capture', False), run.__name__)\n"
+    )
+    done, summary = capture(tmp_path / "r", [sys.executable, str(program)], "--no-confirm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "wrapped True run" in done.stdout
+    assert not (Path(summary["folder"]) / "hook-errors.txt").exists()
