@@ -153,8 +153,13 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         else:
             reporter.emit("skipped", reason=f"unsupported: requires {', '.join(missing)}")
         return 0
+    # Triton's interpreter runs a launch as NumPy on the CPU and compiles nothing: a case it
+    # launches has no compile phase (``triton.compile`` refuses an interpreted function).
+    interpreted = case.gpu and os.environ.get("TRITON_INTERPRET") == "1"
     for phase, fn in (("compile", repro.compile_fn), ("launch", repro.launch_fn)):
         if fn is None or (phase == "launch" and not case.gpu):
+            continue
+        if phase == "compile" and interpreted:
             continue
         reporter.emit("phase", phase=phase)
         try:
