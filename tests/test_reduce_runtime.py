@@ -21,7 +21,7 @@ from suite.engine import discover
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.engine.sources import capture
-from suite.reduce.form import launch_form
+from suite.reduce.form import launching_form
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.tree import split
@@ -101,7 +101,7 @@ def test_the_launching_form_keeps_its_launch_code_and_every_edit_stays_well_form
     path = _finding(SPLIT_STORE, SPLIT_SIGNATURE, "wrong-result", tmp_path)
     finding = Finding.from_json(json.loads(path.read_text()))
     found = discover.from_source({"path": str(SPLIT_STORE)}, str(SPLIT_STORE))[0]
-    form = launch_form(finding, found, sys.executable, str(SPLIT_STORE), "runtime")
+    form = launching_form(finding, found, sys.executable, str(SPLIT_STORE), "runtime")
     head, _ = split(form)
     # The entry kernel is launched through the seam, with the original parameters' names.
     assert "launch_kernel(fused_epilogue_kernel, grid, ('acc_ptr', 'bias_ptr'" in head

@@ -3,7 +3,7 @@ can edit (``suite.reduce.tree`` reads it).
 
 - :func:`reducer_form` (``templates/reduced_repro.py.j2``), for a compile failure: the
   captured compile call, with literal ``signature`` and ``constexprs`` dicts;
-- :func:`launch_form` (``templates/reduced_launch_repro.py.j2``), for a runtime failure: the
+- :func:`launching_form` (``templates/reduced_launch_repro.py.j2``), for a runtime failure: the
   same, with the reproducer's own launch code kept beside it, verbatim, in the file's fixed
   head: its ``@REPRO.inputs`` and ``@REPRO.launch`` functions, every definition they reach,
   and its oracles. The passes never edit the launch code; they keep it well-formed through
@@ -155,7 +155,9 @@ def _imports(text: str) -> str:
     return "\n".join(kept)
 
 
-def launch_form(finding: Finding, found: Found, python: str, origin: str, finding_id: str) -> str:
+def launching_form(
+    finding: Finding, found: Found, python: str, origin: str, finding_id: str
+) -> str:
     """The finding's reproducer as a self-contained launching file the passes can edit."""
     from suite.report.launch_repro import launch_source
     from suite.report.standalone import capture_compile

@@ -12,6 +12,11 @@ interesting, so a reduction never slips from one bug to another.
   (:func:`suite.engine.runner.run_case`, warm workers when given) and judges it;
 - ``python -m suite.reduce.interesting EXPECTATION.json FILE`` is the same test as a
   program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
+
+A runtime failure's expectation (``launch``) launches the candidate and judges it with the
+reproducer's oracles instead: a compile alone first turns away what cannot launch (no GPU
+held, so compiles run in parallel while launches wait for their GPU), and the finding's
+passing config (``passing_config``), when known, must still pass.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ worker per visible GPU, or Triton's interpreter on the CPU (``TRITON_INTERPRET=1
 
 A finding whose signature is a failure of the launch phase (a fault, a hang, a wrong result:
 ``suite.engine.gpu_evidence.runtime_failure``) is shown only by launching the kernel and
-judging it with the reproducer's oracles (``suite.reduce.form.launch_form``); without a GPU
+judging it with the reproducer's oracles (``suite.reduce.form.launching_form``); without a GPU
 of its target the reduction is refused, with the command to run where there is one.
 """
 

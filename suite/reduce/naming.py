@@ -16,8 +16,8 @@ from suite.reduce.tree import (
     Renamer,
     compile_function,
     entry_name,
+    is_launching,
     jit_functions,
-    launches,
     module_names,
     names_stored,
     param_names,
@@ -40,7 +40,7 @@ def rename(tree: ast.Module) -> Iterator[Edit]:
         }
         helpers[entry] = "kernel" if "kernel" not in taken or entry == "kernel" else entry
         # A launching form's launch code names the entry kernel and its parameters.
-        fixed = launches(module)
+        fixed = is_launching(module)
         if fixed:
             helpers[entry] = entry
             taken |= {p for f in kernels if f.name == entry for p in param_names(f)}

@@ -40,7 +40,7 @@ from suite.engine.expand import CaseSpec
 from suite.engine.runner import DEFAULTS, Execution
 from suite.errors import UsageError
 from suite.files import read_regular, write_replacing
-from suite.reduce.form import launch_form, reducer_form
+from suite.reduce.form import launching_form, reducer_form
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.launching import interpreted, passing_config
@@ -306,7 +306,7 @@ def reduce(
                     f"{finding.signature}, saw {verdict.signature or verdict.outcome} "
                     f"(triton at {python})"
                 )
-            form = launch_form if expectation.launch else reducer_form
+            form = launching_form if expectation.launch else reducer_form
             text = form(finding, found, python, origin, finding_id)
             _atomic_write(work / "form.py", text)
             verdict = test(work / "form.py", "form")

@@ -62,7 +62,7 @@ def entry_name(tree: ast.Module) -> str:
     return kernels[-1].name if kernels else ""
 
 
-def launches(tree: ast.Module) -> bool:
+def is_launching(tree: ast.Module) -> bool:
     """Whether the form launches its kernel (``REPRO.launch(...)``: a runtime failure's form,
     ``suite.reduce.launching``): its launch code is fixed, and reads the entry kernel's name,
     its parameters' names and the compile function's constexpr values as they were."""
