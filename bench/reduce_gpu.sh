@@ -63,7 +63,7 @@ from suite.search.findings import Finding
 program, folder = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
 found = discover.from_source({"path": str(program)}, str(program))[0]
 trigger = dict(found.repro.configs["trigger"][0])
-result = run_case(CaseSpec(found, trigger, "sm_90", gpu=True), folder.parent / "fallback-case", Execution(warm=False))
+result = run_case(CaseSpec(found, trigger, "sm_90", gpu=True), folder.parent / "fallback-case", Execution(warm=False, sanitize=False))
 print(f"trigger: {result.outcome.label} {result.signature.text if result.signature else ''}", file=sys.stderr)
 if result.signature is None or ":launch" not in result.signature.text:
     sys.exit(1)
