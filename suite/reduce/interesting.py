@@ -33,6 +33,7 @@ from typing import Any
 from suite.api import Reproducer
 from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
+from suite.engine.launch import LAUNCH_ONLY
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import CaseInterrupted, Execution, Workers, run_case
 
@@ -136,8 +137,11 @@ class SignatureTest:
         launch: bool | None = None,
         config: dict[str, Any] | None = None,
     ) -> CaseResult:
+        spec = self.spec(source, launch, config)
+        # A launch after the compile-only run needs no compile phase of its own.
+        knobs = {LAUNCH_ONLY: "1"} if spec.gpu else None
         try:
-            return run_case(self.spec(source, launch, config), case_dir, execution, workers)
+            return run_case(spec, case_dir, execution, workers, knobs)
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:
