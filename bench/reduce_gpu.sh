@@ -7,11 +7,12 @@
 # times its tokens), and the reduced file is launched again on the GPU to show it still
 # faults. Everything goes under $OUT; summary.txt says what happened. Each step has its own
 # time limit and a failed step does not stop the later ones: the script gets one try.
-# Budgets (seconds): EXPLORE_S (75), REDUCE_S (330); JOBS compiles at once (half the cores).
+# Budgets (seconds): EXPLORE_S (60), REDUCE_S (270): with them the whole script fits one
+# 10-minute device command. JOBS compiles at once (default: half the cores).
 set -u
 OUT=${OUT:-$(mktemp -d)}
-EXPLORE_S=${EXPLORE_S:-75}
-REDUCE_S=${REDUCE_S:-330}
+EXPLORE_S=${EXPLORE_S:-60}
+REDUCE_S=${REDUCE_S:-270}
 JOBS=${JOBS:-$(($(nproc) / 2 > 1 ? $(nproc) / 2 : 1))}
 HERE=bench/reduce_inputs/runtime
 PROGRAM=$HERE/fused_add_rmsnorm_sm90.py
@@ -33,7 +34,7 @@ timeout 120 python3 "$MINIMAL" >"$OUT/minimal-launch.txt" 2>&1
 say "hand-minimal launch: exit $? ($(tail -n 1 "$OUT/minimal-launch.txt"))"
 
 # 2. A finding, by explore on the GPU.
-timeout $((EXPLORE_S + 120)) python3 -m suite.cli.main explore "$PROGRAM" -t sm_90 --gpu on \
+timeout $((EXPLORE_S + 90)) python3 -m suite.cli.main explore "$PROGRAM" -t sm_90 --gpu on \
   --time-budget "$EXPLORE_S" --seed 1 -o "$WORK" >"$OUT/explore.txt" 2>&1
 say "explore: exit $? ($(tail -n 2 "$OUT/explore.txt" | head -n 1))"
 FINDING=$(python3 - "$WORK/findings" <<'EOF'
@@ -93,7 +94,7 @@ cp "$FINDING" "$OUT/finding.json"
 say "finding: $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['signature'], r['minimal_config'], 'passing:', r['passing_neighbours'][:1])" "$FINDING")"
 
 # 3. The reduction, every candidate launched on the GPU.
-timeout $((REDUCE_S + 180)) python3 -m suite.cli.main reduce "$FINDING" -o "$WORK" -j "$JOBS" \
+timeout $((REDUCE_S + 120)) python3 -m suite.cli.main reduce "$FINDING" -o "$WORK" -j "$JOBS" \
   --time-budget "$REDUCE_S" >"$OUT/reduce.txt" 2>"$OUT/reduce-progress.txt"
 say "reduce: exit $? ($(tail -n 3 "$OUT/reduce.txt" | head -n 1))"
 REDUCED=$(tail -n 1 "$OUT/reduce.txt")
