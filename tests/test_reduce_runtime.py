@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,7 +26,9 @@ from suite.reduce.form import launching_form
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.tree import split
+from suite.report.launch_repro import launch_script
 from suite.search.findings import Finding
+from suite.templating import template_environment
 from tests.conftest import gpu_visible, repro_cli
 
 pytest.importorskip("torch")
@@ -142,6 +145,31 @@ def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(t
     finally:
         del os.environ["TRITON_INTERPRET"]
     assert verdict.interesting, verdict
+    # The report's repro.py (triton and torch only) is built from the reduced file, and shows
+    # the wrong result by itself.
+    script = launch_script(
+        template_environment(),
+        reduced.read_text(),
+        finding.repro,
+        finding.minimal_config,
+        SPLIT_SIGNATURE,
+        "reduced",
+        "sm_90",
+        "3.9.0",
+    )
+    assert script is not None and "launch_kernel(fused_epilogue_kernel" in script
+    (tmp_path / "repro.py").write_text(script)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = subprocess.run(
+        [sys.executable, "repro.py"],
+        cwd=tmp_path,
+        env={**env, "TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert f"signature: {SPLIT_SIGNATURE}" in ran.stdout
 
 
 @pytest.mark.gpu
