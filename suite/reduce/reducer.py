@@ -271,6 +271,7 @@ def reduce(
     if fixed_python:
         fixed_execution = replace(execution, python=fixed_python)
         fixed_workers = ForkingWorkers(fixed_execution, [spec])
+        fixed_workers.share_gpus(workers)  # one launch at a time per GPU, either release
     test = SignatureTest(expectation, work, workers, execution, fixed_workers)
     previous = Progress.read(state_path)
     resumed = bool(
