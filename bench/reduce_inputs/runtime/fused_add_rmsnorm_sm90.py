@@ -9,7 +9,6 @@ reproducer. Hand-minimal form: minimal_descriptor_1d_pipelined.py beside it; the
 repros/upstream/descriptor_1d_pipelined_misaligned.py.
 """
 
-import torch
 import triton
 import triton.language as tl
 
@@ -26,6 +25,8 @@ COLS = 2048
 
 
 def _reference(x, residual, weight, bias, eps, scale, activation):
+    import torch
+
     hidden = x + residual
     rstd = torch.rsqrt(hidden.pow(2).mean(dim=-1, keepdim=True) + eps)
     y = hidden * rstd * weight + bias
@@ -355,6 +356,8 @@ def make_inputs(case):
 
 @REPRO.launch
 def launch_case(case, x, residual, weight, bias, eps, scale, activation):
+    import torch
+
     ensure_allocator()
     out = poisoned(x.shape, torch_dtype(case["dtype"]))
     hidden = poisoned(x.shape, torch_dtype(case["dtype"]))
