@@ -4,8 +4,13 @@
 while it still fails with the finding's signature (:mod:`suite.reduce.reducer`), writes
 ``<output>/reduce/<finding id>/reduced.py`` and points the finding at it.
 
+A runtime failure (a fault, a hang, a wrong result) is reduced by launching every candidate
+on a GPU of its target (or under Triton's interpreter, ``TRITON_INTERPRET=1``); without one it
+is refused with the command to run where there is one.
+
 Exit status: 0 reduced (or stopped by --time-budget with the best so far written); 2 bad
-usage or input, or a finding whose reproducer does not fail that way (one line on stderr).
+usage or input, a finding whose reproducer does not fail that way, or a runtime failure with
+no GPU of its target here (one line on stderr).
 Progress lines go to stderr; the last line on stdout is the reduced file's path.
 """
 
@@ -82,8 +87,11 @@ def _interpreter(environment: dict[str, Any], python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.engine.environment import capture
     from suite.engine.expand import case_id
+    from suite.engine.gpu_evidence import runtime_failure
     from suite.engine.sources import reproducer_for
+    from suite.reduce.launching import launch_gpus
     from suite.reduce.reducer import reduce
     from suite.search.subject import load_finding
     from suite.toolchain.venvs import for_version
@@ -98,6 +106,10 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     found, note = reproducer_for(finding.repro, finding.source, path.parent)
     if "path" not in found.source:
         raise UsageError(f"{finding.repro} comes from a module, not a file: nothing to reduce")
+    gpus = None
+    if runtime_failure(finding.signature):
+        # Refused before any work when nothing here can launch it.
+        gpus = launch_gpus(finding, args.finding, capture(python))
     fixed = args.fixed_release or finding.first_good or ""
     fixed_python = "" if fixed in ("", "none") else for_version(fixed).python
     out = render.output_for(args)
@@ -117,6 +129,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         args.seed,
         out.note,
         fixed_python,
+        gpus,
     )
     progress = done.progress
     finding.reduced = {
@@ -137,7 +150,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
             lines=[
                 f"{case} {state}: kernel lines {progress.original_lines} -> {progress.lines}, "
                 f"tokens {progress.original_tokens} -> {progress.tokens}, "
-                f"{progress.tries} compiles, {progress.seconds:.0f} s",
+                f"{progress.tries} {'launches' if gpus is not None else 'compiles'}, "
+                f"{progress.seconds:.0f} s",
                 f"finding {path} points to it",
                 str(done.path),
             ],

@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from suite.api import Case, Reproducer, Target, Unsupported
 from suite.engine.events import LaunchEvent, to_event
-from suite.engine.launch import run_launch
+from suite.engine.launch import LAUNCH_ONLY, run_launch
 from suite.engine.signature import describe_exception, stages_entered
 
 EVENTS = "events.jsonl"
@@ -153,8 +153,16 @@ def run(spec: dict[str, Any], reporter: Reporter) -> int:
         else:
             reporter.emit("skipped", reason=f"unsupported: requires {', '.join(missing)}")
         return 0
+    # Triton's interpreter runs a launch as NumPy on the CPU and compiles nothing: a case it
+    # launches has no compile phase (``triton.compile`` refuses an interpreted function).
+    # Nor has a launch whose compile the caller judged already.
+    skip_compile = case.gpu and (
+        os.environ.get("TRITON_INTERPRET") == "1" or os.environ.get(LAUNCH_ONLY) == "1"
+    )
     for phase, fn in (("compile", repro.compile_fn), ("launch", repro.launch_fn)):
         if fn is None or (phase == "launch" and not case.gpu):
+            continue
+        if phase == "compile" and skip_compile:
             continue
         reporter.emit("phase", phase=phase)
         try:

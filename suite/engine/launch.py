@@ -28,6 +28,10 @@ from suite.oracles import (
 
 Emit = Callable[[LaunchEvent], None]
 
+#: Environment knob of a case: launch without the compile phase before it (a caller that
+#: has judged that compile in a child of its own: ``repro reduce``'s candidates).
+LAUNCH_ONLY = "REPRO_LAUNCH_ONLY"
+
 
 def _synchronize() -> None:
     """Wait for the GPU (a fault often surfaces only here); nothing to wait for on the CPU."""

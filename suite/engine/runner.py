@@ -118,6 +118,11 @@ class Workers:
                 self._starts = _TEMPLATE_STARTS
             return self._template
 
+    def share_gpus(self, other: Workers) -> None:
+        """Take GPUs from ``other``'s pool: launches of both (two interpreters, say) never
+        share a GPU."""
+        self._gpus = other._gpus
+
     def fresh_because(self, target: str) -> str:
         """Why a case of ``target`` runs as a fresh interpreter ("" when it is forked warm)."""
         if not self.execution.warm:

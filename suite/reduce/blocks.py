@@ -16,6 +16,7 @@ from suite.reduce.tree import (
     dotted,
     entry_name,
     filled,
+    head_end,
     is_jit,
     jit_functions,
     put,
@@ -48,6 +49,8 @@ def drop_functions(tree: ast.Module) -> Iterator[Edit]:
     """Delete a helper kernel or a module-level upper-case constant."""
     entry = entry_name(tree)
     for index, node in enumerate(tree.body):
+        if index <= head_end(tree):
+            continue  # the head is written back verbatim (a runtime form's launch code is there)
         helper = isinstance(node, ast.FunctionDef) and is_jit(node) and node.name != entry
         constant = isinstance(node, ast.Assign) and all(
             isinstance(t, ast.Name) and t.id.isupper() and t.id != "REPRO" for t in node.targets

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from suite.reduce.tree import Edit, dotted, put, slots
+from suite.reduce.tree import Edit, dotted, is_launching, put, slots
 
 _MASKS = ("mask", "other")
 
@@ -107,14 +107,16 @@ def _smaller(value: int) -> list[int]:
 
 
 def shrink_constants(tree: ast.Module) -> Iterator[Edit]:
-    """Make an integer constant (a shape, a trip count, a constexpr's value) smaller."""
-    for position, slot in enumerate(slots(tree, with_compile=True)):
+    """Make an integer constant (a shape, a trip count, a constexpr's value) smaller; in a
+    launching form not the compile function's constexprs: the launch passes them as it did."""
+    dicts = not is_launching(tree)
+    for position, slot in enumerate(slots(tree, with_compile=dicts)):
         node = slot.node
         if isinstance(node, ast.Constant) and type(node.value) is int:
             for value in _smaller(node.value):
 
                 def edit(module: ast.Module, position: int = position, value: int = value) -> bool:
-                    put(slots(module, with_compile=True)[position], ast.Constant(value))
+                    put(slots(module, with_compile=dicts)[position], ast.Constant(value))
                     return True
 
                 yield edit

@@ -12,11 +12,17 @@ interesting, so a reduction never slips from one bug to another.
   (:func:`suite.engine.runner.run_case`, warm workers when given) and judges it;
 - ``python -m suite.reduce.interesting EXPECTATION.json FILE`` is the same test as a
   program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
+
+A runtime failure's expectation (``launch``) launches the candidate and judges it with the
+reproducer's oracles instead: a compile alone first turns away what cannot launch (no GPU
+held, so compiles run in parallel while launches wait for their GPU), and the finding's
+passing config (``passing_config``), when known, must still pass.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import tempfile
@@ -27,6 +33,7 @@ from typing import Any
 from suite.api import Reproducer
 from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
+from suite.engine.launch import LAUNCH_ONLY
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import CaseInterrupted, Execution, Workers, run_case
 
@@ -41,9 +48,16 @@ class Expectation:
     config: dict[str, Any]
     python: str = sys.executable
     label: str = ""  # the reproducer's case label format, for readable case ids
-    # A release where the bug is fixed: when given, a candidate must also compile there
+    # A release where the bug is fixed: when given, a candidate must also pass there
     # (so a reduction cannot wander into a kernel that another bug breaks).
     fixed_python: str = ""
+    # A runtime failure: every candidate is launched (on a GPU, or Triton's interpreter)
+    # and judged by the reproducer's oracles; a compile says nothing about it.
+    launch: bool = False
+    # A config of the same case that passes (the finding's nearest passing neighbour): when
+    # given, a launched candidate must also pass there, so that it keeps what triggers the
+    # failure (a kernel that writes nothing fails every oracle, under every config).
+    passing_config: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,23 +120,60 @@ class SignatureTest:
     def __post_init__(self) -> None:
         self._repro = _stand_in(self.expectation)
 
-    def spec(self, source: Path) -> CaseSpec:
+    def spec(
+        self, source: Path, launch: bool | None = None, config: dict[str, Any] | None = None
+    ) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})
-        return CaseSpec(found, dict(self.expectation.config), self.expectation.target)
+        gpu = self.expectation.launch if launch is None else launch
+        chosen = dict(self.expectation.config if config is None else config)
+        return CaseSpec(found, chosen, self.expectation.target, gpu)
 
     def _run(
-        self, source: Path, case_dir: Path, execution: Execution, workers: Workers | None
+        self,
+        source: Path,
+        case_dir: Path,
+        execution: Execution,
+        workers: Workers | None,
+        launch: bool | None = None,
+        config: dict[str, Any] | None = None,
     ) -> CaseResult:
+        spec = self.spec(source, launch, config)
+        # A launch after the compile-only run needs no compile phase of its own.
+        knobs = {LAUNCH_ONLY: "1"} if spec.gpu else None
         try:
-            return run_case(self.spec(source), case_dir, execution, workers)
+            return run_case(spec, case_dir, execution, workers, knobs)
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
 
+    def _twin_fails(self, source: Path, name: str) -> str:
+        """What the candidate shows under the passing config ('' when it passes there)."""
+        passing = self.expectation.passing_config
+        if passing is None:
+            return ""
+        twin = self._run(source, self.work / name, self.execution, self.workers, None, passing)
+        if twin.outcome is Outcome.PASSED:
+            return ""
+        return twin.signature.text if twin.signature else twin.outcome.label
+
     def __call__(self, source: Path, name: str = "case") -> Verdict:
+        launch = self.expectation.launch
+        if launch and os.environ.get("TRITON_INTERPRET") != "1":
+            # A candidate that does not compile cannot launch: it is turned away by a compile
+            # alone, which holds no GPU (launches wait for one; compiles run in parallel).
+            compiled = self._run(source, self.work / name, self.execution, self.workers, False)
+            if compiled.outcome is not Outcome.PASSED:
+                return replace(judge(compiled, self.expectation.signature), interesting=False)
         result = self._run(source, self.work / name, self.execution, self.workers)
         verdict = judge(result, self.expectation.signature)
+        if verdict.interesting and launch and (other := self._twin_fails(source, f"{name}-pass")):
+            return replace(
+                verdict,
+                interesting=False,
+                outcome=f"fails its passing config too: {other}",
+                signature=None,
+            )
         if not verdict.interesting or not self.expectation.fixed_python:
             return verdict
         fixed = replace(self.execution, python=self.expectation.fixed_python)

@@ -59,6 +59,7 @@ class Counts(Protocol):
     tries: int  # compiles
     cached: int  # candidates the cache answered
     by_pass: dict[str, list[float]]  # pass name: [compiles, seconds of compile]
+    rejected: dict[str, int]  # what the candidates that were not interesting failed with
 
 
 class Judge:
@@ -96,6 +97,9 @@ class Judge:
             entry = self.counts.by_pass.setdefault(label, [0, 0.0])
             entry[0] += 1
             entry[1] = round(entry[1] + time.monotonic() - started, 2)
+            if not verdict.interesting:
+                seen = verdict.signature or verdict.outcome
+                self.counts.rejected[seen] = self.counts.rejected.get(seen, 0) + 1
         return verdict
 
     def _start(self, text: str) -> Verdict | Future[Verdict]:

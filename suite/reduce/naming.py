@@ -16,6 +16,7 @@ from suite.reduce.tree import (
     Renamer,
     compile_function,
     entry_name,
+    is_launching,
     jit_functions,
     module_names,
     names_stored,
@@ -38,11 +39,16 @@ def rename(tree: ast.Module) -> Iterator[Edit]:
             if f.name != entry
         }
         helpers[entry] = "kernel" if "kernel" not in taken or entry == "kernel" else entry
+        # A launching form's launch code names the entry kernel and its parameters.
+        fixed = is_launching(module)
+        if fixed:
+            helpers[entry] = entry
+            taken |= {p for f in kernels if f.name == entry for p in param_names(f)}
         changed = False
         per_function: dict[str, dict[str, str]] = {}
         for fn in kernels:
-            own = param_names(fn)
-            locals_ = own + sorted(names_stored(fn) - set(own), key=_first_use(fn))
+            own = [] if fixed and fn.name == entry else param_names(fn)
+            locals_ = own + sorted(names_stored(fn) - set(param_names(fn)), key=_first_use(fn))
             short = iter(n for n in _names() if n not in taken and n not in helpers.values())
             names = {name: next(short) for name in locals_}
             per_function[fn.name] = names

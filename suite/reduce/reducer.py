@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import shutil
-import textwrap
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -38,13 +37,13 @@ from pathlib import Path
 
 from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
-from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.runner import DEFAULTS, Execution
-from suite.engine.scrub import scrub_secrets
 from suite.errors import UsageError
 from suite.files import read_regular, write_replacing
+from suite.reduce.form import launching_form, reducer_form
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.judge import ForkingWorkers, Judge
+from suite.reduce.launching import interpreted, passing_config
 from suite.reduce.passes import (
     FINAL_PASSES,
     PASSES,
@@ -54,7 +53,6 @@ from suite.reduce.passes import (
     size,
 )
 from suite.search.findings import Finding
-from suite.templating import template_environment
 
 STATE = "state.json"
 REDUCED = "reduced.py"
@@ -81,6 +79,8 @@ class Progress:
     done: bool = False
     passes: dict[str, int] = field(default_factory=dict)  # improvements per pass
     by_pass: dict[str, list[float]] = field(default_factory=dict)  # [compiles, seconds]
+    # The candidates turned away, by what they showed instead (signature, or outcome).
+    rejected: dict[str, int] = field(default_factory=dict)
     rounds: int = 0  # rounds of PASSES run
     # The reduced file judged in a fresh interpreter at the end (the candidates were forked):
     # its outcome and signature, "" until then.
@@ -120,98 +120,6 @@ def _sha(text: str) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     write_replacing(path, text)
-
-
-def reducer_form(finding: Finding, found: Found, python: str, origin: str, finding_id: str) -> str:
-    """The finding's reproducer as a self-contained file the passes can edit."""
-    from suite.report.standalone import capture_compile
-
-    probe = CaseResult(
-        case_id=f"{finding.repro}[{finding.target}]",
-        repro=finding.repro,
-        target=finding.target,
-        config=dict(finding.minimal_config),
-        outcome=Outcome.from_label(finding.outcome),
-    )
-    call, why = capture_compile(probe, found.source, python)
-    if call is None:
-        raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
-    repro = found.repro
-    # Scrubbed once, here: a credential in the source never reaches a candidate or reduced.py.
-    return scrub_secrets(
-        template_environment()
-        .get_template("reduced_repro.py.j2")
-        .render(
-            title=repro.title or repro.id,
-            origin=origin,
-            finding_id=finding_id,
-            triton_version=str(finding.environment.get("triton") or "unknown"),
-            target=finding.target,
-            signature=finding.signature,
-            repro_id=repro.id,
-            family=repro.family,
-            config=dict(finding.minimal_config),
-            requires=tuple(repro.requires),
-            label=repro.label,
-            globals_=_constants(
-                call.globals_, call.kernels, Path(found.source["path"]).read_text()
-            ),
-            kernels=call.kernels,
-            signature_dict=call.signature,
-            constexprs={name: repr(value) for name, value in call.constexprs.items()},
-            kernel_name=call.kernel_name,
-            specialization=_specialization(call.signature, call.attrs),
-        )
-    )
-
-
-def _constants(
-    captured: list[tuple[str, str]], kernels: list[str], original: str
-) -> list[tuple[str, str]]:
-    """The module constants the kernels read, as ``tl.constexpr`` (a jit function reads no
-    other global): those the capture wrote as literals, and those it could not (a
-    ``tl.constexpr(...)`` value is callable, so the capture skips it) from the file itself."""
-    read = {
-        node.id
-        for kernel in kernels
-        for node in ast.walk(ast.parse(textwrap.dedent(kernel)))
-        if isinstance(node, ast.Name)
-    }
-    found = dict(captured)
-    for node in ast.parse(original).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id in read and target.id.isupper():
-                found.setdefault(target.id, ast.unparse(node.value))
-    wrapped = []
-    for name, value in found.items():
-        if name in read:
-            plain = value.startswith(("tl.constexpr(", "triton.language.constexpr("))
-            wrapped.append((name, value if plain else f"tl.constexpr({value})"))
-    return wrapped
-
-
-def _specialization(signature: dict[str, str], attrs: dict[str, list[list[object]]]) -> str:
-    """The ``compile_kernel`` keywords that state the captured specialization ('' when it
-    is the default: every pointer and integer argument divisible by 16)."""
-    from suite.tritonc import specialization
-
-    default = {n for n, pairs in specialization(signature).attrs.items() if pairs}
-    divisible = sorted(n for n, pairs in attrs.items() if ["tt.divisibility", 16] in pairs)
-    ones = sorted(n for n, pairs in attrs.items() if ["tt.equal_to", 1] in pairs)
-    other = {
-        n: [tuple(p) for p in pairs if p not in (["tt.divisibility", 16], ["tt.equal_to", 1])]
-        for n, pairs in attrs.items()
-    }
-    other = {n: pairs for n, pairs in other.items() if pairs}
-    words = ""
-    if set(divisible) != default:
-        words += f", divisible={divisible!r}"
-    if ones:
-        words += f", equal_to_1={ones!r}"
-    if other:
-        words += f", attrs={other!r}"
-    return words
 
 
 @dataclass
@@ -328,9 +236,12 @@ def reduce(
     seed: int = 0,
     say: Callable[[str], None] = print,
     fixed_python: str = "",
+    gpus: tuple[str, ...] | None = None,
 ) -> Reduction:
     """Reduce ``found`` (the finding's reproducer) into ``folder/reduced.py``; with
-    ``fixed_python`` (a release where the bug is fixed) every kept kernel compiles there."""
+    ``fixed_python`` (a release where the bug is fixed) every kept kernel passes there.
+    ``gpus`` (a runtime failure's: ``suite.reduce.launching.launch_gpus``) launches every
+    candidate, one launch at a time per GPU; None compiles them."""
     original_text = Path(found.source["path"]).read_text()
     expectation = Expectation(
         repro=finding.repro,
@@ -340,6 +251,8 @@ def reduce(
         python=python,
         label=found.repro.label,
         fixed_python=fixed_python,
+        launch=gpus is not None,
+        passing_config=passing_config(finding) if gpus is not None else None,
     )
     folder.mkdir(parents=True, exist_ok=True)
     best_path, state_path = folder / REDUCED, folder / STATE
@@ -348,13 +261,17 @@ def reduce(
         work.unlink()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
-    execution = Execution(python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm)
-    spec = CaseSpec(found, dict(finding.minimal_config), finding.target)
+    # No sanitizer reruns of a candidate: the reduction asks only whether it fails the same way.
+    execution = Execution(
+        python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm, gpus=gpus or (), sanitize=False
+    )
+    spec = CaseSpec(found, dict(finding.minimal_config), finding.target, gpus is not None)
     workers = ForkingWorkers(execution, [spec])
     fixed_workers = None
     if fixed_python:
         fixed_execution = replace(execution, python=fixed_python)
         fixed_workers = ForkingWorkers(fixed_execution, [spec])
+        fixed_workers.share_gpus(workers)  # one launch at a time per GPU, either release
     test = SignatureTest(expectation, work, workers, execution, fixed_workers)
     previous = Progress.read(state_path)
     resumed = bool(
@@ -384,11 +301,14 @@ def reduce(
                         f"{origin} does not compile on the fixed release ({fixed_python}: "
                         f"{verdict.fixed_outcome}); reduce without it"
                     )
+                where = " under Triton's interpreter" if interpreted() and gpus is not None else ""
                 raise UsageError(
-                    f"{origin} does not reproduce the finding: expected {finding.signature}, "
-                    f"saw {verdict.signature or verdict.outcome} (triton at {python})"
+                    f"{origin} does not reproduce the finding{where}: expected "
+                    f"{finding.signature}, saw {verdict.signature or verdict.outcome} "
+                    f"(triton at {python})"
                 )
-            text = reducer_form(finding, found, python, origin, finding_id)
+            form = launching_form if expectation.launch else reducer_form
+            text = form(finding, found, python, origin, finding_id)
             _atomic_write(work / "form.py", text)
             verdict = test(work / "form.py", "form")
             if not verdict.interesting:

@@ -62,6 +62,29 @@ def entry_name(tree: ast.Module) -> str:
     return kernels[-1].name if kernels else ""
 
 
+def is_launching(tree: ast.Module) -> bool:
+    """Whether the form launches its kernel (``REPRO.launch(...)``: a runtime failure's form,
+    ``suite.reduce.launching``): its launch code is fixed, and reads the entry kernel's name,
+    its parameters' names and the compile function's constexpr values as they were."""
+    return any(
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and dotted(node.value.func).endswith(".launch")
+        for node in tree.body
+    )
+
+
+def head_end(tree: ast.Module) -> int:
+    """The index of the ``REPRO`` declaration in the module (-1 without one): it and every
+    statement before it are the file's fixed head, which no pass edits."""
+    for index, node in enumerate(tree.body):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "REPRO" for t in node.targets
+        ):
+            return index
+    return -1
+
+
 def scope(tree: ast.Module, with_compile: bool = False) -> list[ast.AST]:
     roots: list[ast.AST] = list(jit_functions(tree))
     fn = compile_function(tree)
@@ -236,13 +259,11 @@ def split(source: str) -> tuple[str, int]:
     """The file's fixed head (docstring, imports, the ``REPRO`` declaration), kept verbatim,
     and the index of the first module statement after it (what the passes edit)."""
     tree = ast.parse(source)
-    for index, node in enumerate(tree.body):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "REPRO" for t in node.targets
-        ):
-            lines = source.splitlines()[: node.end_lineno]
-            return "\n".join(lines) + "\n", index + 1
-    return "", 0
+    index = head_end(tree)
+    if index < 0:
+        return "", 0
+    lines = source.splitlines()[: tree.body[index].end_lineno]
+    return "\n".join(lines) + "\n", index + 1
 
 
 def write(tree: ast.Module, head: str, first: int) -> str:

@@ -258,7 +258,7 @@ def write_standalone(
         original = standalone.reduced.original.read_text()
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
-    launch = launch_form(env, subject, expected, title)
+    launch = launch_form(env, subject, expected, title, standalone.reduced)
     form = "launch" if launch else "compile"
     script = launch or script
     draft.put("repro.py", script, secret_safe=False)
@@ -300,16 +300,19 @@ def subject_name(result: CaseResult) -> str:
     return f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
 
 
-def launch_form(env: Environment, subject: Subject, expected: str, title: str) -> str | None:
+def launch_form(
+    env: Environment, subject: Subject, expected: str, title: str, reduced: Reduced | None = None
+) -> str | None:
     """For a runtime failure whose reproducer launches with oracles: the repro.py that
-    launches and judges (``suite.report.launch_repro``); None otherwise."""
+    launches and judges (``suite.report.launch_repro``), from the reduced file when ``repro
+    reduce`` made one; None otherwise."""
     result = subject.result
     carried = capture_source(subject.found.source) if subject.found else None
     if not runtime_failure(expected) or carried is None:
         return None
     return launch_script(
         env,
-        carried.text,
+        reduced.path.read_text() if reduced is not None else carried.text,
         result.repro,
         result.config,
         expected,

@@ -64,7 +64,8 @@ def capture_compile(
     with tempfile.TemporaryDirectory(prefix="repro-capture-") as work:
         given, taken = Path(work) / "result.json", Path(work) / "call.json"
         given.write_text(json.dumps({"result": result.to_json(), "source": source}, default=str))
-        env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache")})
+        # The interpreter (TRITON_INTERPRET=1) compiles nothing: the call is captured without it.
+        env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache"), "TRITON_INTERPRET": "0"})
         argv = [python or sys.executable, "-m", "suite.report.capture"]
         # The reproducer's code runs here: isolated like any case, in a scratch folder.
         bounds = DEFAULTS.bounds

@@ -1,0 +1,192 @@
+"""`repro reduce` of a runtime failure: every candidate launched and judged by the finding's
+oracle, its launch kept well-formed, refused where nothing can launch it.
+
+Real launches: Triton's interpreter (``TRITON_INTERPRET=1``) runs them on the CPU here
+(tests/data/reduce_runtime/split_store_epilogue.py, a wrong result of the program's own that
+the differential oracle catches); on an sm_90 GPU the GPU-marked test reduces the realistic
+program bench/reduce_inputs/runtime/fused_add_rmsnorm_sm90.py (triton-lang/triton#10474).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from suite.engine import discover
+from suite.engine.expand import CaseSpec
+from suite.engine.runner import Execution, run_case
+from suite.engine.sources import capture
+from suite.reduce.form import launching_form
+from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
+from suite.reduce.tree import split
+from suite.report.launch_repro import launch_script
+from suite.search.findings import Finding
+from suite.templating import template_environment
+from tests.conftest import gpu_visible, repro_cli
+
+pytest.importorskip("torch")
+
+ROOT = Path(__file__).resolve().parents[1]
+SPLIT_STORE = ROOT / "tests" / "data" / "reduce_runtime" / "split_store_epilogue.py"
+SPLIT_SIGNATURE = "wrong-result:launch:differential:split_store: nan"
+RMSNORM = ROOT / "bench" / "reduce_inputs" / "runtime" / "fused_add_rmsnorm_sm90.py"
+# What a launch that no longer fits its kernel raises (Triton's binding of the arguments).
+MALFORMED = ("required argument", "unexpected keyword", "positional argument", "unrecognised")
+
+
+def _finding(program: Path, signature: str, outcome: str, folder: Path) -> Path:
+    found = discover.from_source({"path": str(program)}, str(program))[0]
+    carried = capture({"path": str(program)})
+    assert carried is not None
+    record = Finding(
+        repro=found.repro.id,
+        signature=signature,
+        kind="bug",
+        outcome=outcome,
+        message="",
+        target="sm_90",
+        targets=["sm_90"],
+        minimal_config=dict(found.repro.configs["trigger"][0]),
+        failing_configs=[],
+        passing_neighbours=[
+            {"target": "sm_90", "config": dict(found.repro.configs["nearest-pass"][0])}
+        ],
+        boundary=[],
+        environment={"triton": "3.9.0", "python_executable": sys.executable},
+        seed=0,
+        first_seen="",
+        last_seen="",
+        source=carried.to_json(with_text=True),
+    )
+    path = folder / "findings" / "runtime.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record.to_json(), indent=2))
+    return path
+
+
+def _judged_fresh(reduced: Path, finding: Finding, work: Path):
+    expectation = Expectation(
+        repro=finding.repro,
+        signature=finding.signature,
+        target=finding.target,
+        config=dict(finding.minimal_config),
+        launch=True,
+        passing_config=dict(finding.passing_neighbours[0]["config"]),
+    )
+    work.mkdir(parents=True, exist_ok=True)
+    return SignatureTest(expectation, work, None, Execution(warm=False, sanitize=False))(reduced)
+
+
+@pytest.mark.skipif(gpu_visible(), reason="a GPU is visible: the reduction would launch")
+def test_a_runtime_finding_without_a_gpu_is_refused_with_the_command_to_run_there(tmp_path):
+    finding = _finding(SPLIT_STORE, SPLIT_SIGNATURE, "wrong-result", tmp_path)
+    before = finding.read_text()
+    env = {"TRITON_INTERPRET": "0"}  # launches on a GPU, not the interpreter
+    done = repro_cli("reduce", str(finding), "-o", str(tmp_path), env=env)
+    assert done.code == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert "runtime failure" in lines[0] and "needs a GPU (sm_90)" in lines[0]
+    assert f"repro reduce {finding}" in lines[0]
+    assert "reduced" not in done.stdout
+    assert not (tmp_path / "reduce").exists()  # nothing half-written
+    assert finding.read_text() == before
+
+
+def test_the_launching_form_keeps_its_launch_code_and_every_edit_stays_well_formed(tmp_path):
+    path = _finding(SPLIT_STORE, SPLIT_SIGNATURE, "wrong-result", tmp_path)
+    finding = Finding.from_json(json.loads(path.read_text()))
+    found = discover.from_source({"path": str(SPLIT_STORE)}, str(SPLIT_STORE))[0]
+    form = launching_form(finding, found, sys.executable, str(SPLIT_STORE), "runtime")
+    head, _ = split(form)
+    # The entry kernel is launched through the seam, with the original parameters' names.
+    assert "launch_kernel(fused_epilogue_kernel, grid, ('acc_ptr', 'bias_ptr'" in head
+    assert "def launch_case(case, acc, bias, residual):" in head
+    assert 'Differential({"SPLIT_STORE": False}, label="split_store")' in head
+    assert kernel_measure(form) == kernel_measure(SPLIT_STORE.read_text())
+    proposed = 0
+    for chosen in PASSES:
+        for _, text in candidates(form, chosen):
+            proposed += 1
+            assert split(text)[0] == head, chosen.name  # the launch code is never edited
+            assert well_formed(ast.parse(text)), chosen.name
+    assert proposed > 100
+
+
+def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(tmp_path):
+    path = _finding(SPLIT_STORE, SPLIT_SIGNATURE, "wrong-result", tmp_path)
+    env = {"TRITON_INTERPRET": "1"}
+    done = repro_cli(
+        "reduce", str(path), "-o", str(tmp_path), "-j", "2", "--time-budget", "150", env=env
+    )
+    assert done.code == 0, done.stderr[-3000:]
+    reduced = Path(done.stdout.strip().splitlines()[-1])
+    state = json.loads((reduced.parent / "state.json").read_text())
+    # Every candidate's launch still fit its kernel: none was turned away for its arguments.
+    malformed = [seen for seen in state["rejected"] if any(m in seen for m in MALFORMED)]
+    assert not malformed, malformed
+    assert state["tries"] > 10 and state["improvements"] > 5
+    original = kernel_measure(SPLIT_STORE.read_text())
+    assert kernel_measure(reduced.read_text())[1] < original[1] * 0.8
+    finding = Finding.from_json(json.loads(path.read_text()))
+    assert finding.reduced is not None and finding.reduced["path"] == str(reduced.resolve())
+    # Judged again, fresh, under the interpreter: the same wrong result, and its nearest
+    # passing config still passes (the kernel did not become one that is always wrong).
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        verdict = _judged_fresh(reduced, finding, tmp_path / "judge")
+    finally:
+        del os.environ["TRITON_INTERPRET"]
+    assert verdict.interesting, verdict
+    # The report's repro.py (triton and torch only) is built from the reduced file, and shows
+    # the wrong result by itself.
+    script = launch_script(
+        template_environment(),
+        reduced.read_text(),
+        finding.repro,
+        finding.minimal_config,
+        SPLIT_SIGNATURE,
+        "reduced",
+        "sm_90",
+        "3.9.0",
+    )
+    assert script is not None and "launch_kernel(fused_epilogue_kernel" in script
+    (tmp_path / "repro.py").write_text(script)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = subprocess.run(
+        [sys.executable, "repro.py"],
+        cwd=tmp_path,
+        env={**env, "TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert f"signature: {SPLIT_SIGNATURE}" in ran.stdout
+
+
+@pytest.mark.gpu
+def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
+    found = discover.from_source({"path": str(RMSNORM)}, str(RMSNORM))[0]
+    trigger = dict(found.repro.configs["trigger"][0])
+    seen = run_case(
+        CaseSpec(found, trigger, "sm_90", gpu=True),
+        tmp_path / "trigger",
+        Execution(warm=False, sanitize=False),
+    )
+    assert seen.signature is not None and ":launch" in seen.signature.text, seen.message
+    path = _finding(RMSNORM, seen.signature.text, seen.outcome.label, tmp_path)
+    done = repro_cli("reduce", str(path), "-o", str(tmp_path), "--time-budget", "240")
+    assert done.code == 0, done.stderr[-3000:]
+    reduced = Path(done.stdout.strip().splitlines()[-1])
+    assert kernel_measure(reduced.read_text())[1] < kernel_measure(RMSNORM.read_text())[1]
+    finding = Finding.from_json(json.loads(path.read_text()))
+    verdict = _judged_fresh(reduced, finding, tmp_path / "judge")
+    assert verdict.interesting, verdict
