@@ -21,7 +21,7 @@ one() {
   id=$1
   log="$OUT/report-$id.txt"
   start=$(date +%s)
-  timeout 540 python3 -m suite.cli.main report "$id" -o "$work" >"$log" 2>&1
+  timeout "${REPORT_S:-540}" python3 -m suite.cli.main report "$id" -o "$work" >"$log" 2>&1
   echo "report exit $? in $(( $(date +%s) - start )) s" >>"$log"
   mkdir -p "$OUT/$id"
   for name in issue.md comment.md report.json variants.json repro.py explain/explain.json; do
