@@ -3,18 +3,26 @@
 # runtime failure (bench/reduce_gpu.sh), the runtime reports with their variants,
 # explanation and sanitizer line (bench/variants_gpu.sh) and Inductor's launches under
 # capture (bench/capture_inductor_gpu.sh), side by side: they share the GPU, and each
-# reduction serializes its own launches. Results under $OUT/<script>/.
+# reduction serializes its own launches. The device brings back only a few files from $OUT,
+# so everything goes into $OUT/gpu-checks.tgz, and the summaries are printed.
 #   OUT=/tmp/out EXPLORE_S=40 REDUCE_S=200 bash bench/gpu_checks.sh
 set -u
 OUT=${OUT:-$(mktemp -d)}
 export EXPLORE_S=${EXPLORE_S:-40} REDUCE_S=${REDUCE_S:-200}
+results=$(mktemp -d)
 for script in reduce_gpu variants_gpu capture_inductor_gpu; do
-  mkdir -p "$OUT/$script"
+  mkdir -p "$results/$script"
   (
     start=$(date +%s)
-    OUT="$OUT/$script" bash "bench/$script.sh" >"$OUT/$script/stdout.txt" 2>&1
-    echo "$script: exit $? after $(($(date +%s) - start)) s" >>"$OUT/done.txt"
+    OUT="$results/$script" bash "bench/$script.sh" >"$results/$script/stdout.txt" 2>&1
+    echo "$script: exit $? after $(($(date +%s) - start)) s" >>"$results/done.txt"
   ) &
 done
 wait
-cat "$OUT/done.txt"
+tar -czf "$OUT/gpu-checks.tgz" -C "$results" .
+cat "$results/done.txt"
+for summary in reduce_gpu/summary.txt capture_inductor_gpu/log.txt; do
+  echo "== $summary"
+  head -c 4000 "$results/$summary"
+done
+rm -rf "$results"

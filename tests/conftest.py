@@ -96,6 +96,13 @@ class Completed:
     stderr: str
 
 
+def checkout_env() -> dict[str, str]:
+    """This process's environment with the checkout first on the path of a child (what the
+    environment already puts there, wheels carried onto a GPU machine say, stays)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, "PYTHONPATH": path}
+
+
 def repro_cli(
     *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 900
 ) -> Completed:

@@ -36,7 +36,7 @@ import psutil
 import pytest
 
 from suite.engine.same_bug import same_bug
-from tests.conftest import SOURCE_SECRET
+from tests.conftest import SOURCE_SECRET, checkout_env
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "data" / "capture"
@@ -49,7 +49,7 @@ def capture(
     cache: Path | None = None,
     stdin: str | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = checkout_env()
     if cache is not None:
         env["TRITON_CACHE_DIR"] = str(cache)
     done = subprocess.run(
@@ -443,7 +443,7 @@ def test_an_upstream_bug_captured_from_a_program_reports_verified(tmp_path: Path
         text=True,
         check=False,
         cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        env=checkout_env(),
     )
     assert report.returncode == 0, report.stderr[-3000:]
     verification = json.loads(report.stdout)["verification"]
@@ -573,7 +573,7 @@ def _capturing(tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
         text=True,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        env=checkout_env(),
     )
     assert capturing.stdout is not None
     return capturing, [int(capturing.stdout.readline()) for _ in range(2)]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import pytest
 
 from suite.capture.generate import compile_stderr
 from suite.capture.site.repro_capture_records import load_compile
+from tests.conftest import checkout_env
 from tests.test_capture import capture
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +112,7 @@ def repro(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
         text=True,
         check=False,
         cwd=tmp_path,
-        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        env=checkout_env(),
     )
 
 

@@ -5,14 +5,14 @@ specialization the JIT makes, reproduced on every release 3.0.0-3.9.0."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_capture import PROGRAMS, ROOT, capture, venv_python
+from tests.conftest import checkout_env
+from tests.test_capture import PROGRAMS, capture, venv_python
 
 
 def test_the_compilers_output_is_teed_and_nothing_the_program_wrote_is_lost(
@@ -90,7 +90,7 @@ def test_every_specialization_is_reproduced_on_every_release(tmp_path: Path, ver
             text=True,
             check=False,
             cwd=tmp_path,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            env=checkout_env(),
         )
         assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
         [case] = json.loads(ran.stdout)["cases"]

@@ -12,13 +12,12 @@ a harness error.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli
+from conftest import ROOT, checkout_env, repro_cli
 
 from suite.api import Case, Target
 from suite.engine.signature import Origin, describe_exception, judge
@@ -195,7 +194,7 @@ def test_an_api_that_takes_these_arguments_is_probed_once_per_release(tmp_path):
 
 def test_capture_writes_no_reproducer_for_a_refusal(tmp_path):
     program = ROOT / "tests" / "data" / "capture" / "refused.py"
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = checkout_env()
     done = subprocess.run(
         [
             sys.executable,
