@@ -27,8 +27,7 @@ import pytest
 
 from suite.capture.generate import compile_stderr
 from suite.capture.site.repro_capture_records import load_compile
-from tests.conftest import triton_release
-from tests.test_capture import capture
+from tests.test_capture import capture, venv_python
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "capture" / "corpus"
@@ -110,15 +109,6 @@ def sweep(program: Program) -> Any:
     return pytest.param(program, marks=marks, id=program.name)
 
 
-def python_of(release: str) -> str:
-    """The running interpreter when its Triton is ``release``, else the release's venv."""
-    if release == triton_release():
-        return sys.executable
-    from suite.toolchain.venvs import for_version
-
-    return str(for_version(release).python)
-
-
 def repro(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "suite.cli.main", *arguments],
@@ -149,7 +139,7 @@ def test_a_realistic_program_goes_through_the_whole_chain(tmp_path: Path, progra
     assert len(source.read_text().splitlines()) >= 100
 
     # Capture: the compiler's output was hidden from the program, the hook kept it.
-    done, summary = capture(output, [python_of(program.release), str(source)])
+    done, summary = capture(output, [venv_python(program.release), str(source)])
     assert done.returncode != 0, done.stderr[-3000:]  # the program's own failure status
     [failure] = summary["failures"]
     assert failure["reproduced"], failure

@@ -78,7 +78,7 @@ def test_every_specialization_is_reproduced_on_every_release(tmp_path: Path, ver
     16, do_not_specialize, a constexpr default, None, a helper of another module, a host
     TensorDescriptor and a device-side descriptor from 3.4 on) is recorded as the JIT's own
     binder made it, and each kernel's reproducer compiles it in isolation: no harness error."""
-    python = venv_python(version) if version != "3.9.0" else sys.executable
+    python = venv_python(version)
     program = str(PROGRAMS / "specializations.py")
     done, summary = capture(tmp_path / "reports", [python, program], "--all", "--no-confirm")
     assert done.returncode == 0, done.stderr[-3000:]
