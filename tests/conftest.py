@@ -143,8 +143,8 @@ class Prebuild:
 
         if self.stopping.is_set():
             return
-        # No package index: the test that needs the venv says so when it builds it.
-        with contextlib.suppress(UsageError):
+        # No package index, no disk: the test that needs the venv says so when it builds it.
+        with contextlib.suppress(UsageError, OSError, subprocess.CalledProcessError):
             for_version(release)
 
     def stop(self) -> None:
