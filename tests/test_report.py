@@ -281,7 +281,9 @@ def test_known_upstream_issue_renders_a_comment_not_an_issue(assign_latencies, t
     assert json.loads((folder / "report.json").read_text())["kind"] == "comment"
 
 
+# A comment (comment.md.j2) because the bug is fixed on this machine's Triton (3.6.0 on).
 @pytest.mark.venv
+@pytest.mark.triton(">=3.6")
 def test_templates_folder_overrides_one_template(assign_latencies, tmp_path):
     root, finding_file = assign_latencies
     mine = tmp_path / "templates"
