@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -9,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,7 +121,66 @@ def repro_cli(
     return Completed(proc.returncode, proc.stdout, proc.stderr)
 
 
+#: Every release the tests run cases under (CI caches their venvs by this file).
+RELEASES = (ROOT / ".ci" / "releases").read_text().split()
+
+
+class Prebuild:
+    """The release venvs a fresh machine lacks, built side by side in the background while
+    the tests that need none run (tests that need one wait on its lock). Built lazily, one
+    at a time per worker, they held up a worker each for their whole build."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, releases: list[str]) -> None:
+        self.thread = threading.Thread(target=self._build_all, args=(releases,), daemon=True)
+        self.thread.start()
+
+    def _build_all(self, releases: list[str]) -> None:
+        from suite.toolchain.venvs import BUILDS_AT_ONCE
+
+        with ThreadPoolExecutor(max_workers=BUILDS_AT_ONCE) as pool:
+            list(pool.map(self._build, releases))
+
+    def _build(self, release: str) -> None:
+        from suite.errors import UsageError
+        from suite.toolchain.venvs import for_version
+
+        if self.stopping.is_set():
+            return
+        # No package index, no disk: the test that needs the venv says so when it builds it.
+        with contextlib.suppress(UsageError, OSError, subprocess.CalledProcessError):
+            for_version(release)
+
+    def stop(self) -> None:
+        """Start no more builds; wait for those under way (a venv is never left half-built)."""
+        self.stopping.set()
+        if self.thread:
+            self.thread.join()
+
+
+PREBUILD = Prebuild()
+
+
+def pytest_collection_finish(session):
+    """One process prebuilds (xdist's first worker, else the only one), and only when a
+    selected test uses release venvs."""
+    from suite.toolchain.venvs import folder_for
+
+    worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0")
+    if worker != "gw0" or session.config.option.collectonly:
+        return
+    if not any(item.get_closest_marker("venv") for item in session.items):
+        return
+    missing = [r for r in RELEASES if not (folder_for(r) / ".repro-complete").exists()]
+    if missing:
+        PREBUILD.start(missing)
+
+
 def pytest_sessionfinish(session, exitstatus):
+    PREBUILD.stop()
     shutil.rmtree(SESSION_CACHE, ignore_errors=True)
 
 
@@ -159,7 +221,11 @@ def pytest_collection_modifyitems(config, items):
 
     no_gpu = pytest.mark.skip(reason="needs an NVIDIA GPU with torch (none visible)")
     visible = gpu_visible()
+    opted_in = "slow" in (config.option.markexpr or "")
+    not_slow = pytest.mark.skip(reason="the full sweep: opt in with -m slow (the nightly job)")
     for item in items:
+        if "slow" in item.keywords and not opted_in:
+            item.add_marker(not_slow)
         if "gpu" in item.keywords and not visible:
             item.add_marker(no_gpu)
         for mark in item.iter_markers("triton"):

@@ -36,7 +36,7 @@ import psutil
 import pytest
 
 from suite.engine.same_bug import same_bug
-from tests.conftest import SOURCE_SECRET, checkout_env
+from tests.conftest import SOURCE_SECRET, checkout_env, triton_release
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = ROOT / "tests" / "data" / "capture"
@@ -78,6 +78,9 @@ def capture_schema() -> dict[str, Any]:
 
 
 def venv_python(version: str) -> str:
+    """The running interpreter when its Triton is ``version``, else the release's venv."""
+    if version == triton_release():
+        return sys.executable
     from suite.toolchain.venvs import for_version
 
     return str(for_version(version).python)
@@ -168,7 +171,7 @@ def test_an_abort_inside_a_compile_leaves_its_record(tmp_path: Path) -> None:
 @pytest.mark.venv
 @pytest.mark.parametrize("version", ["3.0.0", "3.2.0", "3.9.0"])
 def test_the_specialization_is_recorded_alike_on_each_release(tmp_path: Path, version: str) -> None:
-    python = venv_python(version) if version != "3.9.0" else sys.executable
+    python = venv_python(version)
     done, summary = capture(
         tmp_path / "reports", [python, str(PROGRAMS / "specialized.py")], "--all", "--no-confirm"
     )

@@ -36,6 +36,7 @@ from suite.replay.pipeline import (
 from suite.replay.replay import replay
 from suite.replay.script import lit_test
 from tests.conftest import ROOT, Completed, repro_cli
+from tests.test_capture import venv_python
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
 CASE = "tma-gemm-prefetch[sm_100-64x64x32-w4-s2]"
@@ -465,6 +466,11 @@ def test_replay_names_assign_latencies_and_writes_its_files(run_350, triton_350)
     assert "// CHECK-LABEL: @gemm_prefetch" in lit
 
 
+def unparsing_python() -> str:
+    """An interpreter whose Triton cannot parse 3.5.0's IR (3.9.0: the running one, if so)."""
+    return venv_python("3.9.0")
+
+
 @pytest.mark.venv
 def test_replay_py_fails_under_350_and_refuses_ir_it_cannot_parse(run_350, triton_350):
     out, run = run_350
@@ -475,7 +481,7 @@ def test_replay_py_fails_under_350_and_refuses_ir_it_cannot_parse(run_350, trito
     bad = run_script(triton_350, script)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "failed under triton 3.5.0: the bug reproduces" in bad.stdout
-    here = run_script(sys.executable, script)
+    here = run_script(unparsing_python(), script)
     assert here.returncode == 2, here.stdout + here.stderr
     (line,) = here.stdout.splitlines()
     assert "does not parse under triton" in line and "captured under triton 3.5.0" in line
@@ -484,7 +490,7 @@ def test_replay_py_fails_under_350_and_refuses_ir_it_cannot_parse(run_350, trito
 @pytest.mark.venv
 def test_replay_under_a_release_where_the_ir_does_not_parse_is_exit_2(run_350):
     out, run = run_350
-    done = replay_cmd(f"{run}:{CASE}", "--python", sys.executable, "-o", str(out / "other"))
+    done = replay_cmd(f"{run}:{CASE}", "--python", unparsing_python(), "-o", str(out / "other"))
     assert done.code == 2
     assert "does not parse under triton" in done.stderr
     assert "captured under triton 3.5.0" in done.stderr

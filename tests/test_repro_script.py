@@ -191,7 +191,10 @@ def test_every_example_repro_py_is_read_at_a_glance():
         assert_markdown_width(folder)
 
 
+# The checked-in examples were written where this machine's Triton is 3.9.0 (a report says what
+# the running release does with the bug).
 @pytest.mark.venv
+@pytest.mark.triton(">=3.9,<3.10")
 def test_the_examples_are_what_the_tool_writes_today(tmp_path):
     """Regenerate each example as bench/report_examples.py does; its repro.py, snippet and
     body must equal the checked-in ones (run the script to update them)."""

@@ -65,6 +65,8 @@ def test_which_releases_have_their_own_instrumentation():
         assert instrumentation_modes(str(python)) == modes, version
 
 
+# ConSan and GSan both exist from 3.8.0 (test_which_releases_have_their_own_instrumentation).
+@pytest.mark.triton(">=3.8")
 def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
     """On this machine a launch cannot succeed: forced onto the GPU path, the case fails at
     launch (no CUDA), and the engine's evidence step runs, with no compute-sanitizer."""

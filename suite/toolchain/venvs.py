@@ -24,8 +24,10 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from packaging.tags import sys_tags
@@ -128,6 +130,15 @@ def _locked(name: str) -> Iterator[None]:
         yield
 
 
+def _pip_installs_elsewhere() -> bool:
+    """Whether this interpreter has a pip that installs into another one (``--python``,
+    pip 22.3 on); an environment made without pip (uv, pipx) has none."""
+    try:
+        return Version(metadata.version("pip")) >= Version("22.3")
+    except metadata.PackageNotFoundError:
+        return False
+
+
 def _build(folder: Path, requirement: str) -> Path:
     """A venv at ``folder`` with ``requirement`` installed, unless a complete one is there."""
     python = folder / "bin" / "python"
@@ -135,12 +146,15 @@ def _build(folder: Path, requirement: str) -> Path:
     if complete.exists():
         return python
     shutil.rmtree(folder, ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
-    installed = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", *_pip_sources(), requirement],
-        capture_output=True,
-        text=True,
-    )
+    # No bytecode at install: each module is compiled on its first import.
+    install = ["install", "-q", "--no-compile", *_pip_sources(), requirement]
+    if _pip_installs_elsewhere():  # no pip of its own: ensurepip costs seconds of CPU a venv
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+        command = [sys.executable, "-m", "pip", "--python", str(python), *install]
+    else:
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+        command = [str(python), "-m", "pip", *install]
+    installed = subprocess.run(command, capture_output=True, text=True)
     if installed.returncode != 0:
         shutil.rmtree(folder, ignore_errors=True)
         last = (installed.stderr.strip().splitlines() or ["no output"])[-1]
@@ -217,11 +231,22 @@ def resolve(spec: str) -> Release:
     return for_version(spec)
 
 
+BUILDS_AT_ONCE = 4
+"""Venvs built side by side: a build waits on the download and the disk far more than on a
+core, so even a 2-core machine gains from several at once."""
+
+
+def for_versions(versions: list[str]) -> list[Release]:
+    """The cached venvs of ``versions``, the missing ones built side by side (in order)."""
+    with ThreadPoolExecutor(max_workers=BUILDS_AT_ONCE) as pool:
+        return list(pool.map(for_version, versions))
+
+
 def main(argv: list[str]) -> int:
     """``python -m suite.toolchain.venvs 3.4.0 3.5.0 ...``: build the venvs ahead (CI caches)."""
     try:
-        for version in argv:
-            print(f"{version}: {for_version(version).python}", flush=True)
+        for release in for_versions(argv):
+            print(f"{release.label}: {release.python}", flush=True)
     except UsageError as exc:
         print(f"venvs: error: {exc}", file=sys.stderr)
         return 2
