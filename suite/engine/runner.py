@@ -9,7 +9,6 @@ pass lands beside the case's captured output.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import shutil
@@ -21,15 +20,13 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from suite.engine.child import EventLog
 from suite.engine.classify import classify
-from suite.engine.events import LaunchWatch
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
 from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
 from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
 from suite.engine.record import RunStore
 from suite.engine.sanitizer import Rerun, gather
 from suite.engine.scrub import REDACTED, scrub_secrets, scrub_tree
@@ -189,23 +186,20 @@ def _scrubbed(exit: Exit) -> Exit:
     return replace(exit, stdout=streams[0], stderr=streams[1])
 
 
-def _events(report: Path) -> list[dict[str, Any]]:
-    """The child's events as the classifier expects them: a case may write anything there,
-    or plant a link or a FIFO in its place (then it reported nothing)."""
+def _events(report: Path) -> ChildReport:
+    """What the child reported, its secrets taken out: a case may write anything there, or
+    plant a link or a FIFO in its place (then it reported nothing)."""
     try:
         folder = os.open(report.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
-        return []
+        return ChildReport()
     try:
         found = _regular_at(folder, report.name)
     finally:
         os.close(folder)
     if found is None:
-        return []
-    events = EventLog.parse(found[0].decode(errors="replace")).events
-    return [
-        scrub_tree(e) for e in events if isinstance(e, dict) and isinstance(e.get("event"), str)
-    ]
+        return ChildReport()
+    return ChildReport.of([scrub_tree(r) for r in parse_lines(found[0].decode(errors="replace"))])
 
 
 class CaseInterrupted(Exception):
@@ -226,22 +220,18 @@ def run_case(
     environment variables for the case (Triton's dump knobs, say).
     """
     _fresh_folder(case_dir)
-    report = case_dir / "events.jsonl"
+    report = case_dir / EVENTS
     spec_file = case_dir / "spec.json"
-    spec_file.write_text(
-        json.dumps(
-            {
-                "source": spec.found.source,
-                "repro_id": spec.repro.id,
-                "config": spec.config,
-                "target": spec.target,
-                "gpu": spec.gpu,
-                "report": str(report),
-                "timeout": execution.bounds.timeout_s,
-            },
-            default=str,
-        )
+    child_spec = ChildSpec(
+        source=spec.found.source,
+        repro_id=spec.repro.id,
+        config=spec.config,
+        target=spec.target,
+        gpu=spec.gpu,
+        report=str(report),
+        timeout=execution.bounds.timeout_s,
     )
+    spec_file.write_text(child_spec.to_json())
     env = child_env(
         {
             "TRITON_CACHE_DIR": str(case_dir / "cache"),
@@ -267,12 +257,12 @@ def run_case(
     # Secrets out first: the signature is normalized from this text, and kept with the case.
     exit = _scrubbed(exit)
     events = _events(report)
-    try:
-        verdict = classify(events, exit, limits_for(spec.target))
-    except (KeyError, TypeError, ValueError, AttributeError):
+    if events.unreadable:
         # The case wrote events of its own making: judge it by how it ended alone.
-        verdict = classify([], exit, limits_for(spec.target))
+        verdict = classify(ChildReport(), exit, limits_for(spec.target))
         verdict.detail["events"] = "unreadable: the case wrote events the engine cannot read"
+    else:
+        verdict = classify(events, exit, limits_for(spec.target))
     folder_lost = not case_dir.is_dir() or case_dir.is_symlink()
     if folder_lost:
         _fresh_folder(case_dir)  # the case removed or replaced its own folder
@@ -298,8 +288,9 @@ def run_case(
     if folder_lost:
         result.detail["case_folder"] = "removed or replaced by the case; its events are lost"
     if spec.gpu:
-        start = next((e for e in events if e["event"] == "start"), {})
-        result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
+        result.detail["cuda_visible_devices"] = (
+            events.start.cuda_visible_devices if events.start else None
+        )
     elif spec.repro.launch_fn is not None:
         result.detail[NOT_LAUNCHED] = needs_gpu(spec.target)
     if verdict.outcome.is_failure or execution.keep_passing:
@@ -343,10 +334,9 @@ def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Exec
     def rerun(
         prefix: Sequence[str], more: Mapping[str, str], output: Path
     ) -> tuple[int | None, str]:
-        spec = json.loads(spec_file.read_text())
-        spec["report"] = str(output.with_suffix(".events.jsonl"))
+        spec = replace(ChildSpec.read(spec_file), report=str(output.with_suffix(".events.jsonl")))
         again = output.with_suffix(".spec.json")
-        again.write_text(json.dumps(spec))
+        again.write_text(spec.to_json())
         argv = [*prefix, execution.python, "-m", "suite.engine.child", str(again)]
         allocations = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
         # The case's own temporary folder went with it; the rerun (and the sanitizer's own

@@ -39,8 +39,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from suite.engine.child import EVENTS, EventLog
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
+from suite.engine.protocol import EVENTS, errors_in, parse_lines, read_lines
 from suite.engine.signature import TRITON_REJECTS
 from suite.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.tma_model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
@@ -295,9 +295,7 @@ def failure_text(result: CaseResult) -> str:
         with open(path, errors="replace") as handle:
             text = handle.read(_READ_LIMIT)
         if name == EVENTS:
-            parts += [
-                e.get("message", "") for e in EventLog.parse(text).events if e["event"] == "error"
-            ]
+            parts += [e.message for e in errors_in(parse_lines(text))]
         else:
             parts.append(text)
     return "\n".join(p for p in parts if p)
@@ -403,9 +401,9 @@ def _tma_rule(result: CaseResult) -> Triage:
 
 def _source_of(result: CaseResult, rule: str) -> str:
     """The source the check named in its error event, else the rule's documentation."""
-    for event in EventLog.read(result.artifacts.get(EVENTS)).events:
-        if event["event"] == "error" and event.get("type") == "LimitViolation":
-            found = _SOURCE_LINE.search(event.get("message", ""))
+    for error in errors_in(read_lines(result.artifacts.get(EVENTS))):
+        if error.type == "LimitViolation":
+            found = _SOURCE_LINE.search(error.message)
             if found:
                 return found.group(1).strip()
     return _rule_source(rule)

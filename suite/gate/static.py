@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.child import EVENTS, EventLog
 from suite.engine.discover import Found
 from suite.engine.expand import case_id, expand
 from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.protocol import EVENTS, errors_in, read_lines
 from suite.engine.record import RunStore
 from suite.engine.runner import Execution, execute
 from suite.engine.signature import PTXAS_ERROR_LINE
@@ -51,8 +51,8 @@ def triage_fields(result: CaseResult) -> dict[str, Any]:
 
 def _ptxas_line(result: CaseResult) -> str | None:
     """The ptxas diagnostic (``(C7602) Insufficient registers ...``), read from the kept events."""
-    log = EventLog.read(result.artifacts.get(EVENTS))
-    texts = [result.message, *(e.get("message", "") for e in log.events if e["event"] == "error")]
+    errors = errors_in(read_lines(result.artifacts.get(EVENTS)))
+    texts = [result.message, *(e.message for e in errors)]
     for text in texts:
         for line in text.splitlines():
             match = PTXAS_ERROR_LINE.search(line)
