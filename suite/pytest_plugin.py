@@ -168,7 +168,7 @@ class ReproItem(pytest.Item):
         repro = self.config.stash[_SESSION]
         case_dir = repro.output / "cases" / self.name.replace("/", "_")
         result = run_case(self.spec, case_dir, repro.execution, repro.workers)
-        repro.baseline.judge(result, repro.triton)
+        result = repro.baseline.judge(result, repro.triton)
         self.result = result
         self.user_properties.append(("outcome", result.outcome.label))
         self.user_properties.append(("signature", str(result.signature or "")))

@@ -312,7 +312,7 @@ def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, ca
     found = triage(result)
     assert found is not None and found.label == "user-error:shared-memory"
     assert found.rule == "shared-memory"
-    assert "232448" in found.explanation and str(result.detail["used"]) in found.explanation
+    assert "232448" in found.explanation and str(result.facts.used) in found.explanation
     assert "Programming Guide" in found.source
     assert report(f"{run}:{result.case_id}", "-o", str(tmp_path)) == 0
     out = capsys.readouterr().out

@@ -184,7 +184,7 @@ def _remember(
         last_seen=now,
         source=carried.to_json(with_text=True) if carried else None,
         signatures={str(environment.get("triton") or "unknown"): signature},
-        sanitizer=result.detail.get("sanitizer"),
+        sanitizer=result.notes.sanitizer,
     )
     return store.path_of(store.record(finding)).stem
 

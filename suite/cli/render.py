@@ -44,7 +44,7 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from suite.engine.gpu_evidence import NOT_LAUNCHED, shown_outcome
+from suite.engine.gpu_evidence import shown_outcome
 
 if TYPE_CHECKING:
     from suite.engine.outcome import CaseResult
@@ -353,7 +353,7 @@ def case_listing(results: Sequence[CaseResult]) -> Listing:
     """One row per case: full id, outcome, verdict, triage, signature (or the reason)."""
     listing = Listing(CASE_COLUMNS)
     for r in sorted(results, key=lambda r: (r.repro, r.target, r.case_id)):
-        reason = str(r.signature) if r.signature else r.message or r.detail.get(NOT_LAUNCHED, "")
+        reason = str(r.signature) if r.signature else r.message or (r.notes.not_launched or "")
         if r.expectation:
             reason += f"  ({r.expectation})"
         listing.add(

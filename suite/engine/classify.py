@@ -10,22 +10,23 @@ skip, the memory cap, the compile's metadata against the target's limits).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from suite.engine.isolate import Exit
-from suite.engine.outcome import Outcome, Signature
-from suite.engine.protocol import ChildReport, Compiled
+from suite.engine.outcome import FailureFacts, Outcome, Signature, site_and_facts
+from suite.engine.protocol import ChildReport, Compiled, FailureSite
 from suite.engine.signature import Verdict, compose, diagnostic_verdict, judge
 from suite.toolchain.limits import TargetLimits
 
 
-@dataclass
+@dataclass(frozen=True)
 class Classification:
     outcome: Outcome
     signature: Signature | None = None
     message: str = ""
-    detail: dict[str, Any] = field(default_factory=dict)
+    site: FailureSite = field(default_factory=FailureSite)
+    facts: FailureFacts = field(default_factory=FailureFacts)
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
@@ -41,15 +42,16 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
     clean_exit = exit.returncode == 0 and not (exit.timed_out or exit.memory_exceeded)
     skipped = log.skipped if clean_exit else None
     if skipped is not None:
-        gap = {"toolchain_gap": skipped.toolchain_gap} if skipped.toolchain_gap else {}
-        return Classification(Outcome.SKIPPED, message=skipped.reason, detail=gap)
+        gap = FailureFacts(toolchain_gap=skipped.toolchain_gap or None)
+        return Classification(Outcome.SKIPPED, message=skipped.reason, facts=gap)
     if exit.memory_exceeded and not exit.timed_out:
         mib = exit.peak_rss_bytes >> 20
         return Classification(
             Outcome.CRASH,
             Signature(compose(["crash", "memory-cap", phase])),
             f"killed at the memory cap ({mib} MiB resident) in {phase}",
-            {"phase": phase, "signal": "SIGKILL", "memory_cap": True},
+            FailureSite(phase=phase, signal="SIGKILL"),
+            FailureFacts(memory_cap=True),
             metrics,
         )
     hang = _hang(log, exit, phase)
@@ -69,7 +71,8 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
         classified = _classification(verdict, metrics)
         running = log.open_launch
         if phase == "launch" and running is not None:
-            classified.detail["launch"] = running.launch
+            facts = replace(classified.facts, launch=running.launch)
+            return replace(classified, facts=facts)
         return classified
     wrong = log.wrong
     if wrong is not None:
@@ -77,7 +80,8 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
             Outcome.WRONG_RESULT,
             Signature(compose(["wrong-result", "launch", wrong.oracle], wrong.difference)),
             f"{wrong.oracle}: {wrong.message}",
-            {"phase": "launch", "oracle": wrong.oracle, "difference": wrong.difference},
+            FailureSite(phase="launch"),
+            FailureFacts(oracle=wrong.oracle, difference=wrong.difference),
             metrics,
         )
     over = _over_limit(compiled, limits)
@@ -87,8 +91,8 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
             Outcome.RESOURCE_LIMIT,
             Signature(compose(["resource-limit", resource])),
             f"{resource}: {used} needed, the {limits.name} limit is {limit}",
-            {"resource": resource, "used": used, "limit": limit, "target": limits.name},
-            metrics,
+            facts=FailureFacts(resource=resource, used=used, limit=limit, limit_target=limits.name),
+            metrics=metrics,
         )
     diagnostic = diagnostic_verdict(stderr)
     if diagnostic is not None:
@@ -107,17 +111,20 @@ def _hang(log: ChildReport, exit: Exit, phase: str) -> Classification | None:
         Outcome.TIMEOUT,
         Signature(compose(["timeout", "launch", "hang"], running.role)),
         f"hang: launch '{running.launch}' did not finish within {bound} (killed)",
-        {"phase": "launch", "oracle": "hang", "launch": running.launch, "bound_s": running.bound_s},
+        FailureSite(phase="launch"),
+        FailureFacts(oracle="hang", launch=running.launch, bound_s=running.bound_s),
     )
 
 
 def _classification(verdict: Verdict, metrics: dict[str, Any]) -> Classification:
     signature = verdict.signature
+    site, facts = site_and_facts(verdict.detail)
     return Classification(
         Outcome.from_label(verdict.outcome),
         Signature(signature) if signature else None,
         verdict.message,
-        {k: v for k, v in verdict.detail.items() if v not in (None, "")},
+        site,
+        facts,
         metrics,
     )
 

@@ -49,6 +49,20 @@ class ChildSpec:
         return cls.from_json(Path(path).read_text())
 
 
+@dataclass(frozen=True)
+class FailureSite:
+    """Where a case failed: its phase, the compile stage, the MLIR pass, the ptxas error
+    code, the rule a static check named, the signal that ended it (each None when unknown).
+    In JSON, ``pass_name`` is ``pass``."""
+
+    phase: str | None = None
+    stage: str | None = None
+    pass_name: str | None = None
+    ptxas_code: str | None = None
+    rule: str | None = None
+    signal: str | None = None
+
+
 # --- the events a child writes, in the order it may write them -----------------------------
 
 
@@ -195,9 +209,10 @@ class Unreadable(ValueError):
     """An event of a known kind whose fields are missing or of the wrong type."""
 
 
-def _accepts(hint: Any, value: Any) -> bool:
+def fits(hint: Any, value: Any) -> bool:
+    """Whether a decoded JSON ``value`` is of the type ``hint`` (a field's annotation)."""
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(_accepts(h, value) for h in typing.get_args(hint))
+        return any(fits(h, value) for h in typing.get_args(hint))
     if hint is Any:
         return True
     if hint is type(None):
@@ -226,7 +241,7 @@ def decode(record: Any) -> Event | None:
     for f in fields(kind):
         if f.name not in record:
             continue
-        if not _accepts(hints[f.name], record[f.name]):
+        if not fits(hints[f.name], record[f.name]):
             raise Unreadable(f"{kind.KIND}: {f.name} is {type(record[f.name]).__name__}")
         values[f.name] = record[f.name]
     try:

@@ -23,9 +23,9 @@ from pathlib import Path
 
 from suite.engine.classify import classify
 from suite.engine.expand import CaseSpec
-from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
+from suite.engine.gpu_evidence import needs_gpu
 from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
-from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
 from suite.engine.record import RunStore
 from suite.engine.sanitizer import Rerun, gather
@@ -257,17 +257,38 @@ def run_case(
     # Secrets out first: the signature is normalized from this text, and kept with the case.
     exit = _scrubbed(exit)
     events = _events(report)
+    unreadable = None
     if events.unreadable:
         # The case wrote events of its own making: judge it by how it ended alone.
-        verdict = classify(ChildReport(), exit, limits_for(spec.target))
-        verdict.detail["events"] = "unreadable: the case wrote events the engine cannot read"
-    else:
-        verdict = classify(events, exit, limits_for(spec.target))
+        events = ChildReport()
+        unreadable = "unreadable: the case wrote events the engine cannot read"
+    verdict = classify(events, exit, limits_for(spec.target))
     folder_lost = not case_dir.is_dir() or case_dir.is_symlink()
     if folder_lost:
         _fresh_folder(case_dir)  # the case removed or replaced its own folder
     shutil.rmtree(case_dir / "cache", ignore_errors=True)
     shutil.rmtree(case_dir / "tmp", ignore_errors=True)
+    artifacts: dict[str, str] = {}
+    planted: list[str] = []
+    output_bytes = None
+    if verdict.outcome.is_failure or execution.keep_passing:
+        artifacts, planted = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes)
+    else:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    launched = spec.gpu or spec.repro.launch_fn is None
+    notes = RunNotes(
+        events=unreadable,
+        stragglers_killed=exit.stragglers_killed or None,
+        isolation=f"fresh: {fresh_because}" if fresh_because else None,
+        case_folder="removed or replaced by the case; its events are lost" if folder_lost else None,
+        launched_on=(events.start.cuda_visible_devices if events.start else None,)
+        if spec.gpu
+        else None,
+        not_launched=None if launched else needs_gpu(spec.target),
+        planted=tuple(planted) or None,
+        output_bytes=output_bytes,
+    )
     result = CaseResult(
         case_id=spec.case_id,
         repro=spec.repro.id,
@@ -276,33 +297,14 @@ def run_case(
         outcome=verdict.outcome,
         signature=verdict.signature,
         message=verdict.message,
-        detail=verdict.detail,
+        site=verdict.site,
+        facts=verdict.facts,
+        notes=notes,
         metrics=verdict.metrics,
         gpu=spec.gpu,
         duration_s=round(exit.duration_s, 3),
+        artifacts=artifacts,
     )
-    if exit.stragglers_killed:
-        result.detail["stragglers_killed"] = exit.stragglers_killed
-    if fresh_because:
-        result.detail["isolation"] = f"fresh: {fresh_because}"
-    if folder_lost:
-        result.detail["case_folder"] = "removed or replaced by the case; its events are lost"
-    if spec.gpu:
-        result.detail["cuda_visible_devices"] = (
-            events.start.cuda_visible_devices if events.start else None
-        )
-    elif spec.repro.launch_fn is not None:
-        result.detail[NOT_LAUNCHED] = needs_gpu(spec.target)
-    if verdict.outcome.is_failure or execution.keep_passing:
-        result.artifacts, planted = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
-        if planted:
-            result.detail["planted"] = planted
-        result.detail["output_bytes"] = {
-            "stdout": exit.stdout.total_bytes,
-            "stderr": exit.stderr.total_bytes,
-        }
-    else:
-        shutil.rmtree(case_dir, ignore_errors=True)
     failure = _launch_failure(result)
     # Triton's interpreter runs the kernel as NumPy on the CPU: nothing for a sanitizer to see.
     interpreted = env.get("TRITON_INTERPRET") == "1"
@@ -310,8 +312,12 @@ def run_case(
         evidence = gather(
             failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
         )
-        result.detail["sanitizer"] = evidence.to_json()
-        result.artifacts.update({f"sanitizer-{t}": p for t, p in evidence.outputs.items()})
+        outputs = {f"sanitizer-{t}": p for t, p in evidence.outputs.items()}
+        result = replace(
+            result,
+            notes=replace(notes, sanitizer=evidence.to_json()),
+            artifacts={**artifacts, **outputs},
+        )
     return result
 
 
@@ -321,7 +327,7 @@ def _launch_failure(result: CaseResult) -> str:
         return ""
     if result.outcome is Outcome.WRONG_RESULT:
         return "wrong-result"
-    launching = result.detail.get("phase") in (None, "launch")
+    launching = result.site.phase in (None, "launch")
     if result.outcome is Outcome.RUNTIME_ERROR or (result.outcome is Outcome.CRASH and launching):
         return "fault"
     return ""
@@ -508,8 +514,9 @@ def execute(
             result = future.result()
         except CaseInterrupted:
             return
-        store.append(on_result(result))
-        results.append(result)
+        judged = on_result(result)
+        store.append(judged)
+        results.append(judged)
 
     pool = ThreadPoolExecutor(max_workers=max(1, execution.workers))
     futures = [pool.submit(one, spec) for spec in specs]

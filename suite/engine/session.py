@@ -114,9 +114,9 @@ def run(
     families = {spec.repro.id: spec.repro.family for spec in specs}
 
     def judged(result: CaseResult) -> CaseResult:
-        baseline.judge(result, triton_version)
-        annotate(result, family=families.get(result.repro, ""))
-        result.source = sources.get(result.repro, {})
+        result = baseline.judge(result, triton_version)
+        result = annotate(result, family=families.get(result.repro, ""))
+        result = replace(result, source=sources.get(result.repro, {}))
         on_result(result)
         return result
 

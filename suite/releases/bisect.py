@@ -241,7 +241,7 @@ def run(
                 )
                 seen.setdefault(label, signature)
             elif result.skip_kind == TOOLCHAIN_GAP and completed_stage(
-                finding.signature, result.detail.get("stage")
+                finding.signature, result.site.stage
             ):
                 # Stopped by the toolchain after the stage where the bug fails: past it.
                 state, shown = GOOD, f"past the bug's stage ({result.message})"

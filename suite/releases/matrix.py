@@ -21,7 +21,7 @@ from pathlib import Path
 
 from suite.engine import session as engine
 from suite.engine.baseline import Baseline, exit_status
-from suite.engine.gpu_evidence import NEEDS_GPU, NOT_LAUNCHED, needs_gpu
+from suite.engine.gpu_evidence import NEEDS_GPU, needs_gpu
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.record import safe_name, unique_folder
 from suite.engine.runner import Execution
@@ -54,7 +54,7 @@ class Matrix:
             return result.skip_kind
         if result.signature:
             return str(result.signature)
-        if result.verdict == NEEDS_GPU or result.detail.get(NOT_LAUNCHED):
+        if result.verdict == NEEDS_GPU or result.notes.not_launched:
             return f"compiled; {needs_gpu(result.target)}"
         return result.outcome.label
 

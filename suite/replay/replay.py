@@ -168,7 +168,7 @@ def replay(
 
 def read_reproducer(case: ReplayCase) -> Captured:
     """Read: the reproducer of the failing stage, its IR and its recorded pipeline."""
-    source = choose_reproducer(case.reproducers, case.result.detail.get("stage"))
+    source = choose_reproducer(case.reproducers, case.result.site.stage)
     text = source.read_text(errors="replace")
     ir_text, pipeline = split_reproducer(text)
     if not pipeline:

@@ -365,7 +365,7 @@ def body_context(
     return {
         "ir_replay": ir_replay(draft.folder),
         "explained": explained(draft.folder),
-        "sanitizer": result.detail.get("sanitizer"),
+        "sanitizer": result.notes.sanitizer,
         "repro_py": draft.text("repro.py"),
         # A runtime failure's repro.py launches: the body shows it, not the compile snippet.
         "launch_repro": draft.text("repro.py") if launches(result, draft) else "",

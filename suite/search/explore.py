@@ -224,7 +224,7 @@ class Evaluator:
         spec = CaseSpec(self.found, config, target, True)
         case_dir = self.work_dir / f"sanitized-{safe_name(spec.case_id)}"
         rerun = run_case(spec, case_dir, replace(self.execution, sanitize=True), self.workers)
-        return rerun.detail.get("sanitizer") if rerun else None
+        return rerun.notes.sanitizer if rerun else None
 
     def __call__(self, config: Config, target: str) -> CaseResult:
         problems = self.repro.problems(config)

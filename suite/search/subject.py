@@ -31,7 +31,8 @@ from typing import Any
 
 from suite.engine.discover import Found
 from suite.engine.gpu_evidence import runtime_failure
-from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.outcome import CaseResult, FailureFacts, Outcome, RunNotes, Signature
+from suite.engine.protocol import FailureSite
 from suite.engine.record import RESULTS, RunStore, safe_name
 from suite.engine.same_bug import same_bug
 from suite.engine.scrub import home_to_tilde
@@ -186,24 +187,24 @@ def result_from_finding(finding: Finding) -> CaseResult:
     outcome = Outcome.from_label(finding.outcome)
     parts = Signature(finding.signature).family.split(":")
     launched = runtime_failure(finding.signature)
-    detail: dict[str, Any] = {"phase": "launch" if launched else "compile"}
+    site = FailureSite(phase="launch" if launched else "compile")
+    facts = FailureFacts()
     if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
-        detail["stage"] = parts[1]
-        if len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2]):
-            detail["pass"] = parts[2]
+        named = len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2])
+        site = replace(site, stage=parts[1], pass_name=parts[2] if named else None)
     elif outcome is Outcome.PTXAS_ERROR and len(parts) >= 2:
-        detail["ptxas_code"] = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
+        code = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
+        site = replace(site, ptxas_code=code)
     elif outcome is Outcome.RESOURCE_LIMIT and len(parts) >= 2:
-        detail["resource"] = parts[1]
+        facts = replace(facts, resource=parts[1])
         numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", finding.message)
         if numbers:
-            detail["used"], detail["limit"] = (int(n) for n in numbers[0])
+            facts = replace(facts, used=int(numbers[0][0]), limit=int(numbers[0][1]))
     elif outcome is Outcome.USER_ERROR and len(parts) >= 2:
-        detail["rule"] = parts[1]
+        site = replace(site, rule=parts[1])
     if outcome is Outcome.CRASH and len(parts) >= 2:
-        detail["signal"] = parts[1]
-    if finding.sanitizer:
-        detail["sanitizer"] = finding.sanitizer
+        site = replace(site, signal=parts[1])
+    notes = RunNotes(sanitizer=finding.sanitizer or None)
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
@@ -212,7 +213,9 @@ def result_from_finding(finding: Finding) -> CaseResult:
         outcome=outcome,
         signature=Signature(finding.signature),
         message=finding.message,
-        detail=detail,
+        site=site,
+        facts=facts,
+        notes=notes,
         gpu=launched,
         source={k: v for k, v in (finding.source or {}).items() if k != "text"},
     )
