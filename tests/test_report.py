@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.cli import main as cli
 from suite.cli import report as report_cli
+from suite.cli.options import Parser
 from suite.engine.discover import select
 from suite.engine.expand import expand
 from suite.engine.isolate import Bounds
@@ -125,8 +125,8 @@ def compile_case(case):
 
 def report(*argv: str) -> int:
     """``repro report ...`` as ``suite.cli.main.main`` runs it (one line and 2 on bad input)."""
-    parser = cli._Parser(prog="repro")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
+    parser = Parser(prog="repro")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     report_cli.add_parsers(commands)
     try:
         args: argparse.Namespace = parser.parse_args(["report", *argv])

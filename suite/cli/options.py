@@ -7,12 +7,21 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from suite.engine.baseline import Baseline
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.session import Selection
 from suite.errors import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
 
 DEFAULT_OUTPUT = "reports"
 """The output root every command writes under unless told otherwise."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suite.engine.classify import classify
+from suite.engine.defaults import DEFAULTS
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_evidence import needs_gpu
 from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
@@ -36,24 +37,6 @@ from suite.toolchain.limits import limits_for
 
 # A template that keeps dying (a reproducer that kills it) is given up after this many starts.
 _TEMPLATE_STARTS = 3
-
-
-@dataclass
-class Defaults:
-    """The bounds and isolation the command line chose (``--timeout``, ``--memory-cap``,
-    ``--isolation``): every execution of reproducer code that does not say otherwise, in
-    every command (report, replay, bisect, gate, explore, capture), runs within them."""
-
-    bounds: Bounds = field(default_factory=Bounds)
-    warm: bool = True
-
-
-DEFAULTS = Defaults()
-
-
-def choose_defaults(bounds: Bounds, warm: bool) -> None:
-    """Set :data:`DEFAULTS`; done once, by the command line, before anything runs."""
-    DEFAULTS.bounds, DEFAULTS.warm = bounds, warm
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from suite.engine.defaults import DEFAULTS
 from suite.engine.isolate import Bounds, Exit, run_isolated
-from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
 from suite.replay.bindings import Binding, Mapped
 from suite.replay.child import EXIT_NO_BINDING, EXIT_OK, EXIT_PASS_FAILED, EXIT_UNPARSABLE

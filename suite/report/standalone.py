@@ -13,9 +13,9 @@ from typing import Any
 
 from jinja2 import Environment
 
+from suite.engine.defaults import DEFAULTS
 from suite.engine.isolate import run_isolated
 from suite.engine.outcome import CaseResult
-from suite.engine.runner import DEFAULTS
 from suite.engine.shim import child_env
 from suite.report.script_output import evidence_for
 from suite.search.subject import Subject

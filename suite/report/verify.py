@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from suite.engine.defaults import DEFAULTS
 from suite.engine.isolate import run_isolated
-from suite.engine.runner import DEFAULTS
 from suite.engine.same_bug import same_bug
 from suite.engine.scrub import home_to_tilde
 from suite.errors import UsageError
