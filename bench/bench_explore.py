@@ -35,11 +35,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from suite.engine.discover import Found, select
-from suite.engine.expand import CaseSpec
-from suite.engine.isolate import Bounds
-from suite.engine.outcome import CaseResult
-from suite.engine.runner import Execution, run_case
+from suite.engine import Bounds, CaseResult, CaseSpec, Execution, Found, run_case, select
 from suite.search.explore import Budget, Exploration, explore, failure_signature
 from suite.search.findings import DirectoryFindingsStore
 from suite.toolchain.venvs import folder_for

@@ -23,14 +23,21 @@ from typing import Any
 
 import pytest
 
-from suite.engine.baseline import Baseline
-from suite.engine.environment import capture
-from suite.engine.expand import CaseSpec
-from suite.engine.gpu_evidence import NEEDS_GPU, command_there
-from suite.engine.isolate import Bounds
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.runner import Execution, Workers, run_case
-from suite.engine.session import Selection, plan
+from suite.engine import (
+    NEEDS_GPU,
+    Baseline,
+    Bounds,
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Outcome,
+    Selection,
+    Workers,
+    command_there,
+    plan,
+    run_case,
+)
+from suite.engine import capture_environment as capture
 from suite.errors import UsageError
 
 

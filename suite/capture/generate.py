@@ -25,8 +25,8 @@ from suite.capture.site.repro_capture_records import (
     load_uncaught,
     read_bounded,
 )
+from suite.engine import Error
 from suite.engine import signature as signatures
-from suite.engine.protocol import Error
 from suite.templating import template_environment
 
 CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")

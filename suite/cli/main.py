@@ -30,8 +30,7 @@ from suite.cli import replay as replay_cli
 from suite.cli import report as report_cli
 from suite.cli.options import Parser, add_case_options, apply_wheelhouse, case_options
 from suite.cli.render import add_output_options
-from suite.engine.baseline import EXIT_USAGE
-from suite.engine.outcome import CaseResult
+from suite.engine import EXIT_USAGE, CaseResult
 from suite.errors import UsageError
 
 

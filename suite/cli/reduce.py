@@ -82,8 +82,7 @@ def _interpreter(environment: dict[str, Any], python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.expand import case_id
-    from suite.engine.sources import reproducer_for
+    from suite.engine import case_id, reproducer_for
     from suite.reduce.reducer import reduce
     from suite.search.subject import load_finding
     from suite.toolchain.venvs import for_version

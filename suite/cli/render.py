@@ -44,10 +44,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from suite.engine.gpu_evidence import shown_outcome
+from suite.engine import shown_outcome
 
 if TYPE_CHECKING:
-    from suite.engine.outcome import CaseResult
+    from suite.engine import CaseResult
 
 __all__ = [
     "FORMATS",
@@ -341,7 +341,7 @@ CASE_COLUMNS = (
 
 def triage_label(result: CaseResult) -> str:
     """``compiler-bug``, ``user-error:<rule>``, ... for a failure (or a toolchain gap)."""
-    from suite.engine.triage import triage
+    from suite.engine import triage_of as triage
 
     if result.triage:  # recorded when the case ran
         return result.triage

@@ -23,7 +23,7 @@ from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
-    from suite.engine.outcome import CaseResult
+    from suite.engine import CaseResult
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:

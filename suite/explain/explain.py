@@ -21,10 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.discover import Found
-from suite.engine.expand import expand
-from suite.engine.outcome import Outcome
-from suite.engine.runner import Execution, run_case
+from suite.engine import Execution, Found, Outcome, run_case
+from suite.engine import expand_cases as expand
 from suite.errors import UsageError
 from suite.explain.dumps import FirstDifference, first_difference, split_dump
 

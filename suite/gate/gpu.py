@@ -9,10 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.engine.discover import Found
-from suite.engine.isolate import Bounds, Exit, run_isolated
-from suite.engine.protocol import read_lines
-from suite.engine.shim import child_env
+from suite.engine import Bounds, Exit, Found, child_env, read_lines, run_isolated
 from suite.gate import events
 from suite.gate.events import CONTEXT_LOST, CUBLAS
 from suite.gate.inputs import GateConfig, JitKernel, size_label

@@ -25,10 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Reproducer
-from suite.engine.discover import Found
-from suite.engine.expand import CaseSpec
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.runner import CaseInterrupted, Execution, Workers, run_case
+from suite.engine import (
+    CaseInterrupted,
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Found,
+    Outcome,
+    Workers,
+    run_case,
+)
 
 
 @dataclass(frozen=True)

@@ -36,12 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from suite.engine.defaults import DEFAULTS
-from suite.engine.discover import Found
-from suite.engine.expand import CaseSpec
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.runner import Execution
-from suite.engine.scrub import scrub_secrets
+from suite.engine import DEFAULTS, CaseResult, CaseSpec, Execution, Found, Outcome, scrub_secrets
 from suite.errors import UsageError
 from suite.files import read_regular, write_replacing
 from suite.reduce.interesting import Expectation, SignatureTest

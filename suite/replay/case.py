@@ -10,7 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.engine.outcome import CaseResult
+from suite.engine import CaseResult
 from suite.errors import UsageError
 from suite.replay.diagnostic import REPRODUCER_PREFIX, STAGE_ORDER, ReplayError
 from suite.search.subject import Subject, interpreter_for, rerun

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.record import safe_name
+from suite.engine import safe_name
 from suite.files import write_atomic
 from suite.replay.bindings import Binding, Mapped, map_passes
 from suite.replay.case import ReplayCase, choose_reproducer

@@ -7,10 +7,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from suite.engine.baseline import Baseline, Expectation
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.scrub import capture_variables, safe_facts, scrub
-from suite.engine.triage import DRIVER_BUG, Triage
+from suite.engine import (
+    DRIVER_BUG,
+    Baseline,
+    CaseResult,
+    Expectation,
+    Outcome,
+    Triage,
+    capture_variables,
+    safe_facts,
+)
+from suite.engine import scrub_text as scrub
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
 from suite.search.findings import Finding

@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.protocol import EVENTS, Error, errors_in, parse_lines
+from suite.engine import EVENTS, CaseResult, Error, Outcome, errors_in, parse_lines
 
 #: The MLIR reproducers Triton writes for a failing compile start with this.
 MLIR_REPRODUCER = "mlir-reproducer"

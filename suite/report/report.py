@@ -43,13 +43,23 @@ from typing import Any
 
 from jinja2 import Environment
 
-from suite.engine.baseline import Baseline
-from suite.engine.environment import gpu_arch
-from suite.engine.gpu_evidence import command_there, runtime_failure
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.scrub import home_to_tilde, scrub
-from suite.engine.sources import capture as capture_source
-from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
+from suite.engine import (
+    COMPILER_BUG,
+    DRIVER_BUG,
+    Baseline,
+    CaseResult,
+    Outcome,
+    Triage,
+    capture_source,
+    command_there,
+    failure_text,
+    gpu_arch,
+    home_to_tilde,
+    runtime_failure,
+)
+from suite.engine import scrub_text as scrub
+from suite.engine import triage_family as family_of
+from suite.engine import triage_of as triage
 from suite.errors import UsageError
 from suite.report.context import (
     baseline_note,

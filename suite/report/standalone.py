@@ -13,10 +13,7 @@ from typing import Any
 
 from jinja2 import Environment
 
-from suite.engine.defaults import DEFAULTS
-from suite.engine.isolate import run_isolated
-from suite.engine.outcome import CaseResult
-from suite.engine.shim import child_env
+from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
 from suite.report.script_output import evidence_for
 from suite.search.subject import Subject
 from suite.templating import py_assign

@@ -53,13 +53,17 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from suite.api import Reproducer
-from suite.engine.discover import Found
-from suite.engine.environment import capture
-from suite.engine.expand import CaseSpec
-from suite.engine.outcome import CaseResult
-from suite.engine.record import safe_name
-from suite.engine.runner import Execution, Workers, run_case
-from suite.engine.sources import capture as capture_source
+from suite.engine import (
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Found,
+    Workers,
+    capture_source,
+    run_case,
+    safe_name,
+)
+from suite.engine import capture_environment as capture
 from suite.search.findings import BoundaryStep, Finding, FindingsStore, kind_of
 from suite.toolchain.limits import limits_for
 

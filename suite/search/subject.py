@@ -29,13 +29,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.discover import Found
-from suite.engine.gpu_evidence import runtime_failure
-from suite.engine.outcome import CaseResult, FailureFacts, Outcome, RunNotes, Signature
-from suite.engine.protocol import FailureSite
-from suite.engine.record import RESULTS, RunStore, safe_name
-from suite.engine.same_bug import same_bug
-from suite.engine.scrub import home_to_tilde
+from suite.engine import (
+    RESULTS,
+    CaseResult,
+    FailureFacts,
+    FailureSite,
+    Found,
+    Outcome,
+    RunNotes,
+    RunStore,
+    Signature,
+    home_to_tilde,
+    runtime_failure,
+    safe_name,
+)
+from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.search.findings import DirectoryFindingsStore, Finding, read_finding
 from suite.toolchain.venvs import folder_for
@@ -95,7 +103,7 @@ class Subject:
 def _with_full_case_id(result: CaseResult, found: Found) -> CaseResult:
     """``result`` named by its reproducer's case id of its config (unchanged when the
     reproducer's label does not fit the config)."""
-    from suite.engine.expand import case_id
+    from suite.engine import case_id
 
     try:
         full = case_id(found.repro, result.target, result.config)
@@ -285,8 +293,7 @@ def _spec_source(result: CaseResult) -> dict[str, str] | None:
 
 def _reproducer_of(subject: Subject) -> Found | None:
     """Load the subject's reproducer from what was recorded; note where from, or why not."""
-    from suite.engine.discover import from_source
-    from suite.engine.sources import reproducer_for
+    from suite.engine import from_source, reproducer_for
 
     repro = subject.result.repro
     if subject.finding is not None and subject.is_finding:
@@ -313,8 +320,8 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine under ``python``, its
     outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
     or has no such case."""
-    from suite.engine.expand import expand
-    from suite.engine.runner import Execution, run_case
+    from suite.engine import Execution, run_case
+    from suite.engine import expand_cases as expand
 
     finding = subject.finding
     if finding is None:
