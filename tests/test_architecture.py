@@ -106,10 +106,10 @@ def _top_level_names() -> dict[str, list[str]]:
 
 
 def test_finding_and_run_lookup_have_one_home():
-    """report, replay, bisect and reduce name their subject one way: suite.search.subject."""
+    """report, replay, bisect and reduce name their subject one way: suite.subject."""
     names = _top_level_names()
     for name in ("Subject", "subject_of", "locate", "load_finding", "result_from_finding"):
-        assert names[name] == ["search/subject.py"], (name, names[name])
+        assert names[name] == ["subject.py"], (name, names[name])
     lookups = [m for m in names["resolve"] if m.startswith(("report/", "replay/", "search/"))]
     assert lookups == [], lookups
 

@@ -77,7 +77,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def _accept(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.releases.accept import accept
-    from suite.search.subject import load_finding
+    from suite.subject import load_finding
 
     finding, _, path = load_finding(args.finding, Path(args.output))
     baseline = _path(args)

@@ -47,7 +47,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from suite.engine import Bounds, Execution
     from suite.explain.explain import explain
     from suite.report.folder import check_report_folder, default_folder
-    from suite.search.subject import interpreter_for, subject_of
+    from suite.subject import interpreter_for, subject_of
 
     change = {}
     for item in args.variant:

@@ -66,7 +66,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 
 def _interpreter(environment: dict[str, Any], python: str | None) -> str:
-    from suite.search.subject import interpreter_for
+    from suite.subject import interpreter_for
     from suite.toolchain.venvs import for_version
 
     if python and not Path(python).exists():
@@ -84,7 +84,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine import case_id, reproducer_for
     from suite.reduce.reducer import reduce
-    from suite.search.subject import load_finding
+    from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
 
     if args.jobs < 1 or args.time_budget <= 0:

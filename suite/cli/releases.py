@@ -140,7 +140,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine import Execution, case_id, reproducer_for
     from suite.releases import bisect, nightlies
-    from suite.search.subject import load_finding
+    from suite.subject import load_finding
     from suite.toolchain import venvs
 
     finding, _, path = load_finding(args.finding, Path(args.output))

@@ -21,7 +21,7 @@ from suite.engine import scrub_text as scrub
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
 from suite.search.findings import Finding
-from suite.search.subject import Subject
+from suite.subject import Subject
 from suite.toolchain.limits import UnknownTarget, limits_for
 
 HEADLINE_CHARS = 90

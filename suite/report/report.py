@@ -24,7 +24,7 @@ report, attach the evidence, write and verify ``repro.py``, decide what kind of 
 is, render its bodies, record ``report.json``. The folder (:mod:`suite.report.folder`) is
 written whole or not at all; the context the templates read is :mod:`suite.report.context`,
 the case's leftovers are read by :mod:`suite.report.evidence`, the subject comes from
-:mod:`suite.search.subject`.
+:mod:`suite.subject`.
 
 Everything rendered goes through :func:`scrub` (secret-looking variables and values dropped,
 the home folder shown as ``~``); code fences are longer than any backtick run they hold;
@@ -89,7 +89,7 @@ from suite.report.standalone import (
     repro_script,
 )
 from suite.report.verify import Verification, check_current, verify
-from suite.search.subject import Subject, interpreter_for
+from suite.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
 from suite.toolchain.limits import limits_for
 

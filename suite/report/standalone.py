@@ -15,7 +15,7 @@ from jinja2 import Environment
 
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
 from suite.report.script_output import evidence_for
-from suite.search.subject import Subject
+from suite.subject import Subject
 from suite.templating import py_assign
 
 

@@ -342,7 +342,7 @@ class DirectoryFindingsStore(FindingsStore):
 
     def path_of(self, finding: Finding) -> Path:
         """The file of ``finding``; its stem is the finding's id (what
-        :func:`suite.search.subject.locate` takes)."""
+        :func:`suite.subject.locate` takes)."""
         key = (finding.repro, finding.signature)
         return self._read.get(key) or self._path(*key)
 
