@@ -35,7 +35,7 @@ from suite.engine import (
     Workers,
     command_there,
     plan,
-    run_case,
+    run_one,
 )
 from suite.engine import capture_environment as capture
 from suite.errors import UsageError
@@ -174,7 +174,7 @@ class ReproItem(pytest.Item):
     def runtest(self) -> None:
         repro = self.config.stash[_SESSION]
         case_dir = repro.output / "cases" / self.name.replace("/", "_")
-        result = run_case(self.spec, case_dir, repro.execution, repro.workers)
+        result = run_one(self.spec, case_dir, repro.execution, repro.workers)
         result = repro.baseline.judge(result, repro.triton)
         self.result = result
         self.user_properties.append(("outcome", result.outcome.label))

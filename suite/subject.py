@@ -320,7 +320,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine under ``python``, its
     outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
     or has no such case."""
-    from suite.engine import Execution, run_case
+    from suite.engine import Execution, run_one
     from suite.engine import expand_cases as expand
 
     finding = subject.finding
@@ -332,7 +332,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     specs = expand([found], [finding.target], configs=[dict(finding.minimal_config)])
     if not specs:
         raise UsageError(f"{finding.repro} has no case for {finding.target}")
-    result = run_case(specs[0], work / safe_name(specs[0].case_id), Execution(python=python))
+    result = run_one(specs[0], work / safe_name(specs[0].case_id), Execution(python=python))
     if result is None:  # stopped while it ran
         raise KeyboardInterrupt
     return result

@@ -73,7 +73,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Execution": ("runner", "Execution"),
     "Workers": ("runner", "Workers"),
     "execute": ("runner", "execute"),
-    "run_case": ("runner", "run_case"),
     "completed_stage": ("same_bug", "completed_stage"),
     "is_same_bug": ("same_bug", "same_bug"),
     "named_pass": ("same_bug", "named_pass"),
@@ -83,7 +82,10 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "scrub_secrets": ("scrub", "scrub_secrets"),
     "scrub_text": ("scrub", "scrub"),
     "Selection": ("session", "Selection"),
+    "Planned": ("session", "Planned"),
+    "cases": ("session", "cases"),
     "plan": ("session", "plan"),
+    "run_one": ("session", "run_one"),
     "visible_gpus": ("session", "visible_gpus"),
     "child_env": ("shim", "child_env"),
     "PTXAS_ERROR_LINE": ("signature", "PTXAS_ERROR_LINE"),
@@ -130,6 +132,7 @@ __all__ = [
     "FailureSite",
     "Found",
     "Outcome",
+    "Planned",
     "RunNotes",
     "RunStore",
     "Selection",
@@ -140,6 +143,7 @@ __all__ = [
     "capture_source",
     "capture_variables",
     "case_id",
+    "cases",
     "catalogue",
     "check_targets",
     "child_env",
@@ -176,8 +180,8 @@ __all__ = [
     "read_lines",
     "record_range",
     "reproducer_for",
-    "run_case",
     "run_isolated",
+    "run_one",
     "runtime_failure",
     "safe_facts",
     "safe_name",
@@ -241,12 +245,12 @@ if TYPE_CHECKING:
     )
     from suite.engine.protocol import EVENTS, Error, FailureSite, errors_in, parse_lines, read_lines
     from suite.engine.record import RESULTS, RunStore, safe_name, unique_folder
-    from suite.engine.runner import CaseInterrupted, Execution, Workers, execute, run_case
+    from suite.engine.runner import CaseInterrupted, Execution, Workers, execute
     from suite.engine.same_bug import completed_stage, named_pass
     from suite.engine.same_bug import same_bug as is_same_bug
     from suite.engine.scrub import capture_variables, home_to_tilde, safe_facts, scrub_secrets
     from suite.engine.scrub import scrub as scrub_text
-    from suite.engine.session import Selection, plan, visible_gpus
+    from suite.engine.session import Planned, Selection, cases, plan, run_one, visible_gpus
     from suite.engine.shim import child_env
     from suite.engine.signature import (
         PTXAS_ERROR_LINE,

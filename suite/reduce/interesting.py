@@ -9,7 +9,7 @@ interesting, so a reduction never slips from one bug to another.
 - :class:`Expectation` is what a finding expects (signature, target, config, interpreter);
 - :func:`judge` answers for a result already in hand;
 - :class:`SignatureTest` runs a source file through the engine's isolation
-  (:func:`suite.engine.runner.run_case`, warm workers when given) and judges it;
+  (:func:`suite.engine.session.run_one`, warm workers when given) and judges it;
 - ``python -m suite.reduce.interesting EXPECTATION.json FILE`` is the same test as a
   program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
 """
@@ -33,7 +33,7 @@ from suite.engine import (
     Found,
     Outcome,
     Workers,
-    run_case,
+    run_one,
 )
 
 
@@ -120,7 +120,7 @@ class SignatureTest:
         self, source: Path, case_dir: Path, execution: Execution, workers: Workers | None
     ) -> CaseResult:
         try:
-            return run_case(self.spec(source), case_dir, execution, workers)
+            return run_one(self.spec(source), case_dir, execution, workers)
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:
