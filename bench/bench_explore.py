@@ -35,11 +35,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from suite.engine.discover import Found, select
-from suite.engine.expand import CaseSpec
-from suite.engine.isolate import Bounds
-from suite.engine.outcome import CaseResult
-from suite.engine.runner import Execution, run_case
+from suite.engine import Bounds, CaseResult, CaseSpec, Execution, Found, run_one, select
 from suite.search.explore import Budget, Exploration, explore, failure_signature
 from suite.search.findings import DirectoryFindingsStore
 from suite.toolchain.venvs import folder_for
@@ -107,7 +103,7 @@ class Grid:
         def one(numbered: tuple[int, Config]) -> tuple[Config, CaseResult]:
             number, config = numbered
             spec = CaseSpec(self.found, config, self.target)
-            return config, run_case(spec, self.work / f"grid-{number:05d}", self.execution)
+            return config, run_one(spec, self.work / f"grid-{number:05d}", self.execution)
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             for config, result in pool.map(one, enumerate(todo)):

@@ -29,8 +29,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from suite.engine.runner import Execution
-from suite.engine.sources import capture
+from suite.engine import Execution
+from suite.engine import capture_source as capture
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import kernel_measure
 from suite.search.findings import Finding

@@ -25,9 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from suite.api import Case, Target
-from suite.engine.discover import select
-from suite.engine.expand import expand
-from suite.engine.runner import Execution, Workers, run_case
+from suite.engine import Execution, Workers, run_one, select
+from suite.engine import expand_cases as expand
 
 MATRIX = (
     ("tma-gemm-prefetch", ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121"), ("all",)),
@@ -58,7 +57,7 @@ def isolated(specs, work: Path, warm: bool, workers: int) -> float:
     with Workers(execution, specs) as pool, ThreadPoolExecutor(workers) as threads:
         results = list(
             threads.map(
-                lambda item: run_case(
+                lambda item: run_one(
                     item[1], work / f"{warm}-{workers}-{item[0]}", execution, pool
                 ),
                 enumerate(specs),

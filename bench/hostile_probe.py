@@ -540,7 +540,7 @@ def probe_concurrency(work: Path) -> list[Check]:
     checks.append(Check("fault", "second resume of a held run", ok, second.stderr.strip()))
 
     sys.path.insert(0, str(ROOT))
-    from suite.engine.record import RunStore
+    from suite.engine import RunStore
 
     with ThreadPoolExecutor(30) as pool:
         stores = list(pool.map(lambda _: RunStore.create(work / "creates", {}), range(30)))

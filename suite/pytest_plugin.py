@@ -23,14 +23,21 @@ from typing import Any
 
 import pytest
 
-from suite.engine.baseline import Baseline
-from suite.engine.environment import capture
-from suite.engine.expand import CaseSpec
-from suite.engine.gpu_evidence import NEEDS_GPU, command_there
-from suite.engine.isolate import Bounds
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.runner import Execution, Workers, run_case
-from suite.engine.session import Selection, plan
+from suite.engine import (
+    NEEDS_GPU,
+    Baseline,
+    Bounds,
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Outcome,
+    Selection,
+    Workers,
+    command_there,
+    plan,
+    run_one,
+)
+from suite.engine import capture_environment as capture
 from suite.errors import UsageError
 
 
@@ -167,8 +174,8 @@ class ReproItem(pytest.Item):
     def runtest(self) -> None:
         repro = self.config.stash[_SESSION]
         case_dir = repro.output / "cases" / self.name.replace("/", "_")
-        result = run_case(self.spec, case_dir, repro.execution, repro.workers)
-        repro.baseline.judge(result, repro.triton)
+        result = run_one(self.spec, case_dir, repro.execution, repro.workers)
+        result = repro.baseline.judge(result, repro.triton)
         self.result = result
         self.user_properties.append(("outcome", result.outcome.label))
         self.user_properties.append(("signature", str(result.signature or "")))

@@ -26,7 +26,7 @@ from jinja2 import (
 from jinja2.runtime import Context
 from markupsafe import Markup
 
-from suite.engine.scrub import scrub
+from suite.engine import scrub_text as scrub
 from suite.errors import UsageError
 
 

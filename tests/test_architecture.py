@@ -106,10 +106,10 @@ def _top_level_names() -> dict[str, list[str]]:
 
 
 def test_finding_and_run_lookup_have_one_home():
-    """report, replay, bisect and reduce name their subject one way: suite.search.subject."""
+    """report, replay, bisect and reduce name their subject one way: suite.subject."""
     names = _top_level_names()
     for name in ("Subject", "subject_of", "locate", "load_finding", "result_from_finding"):
-        assert names[name] == ["search/subject.py"], (name, names[name])
+        assert names[name] == ["subject.py"], (name, names[name])
     lookups = [m for m in names["resolve"] if m.startswith(("report/", "replay/", "search/"))]
     assert lookups == [], lookups
 
@@ -148,3 +148,34 @@ def test_the_cuda_tma_domain_has_one_home():
         assert kinds <= {"Expr", "ImportFrom", "Assign"}, (public, kinds)
         module = __import__(f"suite.{public[:-3]}", fromlist=["__all__"])
         assert all(hasattr(module, name) for name in module.__all__), public
+
+
+def _engine_imports(path: Path) -> list[tuple[str, list[str]]]:
+    """``(module, names)`` of each ``from suite.engine... import`` in the file at ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("suite.engine"):
+            found.append((node.module or "", [alias.name for alias in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(a.name, []) for a in node.names if a.name.startswith("suite.engine.")]
+    return found
+
+
+def test_other_packages_use_the_engine_through_its_front_door():
+    """Outside ``suite/engine/``, the engine is imported from ``suite.engine`` alone, and
+    only names it exports (or one of its modules as a whole)."""
+    import suite.engine
+
+    modules = {p.stem for p in (SUITE / "engine").glob("*.py")}
+    wrong = []
+    for path in SUITE.rglob("*.py"):
+        if path.is_relative_to(SUITE / "engine"):
+            continue
+        for module, names in _engine_imports(path):
+            unknown = set(names) - set(suite.engine.__all__) - modules
+            if module != "suite.engine" or unknown:
+                wrong.append(f"{path.relative_to(SUITE)}: {module} {sorted(unknown)}")
+    assert wrong == []
+    assert not set(suite.engine.__all__) & modules  # the import system would shadow them
+    for name in suite.engine.__all__:
+        assert getattr(suite.engine, name) is not None

@@ -35,10 +35,12 @@ def _result(outcome=Outcome.PASSED, signature=None, gpu=False, **config):
 
 def test_verdicts():
     baseline = Baseline([KNOWN])
-    failing = _result(Outcome.COMPILER_ERROR, "compiler-error:ttgir:SomePass")
-    assert baseline.judge(failing, "3.5.0").verdict == "known"
-    other = _result(Outcome.CRASH, "crash:SIGSEGV:compile")
-    assert baseline.judge(other, "3.5.0").verdict == "regression"
+    failing = baseline.judge(
+        _result(Outcome.COMPILER_ERROR, "compiler-error:ttgir:SomePass"), "3.5.0"
+    )
+    assert failing.verdict == "known"
+    other = baseline.judge(_result(Outcome.CRASH, "crash:SIGSEGV:compile"), "3.5.0")
+    assert other.verdict == "regression"
     assert baseline.judge(_result(), "3.9.0").verdict == "fixed"
     assert baseline.judge(_result(num_warps=16), "3.9.0").verdict == "ok"
     assert baseline.judge(_result(), "3.3.1").verdict == "ok"

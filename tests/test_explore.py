@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from suite.cli import explore as explore_cli
-from suite.cli import main as cli
+from suite.cli.options import Parser
 from suite.engine.discover import select
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
@@ -172,8 +172,8 @@ def test_same_seed_same_search_and_a_rerun_replays_stored_failures_first(two_bug
 
 def _cli(argv: list[str]) -> int:
     """The two commands mounted on a parser built like ``repro``'s, with its error handling."""
-    parser = cli._Parser(prog="repro")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
+    parser = Parser(prog="repro")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     explore_cli.add_parsers(commands)
     try:
         args: argparse.Namespace = parser.parse_args(argv)

@@ -56,7 +56,7 @@ def test_an_oracle_passes_the_right_config_and_names_the_wrong_one(
     wrong = launched(found, tmp_path, repro_id, "wrong")
     assert wrong.outcome is Outcome.WRONG_RESULT, (wrong.message, wrong.artifacts)
     assert wrong.signature is not None and wrong.signature.text == signature
-    assert wrong.detail["phase"] == "launch"
+    assert wrong.site.phase == "launch"
 
 
 @pytest.mark.usefixtures("interpreted")
@@ -83,7 +83,7 @@ def test_a_launch_past_its_hang_bound_is_killed_and_named(found, tmp_path):
     assert hung.outcome is Outcome.TIMEOUT
     assert hung.signature.text == "timeout:launch:hang: kernel"
     # Killed at the launch's bound (5 s), not by the case's timeout, which names no launch.
-    assert hung.detail["launch"] == "kernel" and hung.detail["bound_s"] == 5
+    assert hung.facts.launch == "kernel" and hung.facts.bound_s == 5
 
 
 @pytest.mark.usefixtures("interpreted")
@@ -94,7 +94,7 @@ def test_a_fault_names_the_launch_it_was_in(found, tmp_path):
     assert fault.outcome is Outcome.RUNTIME_ERROR, fault.message
     assert fault.signature.text.startswith("runtime-error:launch:")
     assert "block offset start must be 16-byte aligned" in fault.message
-    assert fault.detail["launch"] == "kernel"
+    assert fault.facts.launch == "kernel"
 
 
 def test_oracles_are_small_typed_declarations():

@@ -72,7 +72,7 @@ def test_the_raising_frame_decides_and_the_glue_stays_a_harness_error():
             done=False,
         )
         assert verdict is not None
-        seen[name] = (error["origin"], verdict.outcome, verdict.refused)
+        seen[name] = (error.origin, verdict.outcome, verdict.refused)
     assert seen == {
         "refused": (Origin.FRONTEND.value, "user-error", True),
         "glue": (Origin.GLUE.value, "harness-error", False),

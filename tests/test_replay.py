@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -414,7 +415,7 @@ def test_a_stage_replayed_pass_by_pass_gives_triton_s_ir(installed_stage_reprodu
     subject = _subject(tmp_path)
     subject.python, subject.recorded_triton = sys.executable, None
     subject.reproducers = files
-    subject.result.detail["stage"] = "ttgir"
+    subject.result = replace(subject.result, site=replace(subject.result.site, stage="ttgir"))
     done = replay(subject, tmp_path / "out")
     assert done.exit_status == 1
     assert "no pass failed" in done.lines[0]
@@ -661,7 +662,7 @@ def test_a_whole_stage_reproducer_finds_the_pass_inside_the_stage(triton_350, tm
     subject = _subject(tmp_path)
     subject.python = str(triton_350)
     subject.reproducers = sorted(folder.glob("mlir-reproducer*"))
-    subject.result.detail["stage"] = "ttgir"
+    subject.result = replace(subject.result, site=replace(subject.result.site, stage="ttgir"))
     done = replay(subject, tmp_path / "out")
     assert done.exit_status == 0, done.lines
     first = done.record["first_failing"]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from suite.cli import main as cli
 from suite.cli import report as report_cli
+from suite.cli.options import Parser
 from suite.engine.discover import select
 from suite.engine.expand import expand
 from suite.engine.isolate import Bounds
@@ -125,8 +125,8 @@ def compile_case(case):
 
 def report(*argv: str) -> int:
     """``repro report ...`` as ``suite.cli.main.main`` runs it (one line and 2 on bad input)."""
-    parser = cli._Parser(prog="repro")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=cli._Parser)
+    parser = Parser(prog="repro")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     report_cli.add_parsers(commands)
     try:
         args: argparse.Namespace = parser.parse_args(["report", *argv])
@@ -320,7 +320,7 @@ def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, ca
     found = triage(result)
     assert found is not None and found.label == "user-error:shared-memory"
     assert found.rule == "shared-memory"
-    assert "232448" in found.explanation and str(result.detail["used"]) in found.explanation
+    assert "232448" in found.explanation and str(result.facts.used) in found.explanation
     assert "Programming Guide" in found.source
     assert report(f"{run}:{result.case_id}", "-o", str(tmp_path)) == 0
     out = capsys.readouterr().out

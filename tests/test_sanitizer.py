@@ -77,7 +77,7 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
     spec = replace(spec, gpu=True)
     result = run_case(spec, tmp_path / "case", Execution(warm=False))
     assert result.outcome.label == "runtime-error", result.message
-    evidence = result.detail["sanitizer"]
+    evidence = result.notes.sanitizer
     assert evidence["available"] is False and evidence["tools"] == []
     assert evidence["note"] == "compute-sanitizer is not installed: no sanitizer evidence"
     # Triton 3.9.0 has ConSan and GSan: the case ran under each, and failed the same way.
@@ -92,7 +92,7 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     result = run_case(trigger, tmp_path / "case", Execution(warm=False))
     assert result.outcome.label == "runtime-error", result.message
     assert "misaligned address" in result.message
-    evidence = result.detail["sanitizer"]
+    evidence = result.notes.sanitizer
     assert evidence["available"] and evidence["tools"] == ["memcheck"]
     first = evidence["first"]
     assert first["category"] == "misaligned" and first["kernel"] == "copy_1d"
@@ -100,7 +100,7 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     print(json.dumps(evidence, indent=2))
     (nearest,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["nearest-pass"])]
     passed = run_case(nearest, tmp_path / "near", Execution(warm=False))
-    assert passed.outcome.label == "passed" and "sanitizer" not in passed.detail
+    assert passed.outcome.label == "passed" and passed.notes.sanitizer is None
 
     # The run's report carries the first error.
     done = repro_cli("run", str(DESCRIPTOR), "-c", "trigger", "--gpu", "on", "-o", str(tmp_path))

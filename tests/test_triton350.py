@@ -23,8 +23,8 @@ def _run(python, target, tmp_path, name):
 def test_assign_latencies_fails_on_sm100_and_passes_on_sm90(triton_350, tmp_path):
     failing = _run(triton_350, "sm_100", tmp_path, "a")
     assert failing.outcome.label == "compiler-error"
-    assert failing.detail["stage"] == "ttgir"
-    assert failing.detail["pass"] == "TritonGPUAssignLatencies"
+    assert failing.site.stage == "ttgir"
+    assert failing.site.pass_name == "TritonGPUAssignLatencies"
     assert "TritonGPUAssignLatencies" in failing.signature.text
     # The MLIR reproducer Triton wrote is kept with the case.
     assert any(name.startswith("mlir-reproducer") for name in failing.artifacts)

@@ -25,6 +25,7 @@ from suite.capture.site.repro_capture_records import (
     load_uncaught,
     read_bounded,
 )
+from suite.engine import Error
 from suite.engine import signature as signatures
 from suite.templating import template_environment
 
@@ -256,17 +257,17 @@ def _judged(
     error: ErrorFacts | None, stderr: str, phase: str, record: CompileRecord | None
 ) -> signatures.Verdict:
     facts = error or ErrorFacts("", "", "", "", [], "")
-    described = {
-        "phase": phase,
-        "type": facts.type,
-        "qualname": facts.qualname,
-        "message": facts.message,
-        "cause": facts.cause,
-        "stage": signatures.stage_of(facts.frames),
-        "compiling": phase == "compile",  # the hook wraps the compile entry point itself
-        "origin": signatures.origin_of(facts.frames, phase == "compile").value,
-        "traceback": facts.traceback,
-    }
+    described = Error(
+        phase=phase,
+        type=facts.type,
+        qualname=facts.qualname,
+        message=facts.message,
+        cause=facts.cause,
+        stage=signatures.stage_of(facts.frames),
+        compiling=phase == "compile",  # the hook wraps the compile entry point itself
+        origin=signatures.origin_of(facts.frames, phase == "compile").value,
+        traceback=facts.traceback,
+    )
     verdict = signatures.judge(
         described,
         stderr=stderr,

@@ -49,9 +49,7 @@ from typing import IO
 import psutil
 
 from suite.capture.site.repro_capture_records import ENV_ALL, ENV_DIR
-from suite.engine import isolate
-from suite.engine.isolate import Bounds
-from suite.engine.template import keeper_argv, keeper_report
+from suite.engine import Bounds, isolate, keeper_argv, keeper_report
 
 SITE = Path(__file__).resolve().parent / "site"
 STDERR_LOG = "stderr.log"

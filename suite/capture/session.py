@@ -19,12 +19,8 @@ from typing import Any
 from suite.capture import generate, program
 from suite.capture.generate import Failure
 from suite.capture.site.repro_capture_records import load_autotune
+from suite.engine import Baseline, Bounds, Execution, capture_source, scrub_secrets
 from suite.engine import session as engine
-from suite.engine.baseline import Baseline
-from suite.engine.isolate import Bounds
-from suite.engine.runner import Execution
-from suite.engine.scrub import scrub_secrets
-from suite.engine.sources import capture as capture_source
 from suite.files import own_folder
 from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
 
@@ -184,7 +180,7 @@ def _remember(
         last_seen=now,
         source=carried.to_json(with_text=True) if carried else None,
         signatures={str(environment.get("triton") or "unknown"): signature},
-        sanitizer=result.detail.get("sanitizer"),
+        sanitizer=result.notes.sanitizer,
     )
     return store.path_of(store.record(finding)).stem
 

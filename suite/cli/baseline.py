@@ -64,7 +64,7 @@ def add_parsers(commands: Any) -> None:
 
 
 def _path(args: argparse.Namespace) -> Path:
-    from suite.engine.baseline import DEFAULT_BASELINE
+    from suite.engine import DEFAULT_BASELINE
 
     return Path(args.baseline) if args.baseline else DEFAULT_BASELINE
 
@@ -77,7 +77,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def _accept(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.releases.accept import accept
-    from suite.search.subject import load_finding
+    from suite.subject import load_finding
 
     finding, _, path = load_finding(args.finding, Path(args.output))
     baseline = _path(args)
@@ -117,8 +117,8 @@ def _show(args: argparse.Namespace) -> int:
     import sys
 
     from suite.cli import render
-    from suite.engine.baseline import Baseline
-    from suite.engine.environment import capture
+    from suite.engine import Baseline
+    from suite.engine import capture_environment as capture
 
     path = _path(args)
     baseline = Baseline.load(path)

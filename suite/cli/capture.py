@@ -85,7 +85,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 def cmd_capture(args: argparse.Namespace) -> int:
     from suite.capture import program, session
     from suite.cli import render
-    from suite.engine.runner import Execution
+    from suite.engine import Execution
 
     command = list(args.program)
     if command and command[0] == "--":

@@ -135,8 +135,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def _probe(python: str) -> tuple[TritonOrigin | None, list[TargetSupport], str | None, str]:
     """The toolchain probe under ``python``, isolated; the error line when it fails."""
-    from suite.engine.isolate import Bounds, run_isolated
-    from suite.engine.shim import child_env
+    from suite.engine import Bounds, child_env, run_isolated
 
     exit = run_isolated(
         [python, "-m", "suite.toolchain.probe", *PROBED_TARGETS],
@@ -212,7 +211,7 @@ def _output_root(path: Path) -> OutputRoot:
 
 
 def _baseline(path: str | None) -> StoreCheck:
-    from suite.engine.baseline import DEFAULT_BASELINE, Baseline
+    from suite.engine import DEFAULT_BASELINE, Baseline
     from suite.errors import UsageError
 
     shown = path or str(DEFAULT_BASELINE)

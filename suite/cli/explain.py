@@ -44,11 +44,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.isolate import Bounds
-    from suite.engine.runner import Execution
+    from suite.engine import Bounds, Execution
     from suite.explain.explain import explain
     from suite.report.folder import check_report_folder, default_folder
-    from suite.search.subject import interpreter_for, subject_of
+    from suite.subject import interpreter_for, subject_of
 
     change = {}
     for item in args.variant:

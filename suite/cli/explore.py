@@ -83,12 +83,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine import discover
-    from suite.engine.environment import capture
-    from suite.engine.expand import check_targets
-    from suite.engine.isolate import Bounds
-    from suite.engine.runner import Execution
-    from suite.engine.session import visible_gpus
+    from suite.engine import Bounds, Execution, check_targets, discover, visible_gpus
+    from suite.engine import capture_environment as capture
     from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, Evaluation, explore
     from suite.search.findings import DirectoryFindingsStore
 
@@ -189,7 +185,7 @@ def _boundary_listing(
 ) -> Listing:
     """One finding: its id, signature and minimal case and config as the title, its
     boundary below."""
-    from suite.engine.expand import case_id
+    from suite.engine import case_id
 
     title = (
         f"{finding.kind} {store.path_of(finding).stem}: {finding.signature} "
@@ -233,7 +229,7 @@ class _MinimalCases:
 
     def of(self, finding: Finding, name: str) -> str:
         """The case id of ``finding`` (named ``name`` in problems), or ''."""
-        from suite.engine.expand import case_id
+        from suite.engine import case_id
 
         repro = self._reproducer(finding)
         if isinstance(repro, str):
@@ -250,7 +246,7 @@ class _MinimalCases:
 
     def _reproducer(self, finding: Finding) -> Reproducer | str:
         """The reproducer, or why it cannot be loaded."""
-        from suite.engine.sources import reproducer_for
+        from suite.engine import reproducer_for
 
         key = (finding.repro, str((finding.source or {}).get("sha256", "")))
         if key not in self._loaded:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.cli.options import add_execution_options, add_isolation_options
+from suite.cli.options import Parser, add_execution_options, add_isolation_options
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -179,10 +179,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m suite.cli.gate ...``: the command without the main parser (tests, the device)."""
-    from suite.cli.main import _Parser
-
-    parser = _Parser(prog="repro")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    parser = Parser(prog="repro")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_parsers(commands)
     try:
         args = parser.parse_args(["gate", *(sys.argv[1:] if argv is None else argv)])

@@ -78,9 +78,8 @@ def check_arguments(args: argparse.Namespace) -> None:
 
 def choose_execution(args: argparse.Namespace) -> None:
     """The command's --timeout, --memory-cap and --isolation become the bounds of every
-    execution of reproducer code it makes (``suite.engine.runner.DEFAULTS``)."""
-    from suite.engine.isolate import Bounds
-    from suite.engine.runner import DEFAULTS, choose_defaults
+    execution of reproducer code it makes (``suite.engine.defaults.DEFAULTS``)."""
+    from suite.engine import DEFAULTS, Bounds, choose_defaults
 
     timeout = getattr(args, "timeout", None)
     memory_cap = getattr(args, "memory_cap", None)

@@ -15,7 +15,6 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from suite.cli import baseline as baseline_cli
 from suite.cli import capture as capture_cli
@@ -29,25 +28,17 @@ from suite.cli import reduce as reduce_cli
 from suite.cli import releases as releases_cli
 from suite.cli import replay as replay_cli
 from suite.cli import report as report_cli
-from suite.cli.options import add_case_options, apply_wheelhouse, case_options
+from suite.cli.options import Parser, add_case_options, apply_wheelhouse, case_options
 from suite.cli.render import add_output_options
-from suite.engine.baseline import EXIT_USAGE
-from suite.engine.outcome import CaseResult
+from suite.engine import EXIT_USAGE, CaseResult
 from suite.errors import UsageError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit 2."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = Parser(
         prog="repro", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     run = commands.add_parser("run", help="run reproducers in isolation, compare with the baseline")
     add_case_options(run)

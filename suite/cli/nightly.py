@@ -55,7 +55,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.baseline import Baseline
+    from suite.engine import Baseline
     from suite.files import write_atomic
     from suite.releases import nightly
 
@@ -139,7 +139,7 @@ def _show(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.baseline import Baseline
+    from suite.engine import Baseline
     from suite.releases.merge import merge
 
     baseline = Baseline.load(Path(args.baseline) if args.baseline else None)

@@ -7,12 +7,18 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
-from suite.engine.baseline import Baseline
-from suite.engine.isolate import Bounds
-from suite.engine.runner import Execution
-from suite.engine.session import Selection
+from suite.engine import Baseline, Bounds, Execution, Selection
 from suite.errors import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
 
 DEFAULT_OUTPUT = "reports"
 """The output root every command writes under unless told otherwise."""
@@ -144,9 +150,9 @@ def case_options(
 def check_selection(selection: Selection) -> None:
     """Refuse, before any work, a selection that names nothing or something unknown:
     reproducers, targets, config sets, the config file, the shard."""
-    from suite.engine import discover
-    from suite.engine.expand import expand, load_config_file
-    from suite.engine.expand import shard as shard_of
+    from suite.engine import discover, load_config_file
+    from suite.engine import expand_cases as expand
+    from suite.engine import shard as shard_of
 
     found = discover.select(list(selection.repros))
     configs = load_config_file(selection.config_file) if selection.config_file else []

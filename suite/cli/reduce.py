@@ -71,7 +71,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 
 def _interpreter(environment: dict[str, Any], python: str | None) -> str:
-    from suite.search.subject import interpreter_for
+    from suite.subject import interpreter_for
     from suite.toolchain.venvs import for_version
 
     if python and not Path(python).exists():
@@ -87,13 +87,11 @@ def _interpreter(environment: dict[str, Any], python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.environment import capture
-    from suite.engine.expand import case_id
-    from suite.engine.gpu_evidence import runtime_failure
-    from suite.engine.sources import reproducer_for
+    from suite.engine import capture_environment as capture
+    from suite.engine import case_id, reproducer_for, runtime_failure
     from suite.reduce.launching import launch_gpus
     from suite.reduce.reducer import reduce
-    from suite.search.subject import load_finding
+    from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
 
     if args.jobs < 1 or args.time_budget <= 0:

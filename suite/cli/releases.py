@@ -138,11 +138,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 
 def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.expand import case_id
-    from suite.engine.runner import Execution
-    from suite.engine.sources import reproducer_for
+    from suite.engine import Execution, case_id, reproducer_for
     from suite.releases import bisect, nightlies
-    from suite.search.subject import load_finding
+    from suite.subject import load_finding
     from suite.toolchain import venvs
 
     finding, _, path = load_finding(args.finding, Path(args.output))
@@ -162,7 +160,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         raise UsageError(f"--good and --bad are both {good}: the range says nothing")
     versions = nightlies.chronological(list(spec_of))
     if args.baseline:  # checked before any work: the finding is rewritten at the end
-        from suite.engine.baseline import Baseline
+        from suite.engine import Baseline
 
         Baseline.load(Path(args.baseline))
     candidates = bisect.between(versions, good, bad)
@@ -203,7 +201,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     if args.baseline:  # the bisected range goes into the baseline entry (issue 16)
         import sys
 
-        from suite.engine.baseline import failure_of, record_range
+        from suite.engine import failure_of, record_range
 
         failure = failure_of(
             finding.repro, finding.target, finding.minimal_config, finding.signature

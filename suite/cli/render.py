@@ -44,10 +44,10 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from suite.engine.gpu_evidence import NOT_LAUNCHED, shown_outcome
+from suite.engine import shown_outcome
 
 if TYPE_CHECKING:
-    from suite.engine.outcome import CaseResult
+    from suite.engine import CaseResult
 
 __all__ = [
     "FORMATS",
@@ -341,7 +341,7 @@ CASE_COLUMNS = (
 
 def triage_label(result: CaseResult) -> str:
     """``compiler-bug``, ``user-error:<rule>``, ... for a failure (or a toolchain gap)."""
-    from suite.engine.triage import triage
+    from suite.engine import triage_of as triage
 
     if result.triage:  # recorded when the case ran
         return result.triage
@@ -353,7 +353,7 @@ def case_listing(results: Sequence[CaseResult]) -> Listing:
     """One row per case: full id, outcome, verdict, triage, signature (or the reason)."""
     listing = Listing(CASE_COLUMNS)
     for r in sorted(results, key=lambda r: (r.repro, r.target, r.case_id)):
-        reason = str(r.signature) if r.signature else r.message or r.detail.get(NOT_LAUNCHED, "")
+        reason = str(r.signature) if r.signature else r.message or (r.notes.not_launched or "")
         if r.expectation:
             reason += f"  ({r.expectation})"
         listing.add(

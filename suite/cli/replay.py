@@ -23,7 +23,7 @@ from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
-    from suite.engine.outcome import CaseResult
+    from suite.engine import CaseResult
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -80,7 +80,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from suite.replay.case import check_interpreter, recorded_reproducers, replay_case_of
     from suite.replay.replay import replay
     from suite.report.folder import default_folder
-    from suite.search.subject import subject_of
+    from suite.subject import subject_of
 
     if args.budget_tries < 1:
         raise UsageError("--budget-tries must be at least 1")

@@ -69,11 +69,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine.baseline import Baseline
-    from suite.engine.record import safe_name
+    from suite.engine import Baseline, safe_name
     from suite.report.folder import check_report_folder, check_report_id, default_folder
     from suite.report.report import describe, github_text, write_report
-    from suite.search.subject import recapture, subject_of
+    from suite.subject import recapture, subject_of
 
     output = Path(args.output)
     if args.id is not None and (not args.id or safe_name(args.id) != args.id):

@@ -54,11 +54,11 @@ def main(argv: list[str]) -> int:
         except Exception as exc:
             sys.setprofile(None)
             error = describe_exception(exc, "compile")
-            said = (python_message(error) or f"{error['type']}: {error['message']}")[:300]
-            if error["origin"] == Origin.GLUE.value:  # the probe's own glue, not the answer
+            said = (python_message(error) or f"{error.type}: {error.message}")[:300]
+            if error.origin == Origin.GLUE.value:  # the probe's own glue, not the answer
                 print(json.dumps({"error": said}), flush=True)
                 return 1
-            refused = error["origin"] == Origin.FRONTEND.value
+            refused = error.origin == Origin.FRONTEND.value
             print(json.dumps({"accepted": not refused, "why": said}), flush=True)
             return 0
         sys.setprofile(None)

@@ -35,7 +35,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +178,12 @@ class Baseline:
         return next((e for e in self.expectations if e.id == entry_id), None)
 
     def judge(self, result: CaseResult, triton_version: str) -> CaseResult:
-        """Set the case's verdict (and the expectation it was judged by)."""
+        """``result`` with its verdict (and the expectation it was judged by)."""
+        verdict, expectation = self.verdict_of(result, triton_version)
+        return replace(result, verdict=verdict, expectation=expectation)
+
+    def verdict_of(self, result: CaseResult, triton_version: str) -> tuple[str, str]:
+        """The verdict of ``result`` and the id of the entry it was judged by ('' for none)."""
         covering = [e for e in self.expectations if e.covers(result, triton_version)]
         if result.outcome.is_failure:
             known = next((e for e in covering if e.matches(result)), None)
@@ -188,25 +193,20 @@ class Baseline:
                 if e.expects_fix(result, triton_version) and e.matches(result)
             ]
             if known:
-                result.verdict, result.expectation = "known", known.id
-            elif result.refused:
+                return "known", known.id
+            if result.refused:
                 # The release refusing the program is not the compiler failing: never 1.
-                result.verdict, result.expectation = REFUSED, ""
-            else:
-                # A fixed bug back again names its entry: the nightly reopens its issue.
-                result.verdict = "regression"
-                named = back or covering
-                result.expectation = named[0].id if named else ""
-        elif result.outcome is Outcome.HARNESS_ERROR:
-            result.verdict = "harness-error"
-        elif result.outcome is Outcome.PASSED and covering:
+                return REFUSED, ""
+            # A fixed bug back again names its entry: the nightly reopens its issue.
+            named = back or covering
+            return "regression", named[0].id if named else ""
+        if result.outcome is Outcome.HARNESS_ERROR:
+            return "harness-error", result.expectation
+        if result.outcome is Outcome.PASSED and covering:
             # A runtime failure judged by a compile alone: not evidence of a fix.
             seen = [e for e in covering if could_show(e.signature, result)]
-            result.verdict = "fixed" if seen else NEEDS_GPU
-            result.expectation = (seen or covering)[0].id
-        else:
-            result.verdict = "ok"
-        return result
+            return ("fixed" if seen else NEEDS_GPU), (seen or covering)[0].id
+        return "ok", result.expectation
 
 
 def _expectation(entry: Any, path: Path, number: int) -> Expectation:

@@ -10,58 +10,51 @@ skip, the memory cap, the compile's metadata against the target's limits).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from suite.engine.child import EventLog
-from suite.engine.events import Launches
 from suite.engine.isolate import Exit
-from suite.engine.outcome import Outcome, Signature
+from suite.engine.outcome import FailureFacts, Outcome, Signature, site_and_facts
+from suite.engine.protocol import ChildReport, Compiled, FailureSite
 from suite.engine.signature import Verdict, compose, diagnostic_verdict, judge
 from suite.toolchain.limits import TargetLimits
 
 
-@dataclass
+@dataclass(frozen=True)
 class Classification:
     outcome: Outcome
     signature: Signature | None = None
     message: str = ""
-    detail: dict[str, Any] = field(default_factory=dict)
+    site: FailureSite = field(default_factory=FailureSite)
+    facts: FailureFacts = field(default_factory=FailureFacts)
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-def read_events(report: Path) -> list[dict[str, Any]]:
-    """The child's events (see :class:`suite.engine.child.EventLog`)."""
-    return EventLog.read(report).events
-
-
-def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> Classification:
+def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classification:
     """The one outcome for a case, with its signature when it is a failure."""
-    log = EventLog(events)
     phase = log.phase
-    compiled = log.last("compiled") or {}
+    compiled = log.compiled or Compiled()
     metrics = _metrics(compiled)
     stderr = exit.stderr.text
 
     # Exit status and signal decide: the child's word (skipped, done) counts only from a
     # child that then exited 0. A "done" followed by a death is that death, never a pass.
     clean_exit = exit.returncode == 0 and not (exit.timed_out or exit.memory_exceeded)
-    skipped = log.last("skipped") if clean_exit else None
+    skipped = log.skipped if clean_exit else None
     if skipped is not None:
-        gap = {"toolchain_gap": skipped["toolchain_gap"]} if "toolchain_gap" in skipped else {}
-        return Classification(Outcome.SKIPPED, message=skipped["reason"], detail=gap)
+        gap = FailureFacts(toolchain_gap=skipped.toolchain_gap or None)
+        return Classification(Outcome.SKIPPED, message=skipped.reason, facts=gap)
     if exit.memory_exceeded and not exit.timed_out:
         mib = exit.peak_rss_bytes >> 20
         return Classification(
             Outcome.CRASH,
             Signature(compose(["crash", "memory-cap", phase])),
             f"killed at the memory cap ({mib} MiB resident) in {phase}",
-            {"phase": phase, "signal": "SIGKILL", "memory_cap": True},
+            FailureSite(phase=phase, signal="SIGKILL"),
+            FailureFacts(memory_cap=True),
             metrics,
         )
-    launches = Launches.of(events)
-    hang = _hang(launches, exit, phase)
+    hang = _hang(log, exit, phase)
     if hang is not None:
         return hang
     verdict = judge(
@@ -76,16 +69,19 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
     )
     if verdict is not None:
         classified = _classification(verdict, metrics)
-        if phase == "launch" and launches.open is not None:
-            classified.detail["launch"] = launches.open.launch
+        running = log.open_launch
+        if phase == "launch" and running is not None:
+            facts = replace(classified.facts, launch=running.launch)
+            return replace(classified, facts=facts)
         return classified
-    wrong = launches.wrong
+    wrong = log.wrong
     if wrong is not None:
         return Classification(
             Outcome.WRONG_RESULT,
             Signature(compose(["wrong-result", "launch", wrong.oracle], wrong.difference)),
             f"{wrong.oracle}: {wrong.message}",
-            {"phase": "launch", "oracle": wrong.oracle, "difference": wrong.difference},
+            FailureSite(phase="launch"),
+            FailureFacts(oracle=wrong.oracle, difference=wrong.difference),
             metrics,
         )
     over = _over_limit(compiled, limits)
@@ -95,8 +91,8 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
             Outcome.RESOURCE_LIMIT,
             Signature(compose(["resource-limit", resource])),
             f"{resource}: {used} needed, the {limits.name} limit is {limit}",
-            {"resource": resource, "used": used, "limit": limit, "target": limits.name},
-            metrics,
+            facts=FailureFacts(resource=resource, used=used, limit=limit, limit_target=limits.name),
+            metrics=metrics,
         )
     diagnostic = diagnostic_verdict(stderr)
     if diagnostic is not None:
@@ -104,10 +100,10 @@ def classify(events: list[dict[str, Any]], exit: Exit, limits: TargetLimits) -> 
     return Classification(Outcome.PASSED, metrics=metrics)
 
 
-def _hang(launches: Launches, exit: Exit, phase: str) -> Classification | None:
+def _hang(log: ChildReport, exit: Exit, phase: str) -> Classification | None:
     """A launch killed at its bound (the hang oracle's, or the case's timeout): a hang in
     that launch. The parent killed it, so the parent's own record says so."""
-    running = launches.open
+    running = log.open_launch
     if not exit.timed_out or phase != "launch" or running is None:
         return None
     bound = f"{running.bound_s:g} s" if running.bound_s else "the case's timeout"
@@ -115,34 +111,36 @@ def _hang(launches: Launches, exit: Exit, phase: str) -> Classification | None:
         Outcome.TIMEOUT,
         Signature(compose(["timeout", "launch", "hang"], running.role)),
         f"hang: launch '{running.launch}' did not finish within {bound} (killed)",
-        {"phase": "launch", "oracle": "hang", "launch": running.launch, "bound_s": running.bound_s},
+        FailureSite(phase="launch"),
+        FailureFacts(oracle="hang", launch=running.launch, bound_s=running.bound_s),
     )
 
 
 def _classification(verdict: Verdict, metrics: dict[str, Any]) -> Classification:
     signature = verdict.signature
+    site, facts = site_and_facts(verdict.detail)
     return Classification(
         Outcome.from_label(verdict.outcome),
         Signature(signature) if signature else None,
         verdict.message,
-        {k: v for k, v in verdict.detail.items() if v not in (None, "")},
+        site,
+        facts,
         metrics,
     )
 
 
-def _metrics(compiled: dict[str, Any]) -> dict[str, Any]:
-    metrics = {
-        k: compiled[k] for k in ("shared_bytes", "tmem_columns") if compiled.get(k) is not None
-    }
-    metrics.update(compiled.get("extra") or {})
+def _metrics(compiled: Compiled) -> dict[str, Any]:
+    sizes = {"shared_bytes": compiled.shared_bytes, "tmem_columns": compiled.tmem_columns}
+    metrics: dict[str, Any] = {k: v for k, v in sizes.items() if v is not None}
+    metrics.update(compiled.extra)
     return metrics
 
 
-def _over_limit(compiled: dict[str, Any], limits: TargetLimits) -> tuple[str, int, int] | None:
-    shared = compiled.get("shared_bytes")
+def _over_limit(compiled: Compiled, limits: TargetLimits) -> tuple[str, int, int] | None:
+    shared = compiled.shared_bytes
     if shared is not None and shared > limits.shared_bytes:
         return ("shared-memory", shared, limits.shared_bytes)
-    tmem = compiled.get("tmem_columns")
+    tmem = compiled.tmem_columns
     if tmem and limits.tmem_columns is not None and tmem > limits.tmem_columns:
         return ("tensor-memory", tmem, limits.tmem_columns)
     return None

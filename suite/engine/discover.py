@@ -24,6 +24,7 @@ from pathlib import Path
 
 from suite.api import Reproducer
 from suite.engine.child import load_reproducers
+from suite.engine.defaults import DEFAULTS
 from suite.engine.isolate import Bounds, run_isolated
 from suite.engine.shim import child_env
 from suite.errors import UsageError
@@ -80,8 +81,6 @@ def _check_declaration(repro: Reproducer, shown: str) -> None:
 def check_in_child(source: dict[str, str], shown: str) -> None:
     """Import ``source`` in an isolated child first (the command's memory cap, its timeout
     up to ``IMPORT_TIMEOUT_S``); any way that fails is a UsageError."""
-    from suite.engine.runner import DEFAULTS
-
     chosen = DEFAULTS.bounds
     bounds = Bounds(min(IMPORT_TIMEOUT_S, chosen.timeout_s), chosen.memory_bytes)
     with tempfile.TemporaryDirectory(prefix="repro-discover-") as scratch:

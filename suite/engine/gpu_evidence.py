@@ -12,8 +12,6 @@ from suite.engine.outcome import CaseResult
 from suite.engine.signature import family_of
 
 NEEDS_GPU = "needs-gpu"
-#: ``CaseResult.detail`` key of a case whose reproducer launches but that was only compiled.
-NOT_LAUNCHED = "not_launched"
 
 
 def runtime_failure(signature: str | None) -> bool:
@@ -40,6 +38,6 @@ def command_there(command: str, target: str) -> str:
 def shown_outcome(result: CaseResult) -> str:
     """The outcome as a user reads it: a pass of a case that launches but was only compiled
     is ``compiled``, never ``passed``."""
-    if result.outcome.label == "passed" and result.detail.get(NOT_LAUNCHED):
+    if result.outcome.label == "passed" and result.notes.not_launched:
         return "compiled"
     return result.outcome.label

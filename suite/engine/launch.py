@@ -1,7 +1,7 @@
 """The launch phase of a case, in the child: launch, synchronize, judge with the oracles.
 
 Each launch is announced before it is made and marked finished after the synchronize that
-follows it (``suite.engine.events``), so that the parent can name the launch a fault, a
+follows it (``suite.engine.protocol``), so that the parent can name the launch a fault, a
 crash or a hang was in, and kill a launch that outlives the hang oracle's bound. A
 reproducer with ``@REPRO.inputs`` is judged by its oracles (``suite.oracles``); one whose
 ``@REPRO.launch`` takes the case alone checks itself and is launched once.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from suite.api import Case, Reproducer
-from suite.engine.events import Judged, LaunchEvent, LaunchFinished, started
+from suite.engine.protocol import Judged, LaunchEvent, LaunchFinished, started
 from suite.oracles import (
     Determinism,
     Differential,

@@ -9,10 +9,12 @@ not one either (the compiler was never reached), but it is always shown.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+import typing
+from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
+from suite.engine.protocol import FailureSite, fits
 from suite.engine.signature import family_of, message_of
 
 
@@ -81,9 +83,121 @@ class Signature:
         return self.text
 
 
-@dataclass
+@dataclass(frozen=True)
+class FailureFacts:
+    """What the classifier found about a failure besides its site (each None when it does
+    not apply). In JSON, ``limit_target`` is ``target``."""
+
+    diagnostic: str | None = None  # the first meaningful message, as shown
+    exception: str | None = None  # the Python error's type
+    origin: str | None = None  # who raised it (suite.engine.signature.Origin)
+    returncode: int | None = None  # of a child that exited without reporting
+    triton_refused: bool | None = None  # Triton's own Python refused the program
+    refusal: str | None = None  # what it said
+    toolchain_gap: str | None = None  # the target this Triton's ptxas does not know
+    memory_cap: bool | None = None  # killed at the memory cap
+    resource: str | None = None  # shared-memory, tensor-memory
+    used: int | None = None
+    limit: int | None = None
+    limit_target: str | None = None
+    launch: str | None = None  # the launch a fault or hang was in
+    oracle: str | None = None  # the oracle that judged a wrong result or hang
+    difference: str | None = None  # nan, inf, mismatch
+    bound_s: float | None = None  # the hang oracle's bound (None: the case's timeout)
+
+
+@dataclass(frozen=True)
+class OutputBytes:
+    """How many bytes each captured stream had before it was cut."""
+
+    stdout: int
+    stderr: int
+
+
+@dataclass(frozen=True)
+class RunNotes:
+    """What the runner saw of a case besides its outcome (each None when it did not happen).
+
+    ``launched_on`` is set for a case that launched: the ``CUDA_VISIBLE_DEVICES`` it ran
+    with, which may be None (it saw every GPU). In JSON, ``launched_on`` is
+    ``cuda_visible_devices`` and ``events`` keeps its name.
+    """
+
+    events: str | None = None  # why the case's events could not be read
+    stragglers_killed: int | None = None
+    isolation: str | None = None  # why it ran as a fresh interpreter
+    case_folder: str | None = None  # the case removed or replaced its own folder
+    launched_on: tuple[str | None] | None = None
+    not_launched: str | None = None  # it launches but was only compiled: needs a GPU
+    planted: tuple[str, ...] | None = None  # links, FIFOs ... the case left, removed
+    output_bytes: OutputBytes | None = None
+    sanitizer: dict[str, Any] | None = None  # the sanitizer's evidence (Evidence.to_json)
+
+
+_RENAMED = {"pass_name": "pass", "limit_target": "target", "launched_on": "cuda_visible_devices"}
+
+
+def _detail_of(part: FailureSite | FailureFacts | RunNotes) -> dict[str, Any]:
+    detail: dict[str, Any] = {}
+    for f in fields(part):
+        value = getattr(part, f.name)
+        if value is None and not (f.name == "bound_s" and getattr(part, "oracle", "") == "hang"):
+            continue
+        if f.name == "launched_on":
+            value = value[0]
+        elif isinstance(value, OutputBytes):
+            value = asdict(value)
+        elif isinstance(value, tuple):
+            value = list(value)
+        detail[_RENAMED.get(f.name, f.name)] = value
+    return detail
+
+
+Part = typing.TypeVar("Part", FailureSite, FailureFacts, RunNotes)
+
+
+def site_and_facts(detail: dict[str, Any]) -> tuple[FailureSite, FailureFacts]:
+    """The site and facts of a verdict's ``detail`` (``suite.engine.signature.Verdict``),
+    its empty values left out."""
+    given = {k: v for k, v in detail.items() if v not in (None, "")}
+    return _part_from(FailureSite, given), _part_from(FailureFacts, given)
+
+
+def _part_from(kind: type[Part], detail: dict[str, Any]) -> Part:
+    """The typed part of a JSON ``detail``; a known key of the wrong type raises TypeError
+    (a results.jsonl line is input: it may lie), an unknown key is ignored."""
+    hints = typing.get_type_hints(kind)
+    values: dict[str, Any] = {}
+    for f in fields(kind):
+        key = _RENAMED.get(f.name, f.name)
+        if key not in detail:
+            continue
+        value = detail[key]
+        if f.name == "launched_on":
+            if value is not None and not isinstance(value, str):
+                raise TypeError(f"detail.{key}: {type(value).__name__}")
+            values[f.name] = (value,)
+            continue
+        if f.name == "output_bytes" and isinstance(value, dict):
+            value = OutputBytes(**value) if set(value) == {"stdout", "stderr"} else value
+        elif f.name == "planted" and isinstance(value, list):
+            value = tuple(value)
+        if not fits(hints[f.name], value) or (
+            isinstance(value, tuple) and not all(isinstance(v, str) for v in value)
+        ):
+            raise TypeError(f"detail.{key}: {type(value).__name__}")
+        values[f.name] = value
+    return kind(**values)
+
+
+@dataclass(frozen=True)
 class CaseResult:
-    """One finished case, as appended to ``results.jsonl``."""
+    """One finished case, as appended to ``results.jsonl``.
+
+    Made once: a later step (the baseline's verdict, the triage, the carried source) makes a
+    new one with ``dataclasses.replace``. ``site``, ``facts`` and ``notes`` are the JSON
+    record's ``detail``.
+    """
 
     case_id: str
     repro: str
@@ -92,7 +206,9 @@ class CaseResult:
     outcome: Outcome
     signature: Signature | None = None
     message: str = ""
-    detail: dict[str, Any] = field(default_factory=dict)
+    site: FailureSite = field(default_factory=FailureSite)
+    facts: FailureFacts = field(default_factory=FailureFacts)
+    notes: RunNotes = field(default_factory=RunNotes)
     metrics: dict[str, Any] = field(default_factory=dict)
     gpu: bool = False
     duration_s: float = 0.0
@@ -110,37 +226,52 @@ class CaseResult:
         """``unsupported`` or ``toolchain-gap`` for a skipped case, '' otherwise."""
         if self.outcome is not Outcome.SKIPPED:
             return ""
-        return TOOLCHAIN_GAP if self.detail.get("toolchain_gap") else UNSUPPORTED
+        return TOOLCHAIN_GAP if self.facts.toolchain_gap else UNSUPPORTED
 
     @property
     def refused(self) -> bool:
         """Triton's own Python refused the case (``suite.engine.signature.triton_refusal``):
         unsupported, or ``user-error:triton-rejects``; never a bug, never a regression."""
-        return bool(self.detail.get("triton_refused"))
+        return bool(self.facts.triton_refused)
+
+    def detail(self) -> dict[str, Any]:
+        """The record's ``detail``: the site, the facts and the notes that apply."""
+        return {**_detail_of(self.site), **_detail_of(self.facts), **_detail_of(self.notes)}
 
     def to_json(self) -> dict[str, Any]:
-        record = asdict(self)
+        record: dict[str, Any] = {}
+        for name, value in asdict(self).items():
+            if name == "site":
+                record["detail"] = self.detail()
+            elif name not in ("facts", "notes"):
+                record[name] = value
         record["outcome"] = self.outcome.label
         record["signature"] = self.signature.text if self.signature else None
         return record
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> CaseResult:
-        fields = dict(record)
-        fields["outcome"] = Outcome.from_label(fields["outcome"])
-        signature = fields.get("signature")
+        fields_ = dict(record)
+        fields_["outcome"] = Outcome.from_label(fields_["outcome"])
+        signature = fields_.get("signature")
         if signature is not None and not isinstance(signature, str):
             raise TypeError(f"signature: {type(signature).__name__}")
-        fields["signature"] = Signature(signature) if signature else None
-        known = set(cls.__dataclass_fields__)
-        values = {k: v for k, v in fields.items() if k in known}
+        fields_["signature"] = Signature(signature) if signature else None
+        known = set(cls.__dataclass_fields__) - {"site", "facts", "notes"}
+        values = {k: v for k, v in fields_.items() if k in known}
         for name, kinds in _FIELD_TYPES.items():
-            if name in values and not isinstance(values[name], kinds):
-                raise TypeError(f"{name}: {type(values[name]).__name__}")
+            if name in fields_ and not isinstance(fields_[name], kinds):
+                raise TypeError(f"{name}: {type(fields_[name]).__name__}")
         for name in ("artifacts", "source"):
             if not all(isinstance(v, str) for v in values.get(name, {}).values()):
                 raise TypeError(f"{name}: not strings")
-        return cls(**values)
+        detail = fields_.get("detail", {})
+        return cls(
+            **values,
+            site=_part_from(FailureSite, detail),
+            facts=_part_from(FailureFacts, detail),
+            notes=_part_from(RunNotes, detail),
+        )
 
 
 # The type each field of a record must have (a results.jsonl line is input: it may lie).

@@ -29,6 +29,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
@@ -178,11 +179,8 @@ class RunStore:
             except (json.JSONDecodeError, TypeError, KeyError, ValueError, AttributeError):
                 continue
             # A path read from the file is used only if it lies in this run's case folders.
-            result.artifacts = {
-                name: path
-                for name, path in result.artifacts.items()
-                if lies_under(Path(path), cases)
-            }
+            kept = {n: p for n, p in result.artifacts.items() if lies_under(Path(p), cases)}
+            result = replace(result, artifacts=kept)
             found[result.case_id] = result
         return list(found.values())
 

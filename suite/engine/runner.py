@@ -9,7 +9,6 @@ pass lands beside the case's captured output.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import shutil
@@ -21,15 +20,14 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from suite.engine.child import EventLog
 from suite.engine.classify import classify
-from suite.engine.events import LaunchWatch
+from suite.engine.defaults import DEFAULTS
 from suite.engine.expand import CaseSpec
-from suite.engine.gpu_evidence import NOT_LAUNCHED, needs_gpu
+from suite.engine.gpu_evidence import needs_gpu
 from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
-from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
+from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
 from suite.engine.record import RunStore
 from suite.engine.sanitizer import Rerun, gather
 from suite.engine.scrub import REDACTED, scrub_secrets, scrub_tree
@@ -39,24 +37,6 @@ from suite.toolchain.limits import limits_for
 
 # A template that keeps dying (a reproducer that kills it) is given up after this many starts.
 _TEMPLATE_STARTS = 3
-
-
-@dataclass
-class Defaults:
-    """The bounds and isolation the command line chose (``--timeout``, ``--memory-cap``,
-    ``--isolation``): every execution of reproducer code that does not say otherwise, in
-    every command (report, replay, bisect, gate, explore, capture), runs within them."""
-
-    bounds: Bounds = field(default_factory=Bounds)
-    warm: bool = True
-
-
-DEFAULTS = Defaults()
-
-
-def choose_defaults(bounds: Bounds, warm: bool) -> None:
-    """Set :data:`DEFAULTS`; done once, by the command line, before anything runs."""
-    DEFAULTS.bounds, DEFAULTS.warm = bounds, warm
 
 
 @dataclass(frozen=True)
@@ -194,23 +174,20 @@ def _scrubbed(exit: Exit) -> Exit:
     return replace(exit, stdout=streams[0], stderr=streams[1])
 
 
-def _events(report: Path) -> list[dict[str, Any]]:
-    """The child's events as the classifier expects them: a case may write anything there,
-    or plant a link or a FIFO in its place (then it reported nothing)."""
+def _events(report: Path) -> ChildReport:
+    """What the child reported, its secrets taken out: a case may write anything there, or
+    plant a link or a FIFO in its place (then it reported nothing)."""
     try:
         folder = os.open(report.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
-        return []
+        return ChildReport()
     try:
         found = _regular_at(folder, report.name)
     finally:
         os.close(folder)
     if found is None:
-        return []
-    events = EventLog.parse(found[0].decode(errors="replace")).events
-    return [
-        scrub_tree(e) for e in events if isinstance(e, dict) and isinstance(e.get("event"), str)
-    ]
+        return ChildReport()
+    return ChildReport.of([scrub_tree(r) for r in parse_lines(found[0].decode(errors="replace"))])
 
 
 class CaseInterrupted(Exception):
@@ -231,22 +208,18 @@ def run_case(
     environment variables for the case (Triton's dump knobs, say).
     """
     _fresh_folder(case_dir)
-    report = case_dir / "events.jsonl"
+    report = case_dir / EVENTS
     spec_file = case_dir / "spec.json"
-    spec_file.write_text(
-        json.dumps(
-            {
-                "source": spec.found.source,
-                "repro_id": spec.repro.id,
-                "config": spec.config,
-                "target": spec.target,
-                "gpu": spec.gpu,
-                "report": str(report),
-                "timeout": execution.bounds.timeout_s,
-            },
-            default=str,
-        )
+    child_spec = ChildSpec(
+        source=spec.found.source,
+        repro_id=spec.repro.id,
+        config=spec.config,
+        target=spec.target,
+        gpu=spec.gpu,
+        report=str(report),
+        timeout=execution.bounds.timeout_s,
     )
+    spec_file.write_text(child_spec.to_json())
     env = child_env(
         {
             "TRITON_CACHE_DIR": str(case_dir / "cache"),
@@ -272,17 +245,38 @@ def run_case(
     # Secrets out first: the signature is normalized from this text, and kept with the case.
     exit = _scrubbed(exit)
     events = _events(report)
-    try:
-        verdict = classify(events, exit, limits_for(spec.target))
-    except (KeyError, TypeError, ValueError, AttributeError):
+    unreadable = None
+    if events.unreadable:
         # The case wrote events of its own making: judge it by how it ended alone.
-        verdict = classify([], exit, limits_for(spec.target))
-        verdict.detail["events"] = "unreadable: the case wrote events the engine cannot read"
+        events = ChildReport()
+        unreadable = "unreadable: the case wrote events the engine cannot read"
+    verdict = classify(events, exit, limits_for(spec.target))
     folder_lost = not case_dir.is_dir() or case_dir.is_symlink()
     if folder_lost:
         _fresh_folder(case_dir)  # the case removed or replaced its own folder
     shutil.rmtree(case_dir / "cache", ignore_errors=True)
     shutil.rmtree(case_dir / "tmp", ignore_errors=True)
+    artifacts: dict[str, str] = {}
+    planted: list[str] = []
+    output_bytes = None
+    if verdict.outcome.is_failure or execution.keep_passing:
+        artifacts, planted = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes)
+    else:
+        shutil.rmtree(case_dir, ignore_errors=True)
+    launched = spec.gpu or spec.repro.launch_fn is None
+    notes = RunNotes(
+        events=unreadable,
+        stragglers_killed=exit.stragglers_killed or None,
+        isolation=f"fresh: {fresh_because}" if fresh_because else None,
+        case_folder="removed or replaced by the case; its events are lost" if folder_lost else None,
+        launched_on=(events.start.cuda_visible_devices if events.start else None,)
+        if spec.gpu
+        else None,
+        not_launched=None if launched else needs_gpu(spec.target),
+        planted=tuple(planted) or None,
+        output_bytes=output_bytes,
+    )
     result = CaseResult(
         case_id=spec.case_id,
         repro=spec.repro.id,
@@ -291,32 +285,14 @@ def run_case(
         outcome=verdict.outcome,
         signature=verdict.signature,
         message=verdict.message,
-        detail=verdict.detail,
+        site=verdict.site,
+        facts=verdict.facts,
+        notes=notes,
         metrics=verdict.metrics,
         gpu=spec.gpu,
         duration_s=round(exit.duration_s, 3),
+        artifacts=artifacts,
     )
-    if exit.stragglers_killed:
-        result.detail["stragglers_killed"] = exit.stragglers_killed
-    if fresh_because:
-        result.detail["isolation"] = f"fresh: {fresh_because}"
-    if folder_lost:
-        result.detail["case_folder"] = "removed or replaced by the case; its events are lost"
-    if spec.gpu:
-        start = next((e for e in events if e["event"] == "start"), {})
-        result.detail["cuda_visible_devices"] = start.get("cuda_visible_devices")
-    elif spec.repro.launch_fn is not None:
-        result.detail[NOT_LAUNCHED] = needs_gpu(spec.target)
-    if verdict.outcome.is_failure or execution.keep_passing:
-        result.artifacts, planted = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
-        if planted:
-            result.detail["planted"] = planted
-        result.detail["output_bytes"] = {
-            "stdout": exit.stdout.total_bytes,
-            "stderr": exit.stderr.total_bytes,
-        }
-    else:
-        shutil.rmtree(case_dir, ignore_errors=True)
     failure = _launch_failure(result)
     # Triton's interpreter runs the kernel as NumPy on the CPU: nothing for a sanitizer to see.
     interpreted = env.get("TRITON_INTERPRET") == "1"
@@ -324,8 +300,12 @@ def run_case(
         evidence = gather(
             failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
         )
-        result.detail["sanitizer"] = evidence.to_json()
-        result.artifacts.update({f"sanitizer-{t}": p for t, p in evidence.outputs.items()})
+        outputs = {f"sanitizer-{t}": p for t, p in evidence.outputs.items()}
+        result = replace(
+            result,
+            notes=replace(notes, sanitizer=evidence.to_json()),
+            artifacts={**artifacts, **outputs},
+        )
     return result
 
 
@@ -335,7 +315,7 @@ def _launch_failure(result: CaseResult) -> str:
         return ""
     if result.outcome is Outcome.WRONG_RESULT:
         return "wrong-result"
-    launching = result.detail.get("phase") in (None, "launch")
+    launching = result.site.phase in (None, "launch")
     if result.outcome is Outcome.RUNTIME_ERROR or (result.outcome is Outcome.CRASH and launching):
         return "fault"
     return ""
@@ -348,10 +328,9 @@ def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Exec
     def rerun(
         prefix: Sequence[str], more: Mapping[str, str], output: Path
     ) -> tuple[int | None, str]:
-        spec = json.loads(spec_file.read_text())
-        spec["report"] = str(output.with_suffix(".events.jsonl"))
+        spec = replace(ChildSpec.read(spec_file), report=str(output.with_suffix(".events.jsonl")))
         again = output.with_suffix(".spec.json")
-        again.write_text(json.dumps(spec))
+        again.write_text(spec.to_json())
         argv = [*prefix, execution.python, "-m", "suite.engine.child", str(again)]
         allocations = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
         # The case's own temporary folder went with it; the rerun (and the sanitizer's own
@@ -523,8 +502,9 @@ def execute(
             result = future.result()
         except CaseInterrupted:
             return
-        store.append(on_result(result))
-        results.append(result)
+        judged = on_result(result)
+        store.append(judged)
+        results.append(judged)
 
     pool = ThreadPoolExecutor(max_workers=max(1, execution.workers))
     futures = [pool.submit(one, spec) for spec in specs]

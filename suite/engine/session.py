@@ -6,7 +6,7 @@ pytest plugin are doors onto this.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from suite.engine.environment import capture
 from suite.engine.expand import CaseSpec, expand, load_config_file, shard
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
-from suite.engine.runner import Execution, execute
+from suite.engine.runner import Execution, Workers, execute, run_case
 from suite.engine.sources import capture as capture_source
 from suite.engine.sources import keep_copy
 from suite.engine.triage import annotate
@@ -114,9 +114,9 @@ def run(
     families = {spec.repro.id: spec.repro.family for spec in specs}
 
     def judged(result: CaseResult) -> CaseResult:
-        baseline.judge(result, triton_version)
-        annotate(result, family=families.get(result.repro, ""))
-        result.source = sources.get(result.repro, {})
+        result = baseline.judge(result, triton_version)
+        result = annotate(result, family=families.get(result.repro, ""))
+        result = replace(result, source=sources.get(result.repro, {}))
         on_result(result)
         return result
 
@@ -140,6 +140,37 @@ def run(
         store.write_junit(results)
         store.release()
     return RunOutcome(store, results, environment, status)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One case a command runs: its spec, its folder, more environment for it (dump knobs)."""
+
+    spec: CaseSpec
+    folder: Path
+    knobs: Mapping[str, str] = field(default_factory=dict)
+
+
+def cases(
+    planned: Iterable[Planned], execution: Execution, workers: Workers | None = None
+) -> Iterator[CaseResult]:
+    """The one way a command runs cases one at a time (explore, reduce, report's re-run,
+    explain, the pytest door): each planned case run in isolation and classified, in order,
+    as the caller asks for the next. A run of a whole selection is :func:`run` (the cases
+    in parallel, recorded as they end). Raises ``CaseInterrupted`` when stopped meanwhile."""
+    for case in planned:
+        yield run_case(case.spec, case.folder, execution, workers, case.knobs)
+
+
+def run_one(
+    spec: CaseSpec,
+    folder: Path,
+    execution: Execution,
+    workers: Workers | None = None,
+    knobs: Mapping[str, str] | None = None,
+) -> CaseResult:
+    """:func:`cases` of one case."""
+    return next(cases([Planned(spec, folder, dict(knobs or {}))], execution, workers))
 
 
 def carry_sources(specs: list[CaseSpec], folder: Path) -> dict[str, dict[str, str]]:

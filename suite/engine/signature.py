@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from suite.engine.protocol import Error
+
 # Names of the functions that run each compile stage, from Triton's backends.
 STAGE_FUNCTIONS = {
     "make_ir": "ttir",
@@ -208,23 +210,23 @@ def _entered_compile(tb: list[traceback.FrameSummary]) -> bool:
     return False
 
 
-def describe_exception(exc: BaseException, phase: str) -> dict[str, Any]:
-    """The facts of an exception that :func:`judge` reads, as JSON-ready data."""
+def describe_exception(exc: BaseException, phase: str) -> Error:
+    """The facts of an exception that :func:`judge` reads (the child's error event)."""
     tb = traceback.extract_tb(exc.__traceback__)
     cause = exc.__cause__ or exc.__context__
     compiling = _entered_compile(tb)
-    return {
-        "phase": phase,
-        "type": type(exc).__name__,
-        "qualname": f"{type(exc).__module__}.{type(exc).__qualname__}",
-        "message": str(exc),
-        "cause": f"{type(cause).__name__}: {cause}" if cause is not None else "",
-        "stage": stage_of([f.name for f in tb]),
-        "compiling": compiling,
-        "raised_in_triton": _raised_in_triton(tb),
-        "origin": origin_of([f.name for f in tb], compiling).value,
-        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-    }
+    return Error(
+        phase=phase,
+        type=type(exc).__name__,
+        qualname=f"{type(exc).__module__}.{type(exc).__qualname__}",
+        message=str(exc),
+        cause=f"{type(cause).__name__}: {cause}" if cause is not None else "",
+        stage=stage_of([f.name for f in tb]),
+        compiling=compiling,
+        raised_in_triton=_raised_in_triton(tb),
+        origin=origin_of([f.name for f in tb], compiling).value,
+        traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+    )
 
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
@@ -248,7 +250,7 @@ def _printed_exception(block: str) -> tuple[list[tuple[str, str]], str, str]:
     return frames, "", ""
 
 
-def describe_printed(output: str, phase: str) -> dict[str, Any] | None:
+def describe_printed(output: str, phase: str) -> Error | None:
     """:func:`describe_exception`'s facts read back from the traceback Python printed (the
     last one in ``output``, the one before it being its cause); ``None`` when there is none."""
     blocks = output.split(TRACEBACK_HEAD)
@@ -261,17 +263,17 @@ def describe_printed(output: str, phase: str) -> dict[str, Any] | None:
         _, cause_kind, cause_message = _printed_exception(chained.split(blocks[-2])[0])
         cause = f"{cause_kind}: {cause_message}" if cause_kind else cause_message
     tb = [traceback.FrameSummary(file, 0, name) for file, name in frames]
-    return {
-        "phase": phase,
-        "type": kind,
-        "qualname": kind,
-        "message": chained.split(message)[0],
-        "cause": cause,
-        "stage": stage_of([name for _, name in frames]),
-        "compiling": _entered_compile(tb),
-        "raised_in_triton": bool(frames and _TRITON_PACKAGE.search(frames[-1][0])),
-        "traceback": TRACEBACK_HEAD + blocks[-1],
-    }
+    return Error(
+        phase=phase,
+        type=kind,
+        qualname=kind,
+        message=chained.split(message)[0],
+        cause=cause,
+        stage=stage_of([name for _, name in frames]),
+        compiling=_entered_compile(tb),
+        raised_in_triton=bool(frames and _TRITON_PACKAGE.search(frames[-1][0])),
+        traceback=TRACEBACK_HEAD + blocks[-1],
+    )
 
 
 def first_line(text: str) -> str:
@@ -304,10 +306,10 @@ def meaningful_message(text: str) -> str | None:
     return None
 
 
-def python_message(error: dict[str, Any]) -> str:
+def python_message(error: Error) -> str:
     """``Type: message`` of a Python error; a frontend ``CompilationError`` gives the error
     under its source excerpt (or its cause), not ``at 12:8:``."""
-    kind, text = error.get("type", ""), error.get("message", "")
+    kind, text = error.type, error.message
     if kind == "CompilationError":
         lines = text.splitlines()
         carets = [i for i, line in enumerate(lines) if CARET_LINE.match(line)]
@@ -316,7 +318,7 @@ def python_message(error: dict[str, Any]) -> str:
             return after
         # Older releases keep the message in the cause ("AssertionError: ..."), newer ones
         # after the excerpt: the same text either way, without the cause's type.
-        cause = first_line(error.get("cause") or "")
+        cause = first_line(error.cause)
         if cause:
             return re.sub(r"^\w+: ", "", cause)
         return next(
@@ -368,7 +370,7 @@ def _shown(text: str | None, limit: int = 300) -> str:
 
 
 def judge(
-    error: dict[str, Any] | None,
+    error: Error | None,
     *,
     stderr: str,
     phase: str,
@@ -460,16 +462,16 @@ REFUSAL_TYPES = frozenset(
 TRITON_REJECTS = "triton-rejects"
 
 
-def error_origin(error: dict[str, Any]) -> Origin:
+def error_origin(error: Error) -> Origin:
     """The record's origin; a record written before origins existed is read from its
     ``compiling`` flag and stage (a frontend stage is ``ttir`` with no pass running)."""
     try:
-        return Origin(error.get("origin"))
+        return Origin(error.origin)
     except ValueError:
-        return Origin.COMPILE if error.get("compiling", True) else Origin.GLUE
+        return Origin.COMPILE if error.compiling else Origin.GLUE
 
 
-def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
+def triton_refusal(error: Error, stderr: str) -> Verdict | None:
     """A compile that Triton's own Python refused: never a compiler bug.
 
     Decided by where it was raised. Anything Triton's frontend raised while it turned the
@@ -483,18 +485,18 @@ def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
     words, with no failing pass and no native message, counts: the rest is the compiler's.
     """
     origin = error_origin(error)
-    said = python_message(error) or first_line(error.get("message", "")) or error.get("type", "")
+    said = python_message(error) or first_line(error.message) or error.type
     detail = {
-        "phase": error.get("phase", "compile"),
-        "stage": error.get("stage"),
-        "exception": error.get("type"),
+        "phase": error.phase,
+        "stage": error.stage,
+        "exception": error.type,
         "origin": origin.value,
         "triton_refused": True,
     }
     if origin is not Origin.FRONTEND and not (
         origin in (Origin.COMPILE, Origin.PIPELINE)
-        and error.get("raised_in_triton")
-        and error.get("type") in REFUSAL_TYPES
+        and error.raised_in_triton
+        and error.type in REFUSAL_TYPES
         and (NOT_IMPLEMENTED.search(said) or REQUIREMENT.search(said))
         and not failed_pass(stderr)
         and not meaningful_message(stderr)
@@ -517,10 +519,8 @@ def triton_refusal(error: dict[str, Any], stderr: str) -> Verdict | None:
     )
 
 
-def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
-    phase = error.get("phase", "compile")
-    text = error.get("message", "")
-    kind = error.get("type", "")
+def _from_error(error: Error, stderr: str) -> Verdict:
+    phase, text, kind = error.phase, error.message, error.type
     combined = text + "\n" + stderr
     unknown_arch = PTXAS_UNKNOWN_ARCH.search(combined)
     if unknown_arch:
@@ -530,7 +530,7 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
             "skipped",
             [],
             message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
-            detail={"toolchain_gap": unknown_arch.group(1), "stage": error.get("stage")},
+            detail={"toolchain_gap": unknown_arch.group(1), "stage": error.stage},
         )
     if kind == "PTXASError" or "ptxas" in text.lower():
         code_match = PTXAS_CODE.search(combined)
@@ -582,7 +582,7 @@ def _from_error(error: dict[str, Any], stderr: str) -> Verdict:
         if refused is not None:
             return refused
     if phase == "compile":
-        stage = error.get("stage")
+        stage = error.stage
         pass_name = failed_pass(stderr)
         raw = meaningful_message(stderr) or python_message(error)
         where = f"pass {pass_name} failed" if pass_name else ""

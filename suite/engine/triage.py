@@ -12,7 +12,7 @@ lives in one place in the project and is only read here:
 - TMA descriptor rules (``box-dim-range``, ``global-stride-alignment``,
   ``global-address-alignment``, ``inner-box-bytes-multiple-of-16``, ``swizzle-span``, ...):
   ``suite.tma_model``; the copy rules ``buffer-overflow`` and ``tx-bytes-mismatch``:
-  ``suite.static_check``. A refused case carries the rule in ``detail["rule"]`` and the
+  ``suite.static_check``. A refused case carries the rule in ``site.rule`` and the
   source in its error event; a CUDA case built with the check off records the rules it
   breaks in ``metrics["static_findings"]``;
 - registers: ptxas's C7602 ("Insufficient registers"), with the per-thread limit of
@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from suite.engine.child import EVENTS, EventLog
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
+from suite.engine.protocol import EVENTS, errors_in, parse_lines, read_lines
 from suite.engine.signature import TRITON_REJECTS
 from suite.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.tma_model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
@@ -185,7 +185,7 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
     """
     outcome = result.outcome
     if outcome is Outcome.SKIPPED:
-        gap = result.detail.get("toolchain_gap")
+        gap = result.facts.toolchain_gap
         if gap:
             return Triage(
                 TOOLCHAIN_GAP,
@@ -198,17 +198,17 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
         return None
     if outcome is Outcome.RESOURCE_LIMIT:
         return _resource(result)
-    if outcome is Outcome.USER_ERROR or result.detail.get("exception") == "LimitViolation":
+    if outcome is Outcome.USER_ERROR or result.facts.exception == "LimitViolation":
         return _tma_rule(result)
     text = failure_text(result)
     if outcome is Outcome.PTXAS_ERROR and (
-        result.detail.get("ptxas_code") == "C7602" or "Insufficient registers" in text
+        result.site.ptxas_code == "C7602" or "Insufficient registers" in text
     ):
         return _registers(result, text)
     arch = _arch_suffix(result, text)
     if arch is not None:
         return arch
-    phase = result.detail.get("phase")
+    phase = result.site.phase
     compile_phase = phase in (None, "compile", "start")
     if outcome in (Outcome.COMPILER_ERROR, Outcome.PTXAS_ERROR, Outcome.COMPILER_DIAGNOSTIC) or (
         compile_phase and outcome in (Outcome.CRASH, Outcome.TIMEOUT)
@@ -234,12 +234,14 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
 
 
 def annotate(result: CaseResult, *, family: str | None = None) -> CaseResult:
-    """Write ``result``'s triage label and its one-line explanation into the result, so that
+    """``result`` with its triage label and its one-line explanation, so that
     ``results.jsonl``, the run table and JUnit carry them."""
     found = triage(result, family=family)
-    result.triage = found.label if found else ""
-    result.triage_explanation = found.explanation if found else ""
-    return result
+    return replace(
+        result,
+        triage=found.label if found else "",
+        triage_explanation=found.explanation if found else "",
+    )
 
 
 def family_of(result: CaseResult) -> str:
@@ -280,7 +282,7 @@ def _catalogue_families() -> dict[str, str]:
 
 
 def _guess_family(result: CaseResult) -> str:
-    if result.repro.startswith("cuda-") or result.detail.get("exception") == "CudaRunError":
+    if result.repro.startswith("cuda-") or result.facts.exception == "CudaRunError":
         return CUDA_FAMILY
     return ""
 
@@ -295,9 +297,7 @@ def failure_text(result: CaseResult) -> str:
         with open(path, errors="replace") as handle:
             text = handle.read(_READ_LIMIT)
         if name == EVENTS:
-            parts += [
-                e.get("message", "") for e in EventLog.parse(text).events if e["event"] == "error"
-            ]
+            parts += [e.message for e in errors_in(parse_lines(text))]
         else:
             parts.append(text)
     return "\n".join(p for p in parts if p)
@@ -308,10 +308,10 @@ def _user(rule: str, explanation: str, source: str) -> Triage:
 
 
 def _resource(result: CaseResult) -> Triage:
-    detail = result.detail
-    resource = str(detail.get("resource") or "")
-    target = str(detail.get("target") or result.target)
-    used, limit = detail.get("used"), detail.get("limit")
+    facts = result.facts
+    resource = facts.resource or ""
+    target = facts.limit_target or result.target
+    used, limit = facts.used, facts.limit
     try:
         limits = limits_for(target)
     except UnknownTarget:
@@ -389,10 +389,10 @@ def _registers(result: CaseResult, text: str) -> Triage:
 def _tma_rule(result: CaseResult) -> Triage:
     signature = result.signature.text if result.signature else ""
     message = result.message
-    stage = result.detail.get("stage") or "compile"
+    stage = result.site.stage or "compile"
     if message.startswith(f"{stage}: "):  # a refusal recorded before the user-error outcome
         message = message[len(stage) + 2 :]
-    rule = str(result.detail.get("rule") or "")
+    rule = str(result.site.rule or "")
     if not rule and result.outcome is Outcome.USER_ERROR:
         rule = signature.split(":", 1)[-1]
     rule = rule or message.split(":", 1)[0].strip() or "unknown"
@@ -403,9 +403,9 @@ def _tma_rule(result: CaseResult) -> Triage:
 
 def _source_of(result: CaseResult, rule: str) -> str:
     """The source the check named in its error event, else the rule's documentation."""
-    for event in EventLog.read(result.artifacts.get(EVENTS)).events:
-        if event["event"] == "error" and event.get("type") == "LimitViolation":
-            found = _SOURCE_LINE.search(event.get("message", ""))
+    for error in errors_in(read_lines(result.artifacts.get(EVENTS))):
+        if error.type == "LimitViolation":
+            found = _SOURCE_LINE.search(error.message)
             if found:
                 return found.group(1).strip()
     return _rule_source(rule)
@@ -465,18 +465,18 @@ def _arch_suffix(result: CaseResult, text: str) -> Triage | None:
 
 
 def _compiler_bug(result: CaseResult) -> Triage:
-    detail = result.detail
-    where = detail.get("pass") or detail.get("stage") or detail.get("phase") or "compile"
+    site = result.site
+    where = site.pass_name or site.stage or site.phase or "compile"
     if result.outcome is Outcome.PTXAS_ERROR:
-        code = detail.get("ptxas_code")
+        code = site.ptxas_code
         what = f"ptxas rejected the PTX Triton generated ({code or 'no code'}): {result.message}"
     elif result.outcome is Outcome.COMPILER_DIAGNOSTIC:
-        what = f"the compile succeeded but printed an MLIR error: {detail.get('diagnostic', '')}"
+        what = f"the compile succeeded but printed an MLIR error: {result.facts.diagnostic or ''}"
     elif result.outcome is Outcome.COMPILER_ERROR:
-        stage = detail.get("stage") or "compile"
+        stage = site.stage or "compile"
         message = result.message.removeprefix(f"{stage}: ")
-        if detail.get("pass"):
-            what = f"the MLIR pass {detail['pass']} failed in the {stage} stage"
+        if site.pass_name:
+            what = f"the MLIR pass {site.pass_name} failed in the {stage} stage"
         else:
             what = f"the compile failed in the {stage} stage: {message}"
     else:

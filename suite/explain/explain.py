@@ -21,10 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.discover import Found
-from suite.engine.expand import expand
-from suite.engine.outcome import Outcome
-from suite.engine.runner import Execution, run_case
+from suite.engine import Execution, Found, Outcome, run_one
+from suite.engine import expand_cases as expand
 from suite.errors import UsageError
 from suite.explain.dumps import FirstDifference, first_difference, split_dump
 
@@ -160,7 +158,7 @@ def compile_variant(
         "TRITON_DUMP_DIR": str(folder / "dump"),
         "TRITON_ALWAYS_COMPILE": "1",
     }
-    result = run_case(spec, folder / "case", replace(execution, warm=False), knobs=knobs)
+    result = run_one(spec, folder / "case", replace(execution, warm=False), knobs=knobs)
     if result.outcome in (Outcome.HARNESS_ERROR, Outcome.SKIPPED):
         raise UsageError(f"{spec.case_id} did not compile: {result.outcome.label} {result.message}")
     files = {"passes": str(passes)} if passes.is_file() else {}

@@ -40,10 +40,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from suite.engine.expand import check_targets
-from suite.engine.isolate import Bounds
-from suite.engine.record import unique_folder
-from suite.engine.runner import Execution
+from suite.engine import Bounds, Execution, check_targets, unique_folder
 from suite.errors import UsageError
 from suite.files import own_folder
 from suite.gate.decide import decide
@@ -104,7 +101,7 @@ def find_gpu(state: GateState) -> None:
     options, kernel, repro = state.options, state.kernel, state.repro
     if not (options.gpu or options.suggest):
         return
-    from suite.engine.environment import capture
+    from suite.engine import capture_environment as capture
 
     state.environment = capture(options.python)
     arch = state.environment.get("gpu_arch")

@@ -9,10 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.engine.classify import read_events
-from suite.engine.discover import Found
-from suite.engine.isolate import Bounds, Exit, run_isolated
-from suite.engine.shim import child_env
+from suite.engine import Bounds, Exit, Found, child_env, read_lines, run_isolated
 from suite.gate import events
 from suite.gate.events import CONTEXT_LOST, CUBLAS
 from suite.gate.inputs import GateConfig, JitKernel, size_label
@@ -91,7 +88,7 @@ class GpuEvents:
         self.open_stage: str | None = None
 
     def feed(self, path: Path) -> GpuEvents:
-        for record in read_events(path):
+        for record in read_lines(path):
             event = events.parse(record)
             if event is not None:
                 getattr(self, "on_" + event.name.replace("-", "_"))(event)

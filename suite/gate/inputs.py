@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.engine import discover
-from suite.engine.discover import Found
-from suite.engine.expand import load_config_file
+from suite.engine import Found, discover, load_config_file
 from suite.errors import UsageError
 
 # What a triton.Config means when num_warps / num_stages are left out.

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.engine.discover import Found
-from suite.engine.runner import Execution
+from suite.engine import Execution, Found
 from suite.gate.decide import Decision
 from suite.gate.events import Budget
 from suite.gate.gpu import GpuRun

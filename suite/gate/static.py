@@ -7,14 +7,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.child import EVENTS, EventLog
-from suite.engine.discover import Found
-from suite.engine.expand import case_id, expand
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.record import RunStore
-from suite.engine.runner import Execution, execute
-from suite.engine.signature import PTXAS_ERROR_LINE
-from suite.engine.triage import triage
+from suite.engine import (
+    EVENTS,
+    PTXAS_ERROR_LINE,
+    CaseResult,
+    Execution,
+    Found,
+    Outcome,
+    RunStore,
+    case_id,
+    errors_in,
+    execute,
+    read_lines,
+)
+from suite.engine import expand_cases as expand
+from suite.engine import triage_of as triage
 from suite.gate.inputs import GateConfig
 from suite.toolchain.limits import limits_for
 
@@ -51,8 +58,8 @@ def triage_fields(result: CaseResult) -> dict[str, Any]:
 
 def _ptxas_line(result: CaseResult) -> str | None:
     """The ptxas diagnostic (``(C7602) Insufficient registers ...``), read from the kept events."""
-    log = EventLog.read(result.artifacts.get(EVENTS))
-    texts = [result.message, *(e.get("message", "") for e in log.events if e["event"] == "error")]
+    errors = errors_in(read_lines(result.artifacts.get(EVENTS)))
+    texts = [result.message, *(e.message for e in errors)]
     for text in texts:
         for line in text.splitlines():
             match = PTXAS_ERROR_LINE.search(line)

@@ -20,9 +20,7 @@ import ast
 import textwrap
 from pathlib import Path
 
-from suite.engine.discover import Found
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.scrub import scrub_secrets
+from suite.engine import CaseResult, Found, Outcome, scrub_secrets
 from suite.errors import UsageError
 from suite.reduce.tree import is_jit
 from suite.search.findings import Finding

@@ -9,7 +9,7 @@ interesting, so a reduction never slips from one bug to another.
 - :class:`Expectation` is what a finding expects (signature, target, config, interpreter);
 - :func:`judge` answers for a result already in hand;
 - :class:`SignatureTest` runs a source file through the engine's isolation
-  (:func:`suite.engine.runner.run_case`, warm workers when given) and judges it;
+  (:func:`suite.engine.session.run_one`, warm workers when given) and judges it;
 - ``python -m suite.reduce.interesting EXPECTATION.json FILE`` is the same test as a
   program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
 
@@ -31,11 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Reproducer
-from suite.engine.discover import Found
-from suite.engine.expand import CaseSpec
-from suite.engine.launch import LAUNCH_ONLY
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.runner import CaseInterrupted, Execution, Workers, run_case
+from suite.engine import (
+    LAUNCH_ONLY,
+    CaseInterrupted,
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Found,
+    Outcome,
+    Workers,
+    run_one,
+)
 
 
 @dataclass(frozen=True)
@@ -141,7 +147,7 @@ class SignatureTest:
         # A launch after the compile-only run needs no compile phase of its own.
         knobs = {LAUNCH_ONLY: "1"} if spec.gpu else None
         try:
-            return run_case(spec, case_dir, execution, workers, knobs)
+            return run_one(spec, case_dir, execution, workers, knobs)
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Protocol
 
-from suite.engine.runner import Workers
+from suite.engine import Workers
 from suite.reduce.interesting import SignatureTest, Verdict
 
 # How far past the oldest unjudged candidate the judge may start compiles: enough to keep

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from suite.engine.gpu_evidence import command_there
+from suite.engine import command_there
 from suite.errors import UsageError
 from suite.search.findings import Finding
 
@@ -27,7 +27,7 @@ def launch_gpus(
 ) -> tuple[str, ...]:
     """The GPU ids a reduction of ``finding`` launches on (one launching worker each); ``()``
     under Triton's interpreter. A usage error when there is no GPU of the finding's target."""
-    from suite.engine.session import visible_gpus
+    from suite.engine import visible_gpus
     from suite.toolchain.limits import limits_for
 
     if interpreted():

@@ -35,9 +35,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from suite.engine.discover import Found
-from suite.engine.expand import CaseSpec
-from suite.engine.runner import DEFAULTS, Execution
+from suite.engine import DEFAULTS, CaseSpec, Execution, Found
 from suite.errors import UsageError
 from suite.files import read_regular, write_replacing
 from suite.reduce.form import launching_form, reducer_form

@@ -15,18 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.baseline import (
+from suite.engine import (
     Baseline,
+    CaseResult,
+    Signature,
     entry_problem,
     failure_of,
+    family_of,
+    named_pass,
     range_problem,
+    safe_name,
     write_entry,
 )
-from suite.engine.outcome import CaseResult, Signature
-from suite.engine.record import safe_name
-from suite.engine.same_bug import named_pass
-from suite.engine.signature import family_of
-from suite.engine.triage import triage
+from suite.engine import triage_of as triage
 from suite.errors import UsageError
 from suite.files import load_structured, locked
 from suite.search.findings import Finding

@@ -42,13 +42,21 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.discover import Found
-from suite.engine.environment import gpu_arch
-from suite.engine.gpu_evidence import NEEDS_GPU, could_show, needs_gpu, runtime_failure
-from suite.engine.outcome import TOOLCHAIN_GAP, UNSUPPORTED, Outcome
-from suite.engine.runner import Execution
-from suite.engine.same_bug import completed_stage, same_bug
-from suite.engine.sources import reproducer_for
+from suite.engine import (
+    NEEDS_GPU,
+    TOOLCHAIN_GAP,
+    UNSUPPORTED,
+    Execution,
+    Found,
+    Outcome,
+    completed_stage,
+    could_show,
+    gpu_arch,
+    needs_gpu,
+    reproducer_for,
+    runtime_failure,
+)
+from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.releases.nightlies import CommitRange, chronological, commit_range
 from suite.search.explore import Evaluator
@@ -241,7 +249,7 @@ def run(
                 )
                 seen.setdefault(label, signature)
             elif result.skip_kind == TOOLCHAIN_GAP and completed_stage(
-                finding.signature, result.detail.get("stage")
+                finding.signature, result.site.stage
             ):
                 # Stopped by the toolchain after the stage where the bug fails: past it.
                 state, shown = GOOD, f"past the bug's stage ({result.message})"

@@ -26,9 +26,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from suite.engine.discover import catalogue
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.same_bug import same_bug
+from suite.engine import CaseResult, Outcome, catalogue
+from suite.engine import is_same_bug as same_bug
 from suite.files import own_folder, write_replacing
 from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment

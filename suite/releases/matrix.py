@@ -19,12 +19,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from suite.engine import (
+    NEEDS_GPU,
+    Baseline,
+    CaseResult,
+    Execution,
+    Outcome,
+    exit_status,
+    needs_gpu,
+    safe_name,
+    unique_folder,
+)
 from suite.engine import session as engine
-from suite.engine.baseline import Baseline, exit_status
-from suite.engine.gpu_evidence import NEEDS_GPU, NOT_LAUNCHED, needs_gpu
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.record import safe_name, unique_folder
-from suite.engine.runner import Execution
 from suite.files import own_folder, write_replacing
 from suite.releases.nightlies import CommitRange, commit_range
 from suite.toolchain.venvs import Release
@@ -54,7 +60,7 @@ class Matrix:
             return result.skip_kind
         if result.signature:
             return str(result.signature)
-        if result.verdict == NEEDS_GPU or result.detail.get(NOT_LAUNCHED):
+        if result.verdict == NEEDS_GPU or result.notes.not_launched:
             return f"compiled; {needs_gpu(result.target)}"
         return result.outcome.label
 

@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.baseline import Baseline, exit_status
-from suite.engine.outcome import CaseResult
-from suite.engine.record import RESULTS, RunStore
+from suite.engine import RESULTS, Baseline, CaseResult, RunStore, exit_status
 from suite.errors import UsageError
 
 #: What a run folder holds besides its results, written afresh for the merged run.

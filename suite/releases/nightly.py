@@ -33,11 +33,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suite.engine.baseline import Baseline
-from suite.engine.gpu_evidence import could_show
-from suite.engine.outcome import CaseResult, Outcome, Signature
-from suite.engine.record import RunStore, safe_name
-from suite.engine.same_bug import same_bug
+from suite.engine import Baseline, CaseResult, Outcome, RunStore, Signature, could_show, safe_name
+from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, read_regular_text, write_atomic
 

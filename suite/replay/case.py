@@ -1,4 +1,4 @@
-"""The case a replay works on: a failing :class:`~suite.search.subject.Subject`, the MLIR
+"""The case a replay works on: a failing :class:`~suite.subject.Subject`, the MLIR
 reproducer files it left, and the interpreter whose Triton replays them."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.engine.outcome import CaseResult
+from suite.engine import CaseResult
 from suite.errors import UsageError
 from suite.replay.diagnostic import REPRODUCER_PREFIX, STAGE_ORDER, ReplayError
-from suite.search.subject import Subject, interpreter_for, rerun
+from suite.subject import Subject, interpreter_for, rerun
 
 
 @dataclass
@@ -101,7 +101,7 @@ def _interpreter(
     subject: Subject, python: str | None, release: str | None
 ) -> tuple[str, list[str]]:
     """``--python``, ``--triton``'s cached venv, the recorded interpreter or release
-    (:func:`suite.search.subject.interpreter_for`), this interpreter when it holds the
+    (:func:`suite.subject.interpreter_for`), this interpreter when it holds the
     recorded release, else that release's venv (built on first use)."""
     from suite.toolchain import venvs
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from suite.engine.signature import normalize
+from suite.engine import normalize
 from suite.errors import UsageError
 
 SCHEMA = 1

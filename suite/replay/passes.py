@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.isolate import Bounds, Exit, run_isolated
-from suite.engine.runner import DEFAULTS
-from suite.engine.shim import child_env
+from suite.engine import DEFAULTS, Bounds, Exit, child_env, run_isolated
 from suite.replay.bindings import Binding, Mapped
 from suite.replay.child import EXIT_NO_BINDING, EXIT_OK, EXIT_PASS_FAILED, EXIT_UNPARSABLE
 from suite.replay.diagnostic import PROBE_RESTARTS, Diagnostic, ReplayError, parse_diagnostic

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.record import safe_name
+from suite.engine import safe_name
 from suite.files import write_atomic
 from suite.replay.bindings import Binding, Mapped, map_passes
 from suite.replay.case import ReplayCase, choose_reproducer
@@ -168,7 +168,7 @@ def replay(
 
 def read_reproducer(case: ReplayCase) -> Captured:
     """Read: the reproducer of the failing stage, its IR and its recorded pipeline."""
-    source = choose_reproducer(case.reproducers, case.result.detail.get("stage"))
+    source = choose_reproducer(case.reproducers, case.result.site.stage)
     text = source.read_text(errors="replace")
     ir_text, pipeline = split_reproducer(text)
     if not pipeline:

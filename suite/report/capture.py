@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Reproducer
-from suite.engine.outcome import CaseResult
+from suite.engine import CaseResult
 from suite.toolchain.limits import limits_for
 
 
@@ -135,7 +135,7 @@ def _attrs_by_name(attrs: Any, arg_names: list[str]) -> dict[str, list[list[Any]
 
 def _reproducer(result: CaseResult, source: dict[str, str] | None) -> Reproducer | None:
     """The reproducer from the child ``source`` the parent resolved (the carried copy)."""
-    from suite.engine.child import load_reproducers
+    from suite.engine import load_reproducers
 
     if not source:
         return None

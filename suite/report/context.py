@@ -7,14 +7,21 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from suite.engine.baseline import Baseline, Expectation
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.scrub import capture_variables, safe_facts, scrub
-from suite.engine.triage import DRIVER_BUG, Triage
+from suite.engine import (
+    DRIVER_BUG,
+    Baseline,
+    CaseResult,
+    Expectation,
+    Outcome,
+    Triage,
+    capture_variables,
+    safe_facts,
+)
+from suite.engine import scrub_text as scrub
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
 from suite.search.findings import Finding
-from suite.search.subject import Subject
+from suite.subject import Subject
 from suite.toolchain.limits import UnknownTarget, limits_for
 
 HEADLINE_CHARS = 90
@@ -45,24 +52,23 @@ def baseline_note(result: CaseResult, version: str, baseline: Baseline) -> Expec
 def headline(result: CaseResult) -> str:
     """The failure's real message for a title: the assertion, ``LLVM ERROR``, diagnostic or
     Python error, not ``PassManager::run failed`` (empty when there is none)."""
-    text = str(result.detail.get("diagnostic") or "")
+    text = str(result.facts.diagnostic or "")
     if not text and result.signature is not None:
         text = result.signature.key
     return text if len(text) <= HEADLINE_CHARS else text[: HEADLINE_CHARS - 1] + "…"
 
 
 def _where(result: CaseResult) -> str:
-    detail = result.detail
+    site = result.site
     if result.outcome is Outcome.PTXAS_ERROR:
-        code = detail.get("ptxas_code")
-        return f"ptxas {code}" if code else "ptxas"
-    if detail.get("pass"):
-        return str(detail["pass"])
-    if detail.get("stage"):
-        return f"the {detail['stage']} stage"
-    if detail.get("phase") == "launch":
+        return f"ptxas {site.ptxas_code}" if site.ptxas_code else "ptxas"
+    if site.pass_name:
+        return site.pass_name
+    if site.stage:
+        return f"the {site.stage} stage"
+    if site.phase == "launch":
         return "the kernel"  # "the kernel fails at launch on sm_90", "gives wrong results"
-    return str(detail.get("phase") or "the compile")
+    return site.phase or "the compile"
 
 
 def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> str:
@@ -72,7 +78,7 @@ def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> s
     what = {
         Outcome.COMPILER_ERROR: "fails",
         Outcome.PTXAS_ERROR: "rejects Triton's PTX",
-        Outcome.CRASH: f"crashes ({result.detail.get('signal') or 'no report'})",
+        Outcome.CRASH: f"crashes ({result.site.signal or 'no report'})",
         Outcome.TIMEOUT: "hangs",
         Outcome.WRONG_RESULT: "gives wrong results",
         Outcome.RUNTIME_ERROR: "fails at launch",
@@ -184,7 +190,7 @@ def common_context(
         "signature": expected,
         "message": scrub(result.message),
         "error_line": scrub(error_line(result)),
-        "detail": result.detail,
+        "detail": result.detail(),
         "triage": found_triage,
         "triton_version": subject.triton_version,
         "facts": _facts(subject.environment, result),

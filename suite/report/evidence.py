@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from suite.engine.outcome import CaseResult, Outcome
+from suite.engine import EVENTS, CaseResult, Error, Outcome, errors_in, parse_lines
 
 #: The MLIR reproducers Triton writes for a failing compile start with this.
 MLIR_REPRODUCER = "mlir-reproducer"
@@ -21,15 +20,9 @@ def read_artifact(path: str | None, limit: int = 64 << 20) -> str:
         return handle.read(limit)
 
 
-def error_events(result: CaseResult) -> Iterator[dict[str, Any]]:
+def error_events(result: CaseResult) -> list[Error]:
     """The ``error`` events the case's child recorded, in order."""
-    for line in read_artifact(result.artifacts.get("events.jsonl")).splitlines():
-        try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(event, dict) and event.get("event") == "error":
-            yield event
+    return errors_in(parse_lines(read_artifact(result.artifacts.get(EVENTS))))
 
 
 def captured_output(result: CaseResult) -> str:
@@ -40,7 +33,7 @@ def captured_output(result: CaseResult) -> str:
         if text.strip():
             parts.append(text.rstrip("\n"))
     for event in error_events(result):
-        parts.append(str(event.get("traceback") or event.get("message") or "").rstrip("\n"))
+        parts.append((event.traceback or event.message).rstrip("\n"))
     if not parts and result.message:
         parts.append(result.message)
     return "\n".join(parts)
@@ -49,11 +42,11 @@ def captured_output(result: CaseResult) -> str:
 def error_line(result: CaseResult) -> str:
     """``Type: first line`` of the exception the case raised, else the result's message."""
     for event in error_events(result):
-        first = next((x.strip() for x in str(event.get("message", "")).splitlines() if x), "")
-        return f"{event.get('type', 'Error')}: {first}" if first else str(event.get("type"))
-    exception = result.detail.get("exception")
-    if exception and result.outcome is Outcome.COMPILER_ERROR and result.detail.get("pass"):
-        return f"{exception} (pass {result.detail['pass']} failed)"
+        first = next((x.strip() for x in event.message.splitlines() if x), "")
+        return f"{event.type or 'Error'}: {first}" if first else event.type
+    exception = result.facts.exception
+    if exception and result.outcome is Outcome.COMPILER_ERROR and result.site.pass_name:
+        return f"{exception} (pass {result.site.pass_name} failed)"
     return result.message
 
 

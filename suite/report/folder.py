@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from suite.engine.scrub import scrub, scrub_secrets
+from suite.engine import scrub_secrets
+from suite.engine import scrub_text as scrub
 from suite.errors import UsageError
 from suite.files import check_plain_name, read_regular
 from suite.templating import clip_lines

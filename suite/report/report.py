@@ -24,7 +24,7 @@ report, attach the evidence, write and verify ``repro.py``, decide what kind of 
 is, render its bodies, record ``report.json``. The folder (:mod:`suite.report.folder`) is
 written whole or not at all; the context the templates read is :mod:`suite.report.context`,
 the case's leftovers are read by :mod:`suite.report.evidence`, the subject comes from
-:mod:`suite.search.subject`.
+:mod:`suite.subject`.
 
 Everything rendered goes through :func:`scrub` (secret-looking variables and values dropped,
 the home folder shown as ``~``); code fences are longer than any backtick run they hold;
@@ -43,13 +43,23 @@ from typing import Any
 
 from jinja2 import Environment
 
-from suite.engine.baseline import Baseline
-from suite.engine.environment import gpu_arch
-from suite.engine.gpu_evidence import command_there, runtime_failure
-from suite.engine.outcome import CaseResult, Outcome
-from suite.engine.scrub import home_to_tilde, scrub
-from suite.engine.sources import capture as capture_source
-from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text, family_of, triage
+from suite.engine import (
+    COMPILER_BUG,
+    DRIVER_BUG,
+    Baseline,
+    CaseResult,
+    Outcome,
+    Triage,
+    capture_source,
+    command_there,
+    failure_text,
+    gpu_arch,
+    home_to_tilde,
+    runtime_failure,
+)
+from suite.engine import scrub_text as scrub
+from suite.engine import triage_family as family_of
+from suite.engine import triage_of as triage
 from suite.errors import UsageError
 from suite.report.context import (
     baseline_note,
@@ -86,7 +96,7 @@ from suite.report.variants import (
     variants_for,
 )
 from suite.report.verify import Verification, check_current, verify
-from suite.search.subject import Subject, interpreter_for
+from suite.subject import Subject, interpreter_for
 from suite.templating import key_lines, template_environment
 from suite.toolchain.limits import limits_for
 
@@ -400,7 +410,7 @@ def body_context(
     return {
         "ir_replay": ir_replay(draft.folder),
         "explained": explained(draft.folder),
-        "sanitizer": result.detail.get("sanitizer"),
+        "sanitizer": result.notes.sanitizer,
         "repro_py": draft.text("repro.py"),
         # A runtime failure's repro.py launches: the body shows it, not the compile snippet.
         "launch_repro": draft.text("repro.py") if launches(result, draft) else "",

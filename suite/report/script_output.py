@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import re
 
-from suite.engine.same_bug import named_pass
-from suite.engine.signature import (
+from suite.engine import (
     describe_printed,
     diagnostic_verdict,
     family_of,
     judge,
     message_of,
+    named_pass,
 )
 
 #: The line ``repro.py`` prints on stdout after the call: ``triton 3.5.0, sm_100: compile

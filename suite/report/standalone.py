@@ -13,12 +13,9 @@ from typing import Any
 
 from jinja2 import Environment
 
-from suite.engine.isolate import run_isolated
-from suite.engine.outcome import CaseResult
-from suite.engine.runner import DEFAULTS
-from suite.engine.shim import child_env
+from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
 from suite.report.script_output import evidence_for
-from suite.search.subject import Subject
+from suite.subject import Subject
 from suite.templating import py_assign
 
 

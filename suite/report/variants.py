@@ -22,10 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.gpu_evidence import needs_gpu, runtime_failure
-from suite.engine.isolate import Bounds
-from suite.engine.outcome import Outcome
-from suite.engine.runner import Execution
+from suite.engine import Bounds, Execution, Outcome, needs_gpu, runtime_failure
 from suite.errors import UsageError
 from suite.explain.explain import explain
 from suite.oracles import Differential

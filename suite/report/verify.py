@@ -11,10 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine.isolate import run_isolated
-from suite.engine.runner import DEFAULTS
-from suite.engine.same_bug import same_bug
-from suite.engine.scrub import home_to_tilde
+from suite.engine import DEFAULTS, home_to_tilde, run_isolated
+from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports

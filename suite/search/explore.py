@@ -6,7 +6,7 @@ How a search goes, and why:
   (:func:`case_strategy`): one ``sampled_from`` per parameter, drawn in the
   "smaller" order below, filtered by the reproducer's constraints. Reproducers
   never write strategies; a parameter's domain is all the search needs.
-- Every example runs through the engine's isolation (:func:`suite.engine.runner.run_case`),
+- Every example runs through the engine's isolation (:func:`suite.engine.session.run_one`),
   so a compiler that crashes, hangs or eats memory is a classified result, never
   the end of the search. Each ``(config, target)`` runs at most once per explore
   (:class:`Evaluator`), and the runs are counted: they are what a search costs.
@@ -53,13 +53,17 @@ from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
 from suite.api import Reproducer
-from suite.engine.discover import Found
-from suite.engine.environment import capture
-from suite.engine.expand import CaseSpec
-from suite.engine.outcome import CaseResult
-from suite.engine.record import safe_name
-from suite.engine.runner import Execution, Workers, run_case
-from suite.engine.sources import capture as capture_source
+from suite.engine import (
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Found,
+    Workers,
+    capture_source,
+    run_one,
+    safe_name,
+)
+from suite.engine import capture_environment as capture
 from suite.search.findings import BoundaryStep, Finding, FindingsStore, kind_of
 from suite.toolchain.limits import limits_for
 
@@ -223,8 +227,8 @@ class Evaluator:
             return None
         spec = CaseSpec(self.found, config, target, True)
         case_dir = self.work_dir / f"sanitized-{safe_name(spec.case_id)}"
-        rerun = run_case(spec, case_dir, replace(self.execution, sanitize=True), self.workers)
-        return rerun.detail.get("sanitizer") if rerun else None
+        rerun = run_one(spec, case_dir, replace(self.execution, sanitize=True), self.workers)
+        return rerun.notes.sanitizer if rerun else None
 
     def __call__(self, config: Config, target: str) -> CaseResult:
         problems = self.repro.problems(config)
@@ -236,7 +240,7 @@ class Evaluator:
             number = len(self.evaluations) + 1
             spec = CaseSpec(self.found, config, target, self.launches(target))
             case_dir = self.work_dir / f"{number:05d}-{safe_name(spec.case_id)}"
-            result = run_case(spec, case_dir, self.execution, self.workers)
+            result = run_one(spec, case_dir, self.execution, self.workers)
             if result is None:  # the search was stopped (SIGINT, SIGTERM) while it ran
                 raise KeyboardInterrupt
             self._cache[key] = result

@@ -28,10 +28,8 @@ from typing import Any
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-from suite.engine.outcome import CaseResult, Outcome, Signature
-from suite.engine.record import safe_name
-from suite.engine.same_bug import same_bug
-from suite.engine.signature import family_of, message_of
+from suite.engine import CaseResult, Outcome, Signature, family_of, message_of, safe_name
+from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, own_folder, read_regular, write_replacing
 
@@ -344,7 +342,7 @@ class DirectoryFindingsStore(FindingsStore):
 
     def path_of(self, finding: Finding) -> Path:
         """The file of ``finding``; its stem is the finding's id (what
-        :func:`suite.search.subject.locate` takes)."""
+        :func:`suite.subject.locate` takes)."""
         key = (finding.repro, finding.signature)
         return self._read.get(key) or self._path(*key)
 

@@ -29,12 +29,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from suite.engine.discover import Found
-from suite.engine.gpu_evidence import runtime_failure
-from suite.engine.outcome import CaseResult, Outcome, Signature
-from suite.engine.record import RESULTS, RunStore, safe_name
-from suite.engine.same_bug import same_bug
-from suite.engine.scrub import home_to_tilde
+from suite.engine import (
+    RESULTS,
+    CaseResult,
+    FailureFacts,
+    FailureSite,
+    Found,
+    Outcome,
+    RunNotes,
+    RunStore,
+    Signature,
+    home_to_tilde,
+    runtime_failure,
+    safe_name,
+)
+from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.search.findings import DirectoryFindingsStore, Finding, read_finding
 from suite.toolchain.venvs import folder_for
@@ -94,7 +103,7 @@ class Subject:
 def _with_full_case_id(result: CaseResult, found: Found) -> CaseResult:
     """``result`` named by its reproducer's case id of its config (unchanged when the
     reproducer's label does not fit the config)."""
-    from suite.engine.expand import case_id
+    from suite.engine import case_id
 
     try:
         full = case_id(found.repro, result.target, result.config)
@@ -186,24 +195,24 @@ def result_from_finding(finding: Finding) -> CaseResult:
     outcome = Outcome.from_label(finding.outcome)
     parts = Signature(finding.signature).family.split(":")
     launched = runtime_failure(finding.signature)
-    detail: dict[str, Any] = {"phase": "launch" if launched else "compile"}
+    site = FailureSite(phase="launch" if launched else "compile")
+    facts = FailureFacts()
     if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
-        detail["stage"] = parts[1]
-        if len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2]):
-            detail["pass"] = parts[2]
+        named = len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2])
+        site = replace(site, stage=parts[1], pass_name=parts[2] if named else None)
     elif outcome is Outcome.PTXAS_ERROR and len(parts) >= 2:
-        detail["ptxas_code"] = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
+        code = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
+        site = replace(site, ptxas_code=code)
     elif outcome is Outcome.RESOURCE_LIMIT and len(parts) >= 2:
-        detail["resource"] = parts[1]
+        facts = replace(facts, resource=parts[1])
         numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", finding.message)
         if numbers:
-            detail["used"], detail["limit"] = (int(n) for n in numbers[0])
+            facts = replace(facts, used=int(numbers[0][0]), limit=int(numbers[0][1]))
     elif outcome is Outcome.USER_ERROR and len(parts) >= 2:
-        detail["rule"] = parts[1]
+        site = replace(site, rule=parts[1])
     if outcome is Outcome.CRASH and len(parts) >= 2:
-        detail["signal"] = parts[1]
-    if finding.sanitizer:
-        detail["sanitizer"] = finding.sanitizer
+        site = replace(site, signal=parts[1])
+    notes = RunNotes(sanitizer=finding.sanitizer or None)
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
@@ -212,7 +221,9 @@ def result_from_finding(finding: Finding) -> CaseResult:
         outcome=outcome,
         signature=Signature(finding.signature),
         message=finding.message,
-        detail=detail,
+        site=site,
+        facts=facts,
+        notes=notes,
         gpu=launched,
         source={k: v for k, v in (finding.source or {}).items() if k != "text"},
     )
@@ -282,8 +293,7 @@ def _spec_source(result: CaseResult) -> dict[str, str] | None:
 
 def _reproducer_of(subject: Subject) -> Found | None:
     """Load the subject's reproducer from what was recorded; note where from, or why not."""
-    from suite.engine.discover import from_source
-    from suite.engine.sources import reproducer_for
+    from suite.engine import from_source, reproducer_for
 
     repro = subject.result.repro
     if subject.finding is not None and subject.is_finding:
@@ -310,9 +320,8 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine under ``python``, its
     outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
     or has no such case."""
-    from suite.engine.environment import gpu_arch
-    from suite.engine.expand import expand
-    from suite.engine.runner import Execution, run_case
+    from suite.engine import Execution, gpu_arch, run_one
+    from suite.engine import expand_cases as expand
 
     finding = subject.finding
     if finding is None:
@@ -326,7 +335,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     )
     if not specs:
         raise UsageError(f"{finding.repro} has no case for {finding.target}")
-    result = run_case(specs[0], work / safe_name(specs[0].case_id), Execution(python=python))
+    result = run_one(specs[0], work / safe_name(specs[0].case_id), Execution(python=python))
     if result is None:  # stopped while it ran
         raise KeyboardInterrupt
     return result
@@ -357,8 +366,9 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
     seen = again.signature.text if again.signature else again.outcome.label
     shown = home_to_tilde(interpreter)
     if seen == finding.signature or same_bug(seen, finding.signature):
-        if finding.sanitizer and "sanitizer" not in again.detail:
-            again.detail["sanitizer"] = finding.sanitizer  # the finding's evidence stays
+        if finding.sanitizer and again.notes.sanitizer is None:
+            # The finding's evidence stays.
+            again = replace(again, notes=replace(again.notes, sanitizer=finding.sanitizer))
         subject.result = again
         subject.notes.append(f"re-ran the minimal config under {shown}: same signature")
     else:
