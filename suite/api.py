@@ -160,7 +160,7 @@ class Compiled:
     shared_bytes: int | None = None
     tmem_columns: int | None = None
     cubin: bytes | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)  # JSON facts of the compile
 
 
 CompileFn = Callable[[Case], Compiled]
