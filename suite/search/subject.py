@@ -49,7 +49,7 @@ class Subject:
     report_id: str
     origin: dict[str, str]
     finding: Finding | None = None
-    finding_record: dict[str, Any] = field(default_factory=dict)
+    finding_record: dict[str, object] = field(default_factory=dict)  # the record as read
     notes: list[str] = field(default_factory=list)
     # The reproducer as it ran (from the carried source), once loaded again.
     found: Found | None = None
@@ -123,7 +123,7 @@ def locate(ref: str, output: Path) -> Path:
     return matches[0]
 
 
-def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]:
+def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, object], Path]:
     """A finding by file or id (:func:`locate`): the finding, its raw record, its file."""
     path = locate(ref, output)
     finding, record = read_finding(path)
