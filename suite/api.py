@@ -142,7 +142,7 @@ class Case:
         return self.config[name]
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, int | None]:
         """Triton compile options carried by the config (num_warps, num_stages, ...)."""
         keys = ("num_warps", "num_stages", "num_ctas", "maxnreg")
         return {k: self.config[k] for k in keys if k in self.config}

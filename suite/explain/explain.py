@@ -19,8 +19,9 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from suite.api import Config
 from suite.engine.discover import Found
 from suite.engine.expand import expand
 from suite.engine.outcome import Outcome
@@ -38,7 +39,7 @@ class Variant:
 
     name: str  # "failing" or "passing"
     case_id: str
-    config: dict[str, Any]
+    config: Config
     outcome: str
     signature: str
     passes: int
@@ -46,12 +47,51 @@ class Variant:
     files: dict[str, str] = field(default_factory=dict)  # kind -> path (passes, ttgir, ptx)
 
 
+class VariantJson(TypedDict):
+    case_id: str
+    config: Config
+    outcome: str
+    signature: str
+    passes: int
+    files: dict[str, str]
+
+
+# "pass" is a keyword, hence the functional form.
+FirstDifferenceJson = TypedDict(
+    "FirstDifferenceJson",
+    {
+        "pass": str,
+        "position": int | None,
+        "stopped": bool,
+        "failing_pass": str | None,
+        "passing_pass": str | None,
+        "input_differs": bool,
+        "aligned": int,
+        "only_failing": list[str],
+        "only_passing": list[str],
+        "line": str,
+        "diff": str,
+    },
+)
+
+
+class ExplanationJson(TypedDict):
+    """``repro explain --json`` and ``explain.json`` (docs/explain.md)."""
+
+    target: str
+    change: Config
+    variants: dict[str, VariantJson]
+    first_difference: FirstDifferenceJson
+    ptx_differs: bool | None
+    folder: str
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Both variants and where they part."""
 
     target: str
-    change: dict[str, Any]  # the parameters the passing variant changes
+    change: Config  # the parameters the passing variant changes
     failing: Variant
     passing: Variant
     first: FirstDifference
@@ -83,7 +123,7 @@ class Explanation:
         said.append(f"explain: {self.folder}")
         return said
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ExplanationJson:
         first = self.first
         return {
             "target": self.target,
@@ -117,7 +157,7 @@ class Explanation:
         }
 
 
-def variant_config(found: Found, config: Mapping[str, Any], change: Mapping[str, str]) -> dict:
+def variant_config(found: Found, config: Mapping[str, Any], change: Mapping[str, str]) -> Config:
     """``config`` with ``change`` applied, each value read as the parameter's own type (a
     value the reproducer's space does not hold is refused: exit 2)."""
     params = {p.name: p for p in found.repro.params}
@@ -143,7 +183,7 @@ def _literal(text: str) -> Any:
 
 
 def compile_variant(
-    name: str, found: Found, target: str, config: dict[str, Any], folder: Path, execution: Execution
+    name: str, found: Found, target: str, config: Config, folder: Path, execution: Execution
 ) -> Variant:
     """One compile with the dump knobs, as an isolated case; its files under ``folder``."""
     shutil.rmtree(folder, ignore_errors=True)

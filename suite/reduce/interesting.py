@@ -22,9 +22,8 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from suite.api import Reproducer
+from suite.api import Config, Reproducer
 from suite.engine.discover import Found
 from suite.engine.expand import CaseSpec
 from suite.engine.outcome import CaseResult, Outcome
@@ -38,20 +37,28 @@ class Expectation:
     repro: str
     signature: str
     target: str
-    config: dict[str, Any]
+    config: Config
     python: str = sys.executable
     label: str = ""  # the reproducer's case label format, for readable case ids
     # A release where the bug is fixed: when given, a candidate must also compile there
     # (so a reduction cannot wander into a kernel that another bug breaks).
     fixed_python: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, record: dict[str, Any]) -> Expectation:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in record.items() if k in known})
+    def from_json(cls, record: object) -> Expectation:
+        """The expectation a judge child is given (TypeError when it is not one)."""
+        if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+            raise TypeError("an expectation is a JSON object with a config object")
+        texts = {k: v for k, v in record.items() if k in _TEXT_FIELDS}
+        if not all(isinstance(v, str) for v in texts.values()):
+            raise TypeError("an expectation's fields other than its config are strings")
+        return cls(config=record["config"], **texts)
+
+
+_TEXT_FIELDS = ("repro", "signature", "target", "python", "label", "fixed_python")
 
 
 @dataclass(frozen=True)
