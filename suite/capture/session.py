@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from suite.api import Config
 from suite.capture import generate, program
@@ -217,7 +217,7 @@ def _remember(
     store: DirectoryFindingsStore,
     captured: Captured,
     result: CaseResult,
-    environment: dict[str, Any],
+    environment: dict[str, object],
 ) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     carried = capture_source({"path": str(captured.file)})

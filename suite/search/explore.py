@@ -456,7 +456,7 @@ class _Explorer:
                 self.boundaries[signature] = (_config_key(config), table)
 
     def findings(
-        self, environment: dict[str, Any], seed: int | None, source: dict[str, str] | None
+        self, environment: dict[str, object], seed: int | None, source: dict[str, str] | None
     ) -> list[Finding]:
         now = _now()
         findings = []

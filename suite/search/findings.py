@@ -132,7 +132,7 @@ class Finding:
     failing_configs: list[SeenConfig]
     passing_neighbours: list[SeenConfig]
     boundary: list[BoundaryStep]
-    environment: dict[str, Any]
+    environment: dict[str, object]  # where it ran (suite.engine.environment), as recorded
     seed: int | None
     first_seen: str
     last_seen: str

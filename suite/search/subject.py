@@ -156,7 +156,7 @@ def split_result_ref(ref: str, case: str | None, output: Path) -> tuple[Path, st
     return None
 
 
-def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, Any]]:
+def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, object]]:
     """The result of ``case`` in the run ``folder`` (its one failing case when None), and
     the environment the run recorded."""
     results = RunStore(folder).results()
@@ -174,7 +174,7 @@ def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, A
     raise UsageError(f"no case {case!r} in {folder / RESULTS}")
 
 
-def environment_of(folder: Path) -> dict[str, Any]:
+def environment_of(folder: Path) -> dict[str, object]:
     """A run's ``environment.json`` ({} when it is missing or unreadable)."""
     with contextlib.suppress(OSError, ValueError, TypeError):
         return dict(json.loads((folder / "environment.json").read_text()))
