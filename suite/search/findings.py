@@ -115,9 +115,9 @@ class Finding:
 
     ``target`` is where the config was shrunk and the boundary measured;
     ``targets`` lists every target on which the signature was seen.
-    ``failing_configs`` and ``passing_neighbours`` hold ``{"target", "config"}``
-    entries. ``seed`` is the Hypothesis seed of the last search that saw the
-    finding (``None`` for a derandomized search); ``first_seen`` and
+    ``failing_configs`` and ``passing_neighbours`` hold :class:`SeenConfig`
+    (``{"target", "config"}`` in the record). ``seed`` is the Hypothesis seed of the last
+    search that saw the finding (``None`` for a derandomized search); ``first_seen`` and
     ``last_seen`` are UTC timestamps in ISO 8601.
     """
 
