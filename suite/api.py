@@ -142,7 +142,7 @@ class Case:
         return self.config[name]
 
     @property
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, int | None]:
         """Triton compile options carried by the config (num_warps, num_stages, ...)."""
         keys = ("num_warps", "num_stages", "num_ctas", "maxnreg")
         return {k: self.config[k] for k in keys if k in self.config}
@@ -160,7 +160,7 @@ class Compiled:
     shared_bytes: int | None = None
     tmem_columns: int | None = None
     cubin: bytes | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, object] = field(default_factory=dict)  # JSON facts of the compile
 
 
 CompileFn = Callable[[Case], Compiled]

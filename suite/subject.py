@@ -58,7 +58,7 @@ class Subject:
     report_id: str
     origin: dict[str, str]
     finding: Finding | None = None
-    finding_record: dict[str, Any] = field(default_factory=dict)
+    finding_record: dict[str, object] = field(default_factory=dict)  # the record as read
     notes: list[str] = field(default_factory=list)
     # The reproducer as it ran (from the carried source), once loaded again.
     found: Found | None = None
@@ -132,7 +132,7 @@ def locate(ref: str, output: Path) -> Path:
     return matches[0]
 
 
-def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, Any], Path]:
+def load_finding(ref: str, output: Path) -> tuple[Finding, dict[str, object], Path]:
     """A finding by file or id (:func:`locate`): the finding, its raw record, its file."""
     path = locate(ref, output)
     finding, record = read_finding(path)
@@ -165,7 +165,7 @@ def split_result_ref(ref: str, case: str | None, output: Path) -> tuple[Path, st
     return None
 
 
-def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, Any]]:
+def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, object]]:
     """The result of ``case`` in the run ``folder`` (its one failing case when None), and
     the environment the run recorded."""
     results = RunStore(folder).results()
@@ -183,7 +183,7 @@ def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, A
     raise UsageError(f"no case {case!r} in {folder / RESULTS}")
 
 
-def environment_of(folder: Path) -> dict[str, Any]:
+def environment_of(folder: Path) -> dict[str, object]:
     """A run's ``environment.json`` ({} when it is missing or unreadable)."""
     with contextlib.suppress(OSError, ValueError, TypeError):
         return dict(json.loads((folder / "environment.json").read_text()))

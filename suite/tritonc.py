@@ -112,7 +112,7 @@ def compile_kernel(
     kernel = triton.compile(source, target=target, options=case.options)
     metadata = kernel.metadata
     cubin = kernel.asm.get("cubin")
-    extra: dict[str, Any] = {"triton_version": triton.__version__}
+    extra: dict[str, object] = {"triton_version": triton.__version__}
     if cubin:
         extra.update(cubin_resources(cubin))
     return Compiled(
@@ -136,7 +136,7 @@ def source_form() -> str:
 
 
 def _ast_source(
-    fn: Any, signature: dict[str, str], constexprs: dict[str, Any], spec: Specialization
+    fn: Any, signature: dict[str, str], constexprs: dict[str, object], spec: Specialization
 ) -> Any:
     from triton.compiler import ASTSource
 

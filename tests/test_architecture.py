@@ -179,3 +179,37 @@ def test_other_packages_use_the_engine_through_its_front_door():
     assert not set(suite.engine.__all__) & modules  # the import system would shadow them
     for name in suite.engine.__all__:
         assert getattr(suite.engine, name) is not None
+
+
+SHIMS = ("tma_model", "static_check", "nvcc")
+
+
+def _imports_from(path: Path, modules: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``(module, name)`` for every ``from suite.<module> import name`` in ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module in {f"suite.{m}" for m in modules}:
+            found += [(node.module, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(a.name, "") for a in node.names if a.name in {f"suite.{m}" for m in modules}]
+    return found
+
+
+def test_nothing_inside_suite_imports_through_the_re_export_shims():
+    """The shims are for reproducer files; the suite itself imports suite.cuda."""
+    inside = {
+        str(path.relative_to(SUITE)): _imports_from(path, SHIMS)
+        for path in SUITE.rglob("*.py")
+        if path.stem not in SHIMS
+    }
+    assert {name: found for name, found in inside.items() if found} == {}
+
+
+def test_the_shims_keep_every_name_reproducer_files_import():
+    root = SUITE.parent
+    files = [*root.glob("repros/**/*.py"), *root.glob("tests/**/*.py"), *root.glob("bench/*.py")]
+    wanted = {pair for path in files for pair in _imports_from(path, SHIMS)}
+    assert {module for module, _ in wanted} == {f"suite.{m}" for m in SHIMS}
+    for module, name in wanted:
+        shim = __import__(module, fromlist=["__all__"])
+        assert name == "" or name in shim.__all__, (module, name)

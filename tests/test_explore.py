@@ -115,7 +115,7 @@ def test_two_bugs_are_two_findings_each_shrunk_to_its_own_minimum(two_bugs, tmp_
     # No slipping: every config recorded under a signature really fails that way.
     for finding in (error, crash):
         for entry in finding.failing_configs:
-            assert _planted_signature(entry["config"]) == finding.signature, entry
+            assert _planted_signature(entry.config) == finding.signature, entry
 
     # The boundaries, exactly: down one step leaves each bug (a local minimum),
     # up keeps it until the domain ends, except that more warps end the segfault.
@@ -132,7 +132,7 @@ def test_two_bugs_are_two_findings_each_shrunk_to_its_own_minimum(two_bugs, tmp_
         ("num_warps", "down"): [(1, "passed")],
         ("num_warps", "up"): [(4, "passed")],
     }
-    assert {(n["config"]["num_warps"]) for n in crash.passing_neighbours} == {1, 4}
+    assert {n.config["num_warps"] for n in crash.passing_neighbours} == {1, 4}
 
     # Each (config, target) ran once, and every run is counted.
     runs = [(json.dumps(e.config, sort_keys=True), e.target) for e in exploration.evaluations]

@@ -7,10 +7,12 @@ import ast
 import hashlib
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.api import Config
 from suite.capture.program import ProgramRun, stderr_between
 from suite.capture.site.repro_capture_records import (
     DONE,
@@ -19,6 +21,7 @@ from suite.capture.site.repro_capture_records import (
     ErrorFacts,
     KernelSource,
     LaunchRecord,
+    TargetFacts,
     load_compile,
     load_last_launches,
     load_launch,
@@ -100,7 +103,7 @@ class Failure:
         return record.triton
 
 
-def target_name(target: dict[str, Any]) -> str:
+def target_name(target: TargetFacts) -> str:
     """``sm_<arch>`` for a CUDA target, '' for anything else (not reproducible here)."""
     arch = target.get("arch")
     if target.get("backend") == "cuda" and isinstance(arch, int):
@@ -120,10 +123,10 @@ def compiled_kernels(folder: Path) -> list[Failure]:
     return list(found.values())
 
 
-def captured_config(failure: Failure) -> dict[str, Any]:
+def captured_config(failure: Failure) -> Config:
     """The config of the ``captured`` set that :func:`render` writes for ``failure``."""
     context = _context(failure)
-    return _space(context["constexprs"], context["options"], [])[0]
+    return _space(context.constexprs, context.options, [])[0]
 
 
 def failures(folder: Path, program: ProgramRun) -> list[Failure]:
@@ -343,7 +346,7 @@ def reproducer_id(failure: Failure) -> str:
     return f"captured-{name}-{digest}"
 
 
-def render(failure: Failure, also: list[dict[str, Any]] | None = None) -> str:
+def render(failure: Failure, also: Sequence[Mapping[str, object]] | None = None) -> str:
     """The reproducer file's text for ``failure`` (a kernel that compiled, with ``--all``);
     ``also`` are configs its parameter domains must hold (its autotuner's)."""
     context = _context(failure)
@@ -351,8 +354,8 @@ def render(failure: Failure, also: list[dict[str, Any]] | None = None) -> str:
     assert record is not None
     kernel = failure.kernel
     program = shlex.join(record.argv) or "?"
-    config, params = _space(context["constexprs"], context["options"], also or [])
-    fixed = {n: v for n, v in context["constexprs"].items() if n not in config}
+    config, params = _space(context.constexprs, context.options, also or [])
+    fixed = {n: v for n, v in context.constexprs.items() if n not in config}
     texts = "\n".join(f.text for f in kernel.functions)
     requires = sorted({f"triton.language.{name}" for name in TL_ATTRIBUTE.findall(texts)})
     if any(line.module.split(".")[0] == "torch" for line in kernel.imports) or failure.launch:
@@ -383,39 +386,63 @@ def render(failure: Failure, also: list[dict[str, Any]] | None = None) -> str:
         "values": kernel.values,
         "functions": kernel.functions,
         "function_names": {f.name for f in kernel.functions},
-        "signature": context["signature"],
+        "signature": context.signature,
         "param_constexprs": [n for n in config if n not in CONFIG_OPTIONS],
         "fixed_constexprs": fixed,
-        "divisible": context["divisible"],
-        "equal_to_1": context["equal_to_1"],
-        "attrs": context["attrs"],
-        "options": _tuples(context["other_options"]),
-        "launch": context.get("launch"),
+        "divisible": context.divisible,
+        "equal_to_1": context.equal_to_1,
+        "attrs": context.attrs,
+        "options": _tuples(context.other_options),
+        "launch": context.launch,
         "deferred": failure.deferred,
     }
     return template_environment().get_template("captured_repro.py.j2").render(**values)
 
 
-def _context(failure: Failure) -> dict[str, Any]:
+@dataclass(frozen=True)
+class CapturedLaunch:
+    """The launch a reproducer of a launch failure makes: its grid and the arguments' shapes."""
+
+    grid: tuple[int, ...]
+    tensors: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]]  # dtype, shape, strides
+    scalars: dict[str, object]
+
+
+@dataclass(frozen=True)
+class Specialized:
+    """What a reproducer compiles: the kernel's specialization and its options, from a
+    compile record or from what the JIT would have made of a launch."""
+
+    signature: dict[str, str]
+    constexprs: dict[str, str]
+    divisible: list[str]
+    equal_to_1: list[str]
+    attrs: dict[str, list[tuple[Any, ...]]]
+    options: dict[str, object]  # the config's: num_warps, num_stages, num_ctas, maxnreg
+    other_options: dict[str, object]
+    launch: CapturedLaunch | None = None
+
+
+def _context(failure: Failure) -> Specialized:
     if failure.compile is not None:
         return _from_compile(failure.compile)
     return _from_launch(failure.launch)
 
 
-def _from_compile(record: CompileRecord | None) -> dict[str, Any]:
+def _from_compile(record: CompileRecord | None) -> Specialized:
     assert record is not None
-    return {
-        "signature": record.signature,
-        "constexprs": record.constexprs,
-        "divisible": record.divisible,
-        "equal_to_1": record.equal_to_1,
-        "attrs": {n: [tuple(pair) for pair in pairs] for n, pairs in record.attrs.items()},
-        "options": _config_options(record.options),
-        "other_options": _other_options(record.options),
-    }
+    return Specialized(
+        signature=record.signature,
+        constexprs=record.constexprs,
+        divisible=record.divisible,
+        equal_to_1=record.equal_to_1,
+        attrs={n: [tuple(pair) for pair in pairs] for n, pairs in record.attrs.items()},
+        options=_config_options(record.options),
+        other_options=_other_options(record.options),
+    )
 
 
-def _from_launch(record: LaunchRecord | None) -> dict[str, Any]:
+def _from_launch(record: LaunchRecord | None) -> Specialized:
     """What the JIT would have compiled for this launch: types from the arguments, the
     specialization ``kernel[grid](...)`` gives aligned tensors and integers."""
     assert record is not None
@@ -438,26 +465,24 @@ def _from_launch(record: LaunchRecord | None) -> dict[str, Any]:
                     divisible.append(name)
             elif isinstance(value, float):
                 signature[name] = "fp32"
-    launch = {
-        "grid": tuple(record.grid),
-        "tensors": {
-            n: (t.dtype, tuple(t.shape), tuple(t.strides)) for n, t in record.tensors.items()
-        },
-        "scalars": {n: v for n, v in record.scalars.items() if n in signature},
-    }
-    return {
-        "signature": signature,
-        "constexprs": record.constexprs,
-        "divisible": divisible,
-        "equal_to_1": equal_to_1,
-        "attrs": {},
-        "options": _config_options(record.options),
-        "other_options": _other_options(record.options),
-        "launch": launch,
-    }
+    launch = CapturedLaunch(
+        grid=tuple(record.grid),
+        tensors={n: (t.dtype, tuple(t.shape), tuple(t.strides)) for n, t in record.tensors.items()},
+        scalars={n: v for n, v in record.scalars.items() if n in signature},
+    )
+    return Specialized(
+        signature=signature,
+        constexprs=record.constexprs,
+        divisible=divisible,
+        equal_to_1=equal_to_1,
+        attrs={},
+        options=_config_options(record.options),
+        other_options=_other_options(record.options),
+        launch=launch,
+    )
 
 
-def _config_options(options: dict[str, Any]) -> dict[str, Any]:
+def _config_options(options: dict[str, object]) -> dict[str, object]:
     chosen = {**DEFAULT_OPTIONS, **{k: options[k] for k in CONFIG_OPTIONS if k in options}}
     if chosen.get("num_ctas") == 1:
         del chosen["num_ctas"]
@@ -466,7 +491,7 @@ def _config_options(options: dict[str, Any]) -> dict[str, Any]:
     return chosen
 
 
-def _other_options(options: dict[str, Any]) -> dict[str, Any]:
+def _other_options(options: dict[str, object]) -> dict[str, object]:
     return {
         k: v for k, v in options.items() if k not in CONFIG_OPTIONS and k not in DERIVED_OPTIONS
     }
@@ -482,8 +507,8 @@ def _tuples(value: Any) -> Any:
 
 
 def _space(
-    constexprs: dict[str, str], options: dict[str, Any], also: list[dict[str, Any]]
-) -> tuple[dict[str, Any], list[str]]:
+    constexprs: dict[str, str], options: dict[str, object], also: Sequence[Mapping[str, object]]
+) -> tuple[Config, list[str]]:
     """The captured config and the parameters around it, as ``Pow2(...)``/``Choice(...)``.
 
     Block sizes (powers of two named like one) get a ``Pow2`` domain through the captured
@@ -491,7 +516,7 @@ def _space(
     options a ``Choice`` around theirs; each domain also holds the values of ``also`` (an
     autotuner's configs). Other constexprs stay fixed.
     """
-    config: dict[str, Any] = {}
+    config: Config = {}
     for name, literal in constexprs.items():
         try:
             value = ast.literal_eval(literal)

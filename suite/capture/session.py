@@ -14,15 +14,67 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from suite.api import Config
 from suite.capture import generate, program
 from suite.capture.generate import Failure
 from suite.capture.site.repro_capture_records import load_autotune
-from suite.engine import Baseline, Bounds, Execution, capture_source, scrub_secrets
+from suite.engine import Baseline, Bounds, CaseResult, Execution, capture_source, scrub_secrets
 from suite.engine import session as engine
 from suite.files import own_folder
-from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
+from suite.search.findings import DirectoryFindingsStore, Finding, SeenConfig, kind_of
+
+
+class CapturedJson(TypedDict):
+    """One failure in ``capture.json`` (docs/schemas.md)."""
+
+    kernel: str
+    defined_at: str
+    phase: str
+    surfaced_later: bool
+    target: str
+    triton: str
+    record: str
+    same_signature_records: list[str]
+    observed: str
+    handled_by: str
+    file: str | None
+    not_generated: str
+    isolated: str | None
+    isolated_outcome: str
+    reproduced: bool
+    evidence: str
+    result: str
+    finding: str
+
+
+class ProgramJson(TypedDict):
+    pid: int
+    returncode: int
+    signal: str | None
+    duration_s: float
+    timeout_s: float | None
+    memory_cap_bytes: int | None
+    timed_out: bool
+    memory_exceeded: bool
+    left_behind: int
+    stopped: bool
+
+
+class CaptureSummary(TypedDict):
+    """``capture.json``, and ``repro capture --json`` (docs/schemas.md)."""
+
+    folder: str
+    command: list[str]
+    exit_status: int
+    program: ProgramJson
+    confirmed: bool
+    compile_records: int
+    failures: list[CapturedJson]
+    kernel_reproducers: list[str]
+    autotune_configs: list[str]
+    hook_errors: str
 
 
 @dataclass
@@ -39,7 +91,7 @@ class Captured:
     result_ref: str = ""  # RUN_DIR:CASE_ID, for `repro report`
     finding: str = ""  # the finding's id, for `repro report`
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CapturedJson:
         return {
             "kernel": self.failure.kernel.name,
             "defined_at": f"{self.failure.kernel.file}:{self.failure.kernel.line}",
@@ -157,7 +209,10 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
 
 
 def _remember(
-    store: DirectoryFindingsStore, captured: Captured, result: Any, environment: dict[str, Any]
+    store: DirectoryFindingsStore,
+    captured: Captured,
+    result: CaseResult,
+    environment: dict[str, object],
 ) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     carried = capture_source({"path": str(captured.file)})
@@ -171,7 +226,7 @@ def _remember(
         target=result.target,
         targets=[result.target],
         minimal_config=dict(result.config),
-        failing_configs=[{"target": result.target, "config": dict(result.config)}],
+        failing_configs=[SeenConfig(result.target, dict(result.config))],
         passing_neighbours=[],
         boundary=[],
         environment=environment,
@@ -210,7 +265,7 @@ def write_kernel_reproducers(capture: Capture) -> None:
             capture.autotune_configs.append(listing)
 
 
-def _gate_entry(config: dict[str, Any]) -> dict[str, Any]:
+def _gate_entry(config: Config) -> Config:
     """A ``triton.Config`` as the gate reads it: Triton's defaults left out."""
     return {
         k: v
@@ -219,13 +274,13 @@ def _gate_entry(config: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def write_summary(capture: Capture) -> dict[str, Any]:
+def write_summary(capture: Capture) -> CaptureSummary:
     """``capture.json``, also what ``repro capture --json`` prints (``docs/schemas.md``)."""
     ran = capture.program
     assert ran is not None
     bounds = capture.bounds
     timeout = bounds.timeout_s if bounds is not None else math.inf
-    summary = {
+    summary: CaptureSummary = {
         "folder": str(capture.folder),
         "command": ran.command,
         "exit_status": ran.exit_status,

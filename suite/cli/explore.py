@@ -14,14 +14,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
 from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
-    from suite.api import Reproducer
+    from suite.api import Config, Reproducer
     from suite.search.findings import DirectoryFindingsStore, Finding
 
 
@@ -169,11 +169,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
     return 0
 
 
-def _config_text(config: dict[str, Any]) -> str:
+def _config_text(config: Config) -> str:
     return ", ".join(f"{name}={value}" for name, value in config.items())
 
 
-def _finding_record(store: DirectoryFindingsStore, finding: Finding) -> dict[str, Any]:
+def _finding_record(store: DirectoryFindingsStore, finding: Finding) -> dict[str, object]:
     """A finding in ``--json`` output: its id and file (what report, replay and bisect take)
     with the record itself."""
     path = store.path_of(finding)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
 from suite.cli.render import add_output_options
@@ -70,7 +70,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     add_output_options(reduce, formats=False)
 
 
-def _interpreter(environment: dict[str, Any], python: str | None) -> str:
+def _interpreter(environment: Mapping[str, object], python: str | None) -> str:
     from suite.subject import interpreter_for
     from suite.toolchain.venvs import for_version
 

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from rich import box
 from rich.console import Console
@@ -47,6 +47,7 @@ from rich.text import Text
 from suite.engine import shown_outcome
 
 if TYPE_CHECKING:
+    from suite.api import Config
     from suite.engine import CaseResult
 
 __all__ = [
@@ -370,7 +371,25 @@ def case_listing(results: Sequence[CaseResult]) -> Listing:
     return listing
 
 
-def case_record(result: CaseResult, run_folder: Path | None) -> dict[str, Any]:
+class CaseRecord(TypedDict):
+    """A case in ``--json`` output (docs/schemas.md)."""
+
+    case_id: str
+    repro: str
+    target: str
+    config: Config
+    outcome: str
+    verdict: str
+    signature: str | None
+    triage: str | None
+    message: str
+    expectation: str
+    gpu: bool
+    duration_s: float
+    subject: str | None
+
+
+def case_record(result: CaseResult, run_folder: Path | None) -> CaseRecord:
     """A case in ``--json`` output: what the row shows, and the handle that ``repro report``
     and ``repro replay`` take (``RUN_DIR:CASE_ID``)."""
     return {

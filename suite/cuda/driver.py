@@ -37,7 +37,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from suite.cuda.model import TensorMapArgs, element_size_bits
 
@@ -51,6 +51,66 @@ __all__ = [
     "encode_call",
     "encode_with_driver",
 ]
+
+
+class DescriptorArgs(TypedDict):
+    """A :class:`TensorMapArgs` as JSON (:func:`args_to_dict`): enums by member name."""
+
+    dtype: str
+    rank: int
+    global_address: int
+    global_dim: list[int]
+    global_strides: list[int]
+    box_dim: list[int]
+    element_strides: list[int]
+    interleave: str
+    swizzle: str
+    l2_promotion: str
+    oob_fill: str
+
+
+class DriverCall(TypedDict):
+    """The values handed to ``cuTensorMapEncodeTiled`` (:func:`driver_call`); ``None`` is NULL."""
+
+    dtype: int
+    rank: int
+    address: int
+    global_dim: list[int] | None
+    global_strides: list[int] | None
+    box_dim: list[int] | None
+    element_strides: list[int] | None
+    interleave: int
+    swizzle: int
+    l2_promotion: int
+    oob_fill: int
+
+
+class DriverInfo(TypedDict, total=False):
+    """What the driver says of itself (each fact only when it could be asked)."""
+
+    driver_version: int
+    device: str
+    bindings_version: str
+
+
+class Request(TypedDict, total=False):
+    """One line to the driver child: an encode or an allocation."""
+
+    call: DriverCall
+    alloc: int
+
+
+class Answer(TypedDict, total=False):
+    """One line from the driver child (:func:`serve`), or ``lost`` when it died on a request."""
+
+    ready: bool
+    info: DriverInfo
+    fatal: str
+    result: str
+    error: str
+    ptr: int
+    lost: str
+
 
 SUCCESS = "CUDA_SUCCESS"
 _U64 = 2**64
@@ -67,7 +127,7 @@ class DriverUnavailable(RuntimeError):
 # --------------------------------------------------------------------------------------------
 
 
-def args_to_dict(args: TensorMapArgs) -> dict[str, Any]:
+def args_to_dict(args: TensorMapArgs) -> DescriptorArgs:
     """A JSON-ready dict of ``args``; enums by their ``cuda.h``-less member names."""
     return {
         "dtype": args.dtype.name,
@@ -106,7 +166,7 @@ def args_from_dict(data: Mapping[str, Any]) -> TensorMapArgs:
     )
 
 
-def driver_call(args: TensorMapArgs, *, null_empty_arrays: bool = False) -> dict[str, Any]:
+def driver_call(args: TensorMapArgs, *, null_empty_arrays: bool = False) -> DriverCall:
     """The exact values handed to ``cuTensorMapEncodeTiled`` for ``args`` (no GPU needed).
 
     Enums become their ``cuda.h`` ints; arrays are lists, passed as given (cuda-bindings does
@@ -240,7 +300,7 @@ def bindings_version() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _ready() -> tuple[Any, dict[str, Any]]:
+def _ready() -> tuple[Any, DriverInfo]:
     driver = _import_driver()
     try:
         info = _init_context(driver)
@@ -250,12 +310,12 @@ def _ready() -> tuple[Any, dict[str, Any]]:
     return driver, info
 
 
-def driver_info() -> dict[str, Any]:
+def driver_info() -> DriverInfo:
     """Driver version, device name and cuda-bindings version (initialises the driver)."""
-    return dict(_ready()[1])
+    return _ready()[1].copy()
 
 
-def encode_call(call: Mapping[str, Any]) -> str:
+def encode_call(call: DriverCall) -> str:
     """Encode a :func:`driver_call` dict in this process; the CUresult name."""
     driver, _ = _ready()
     return _encode_raw(driver, call)
@@ -329,14 +389,14 @@ class IsolatedDriver:
     def __init__(self, timeout_s: float = 30.0, start_timeout_s: float = 180.0) -> None:
         self.timeout_s = timeout_s
         self.start_timeout_s = start_timeout_s
-        self.info: dict[str, Any] = {}
+        self.info: DriverInfo = {}
         self.restarts = 0
         self.crashes = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._buffer = b""
 
     # -- process handling
-    def start(self) -> dict[str, Any]:
+    def start(self) -> DriverInfo:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         env["PYTHONUNBUFFERED"] = "1"
@@ -353,7 +413,7 @@ class IsolatedDriver:
             why = (hello or {}).get("fatal") or self._death()
             self.stop()
             raise DriverUnavailable(f"driver child did not start: {why}")
-        self.info = dict(hello.get("info", {}))
+        self.info = hello.get("info", {}).copy()
         return self.info
 
     def stop(self) -> None:
@@ -388,7 +448,7 @@ class IsolatedDriver:
                 return f"CRASH:signal {-code}"
         return f"CRASH:exit {code}"
 
-    def _read(self, timeout_s: float) -> dict[str, Any] | None:
+    def _read(self, timeout_s: float) -> Answer | None:
         """One JSON line from the child, or None if it died or said nothing in time."""
         proc = self._proc
         assert proc is not None and proc.stdout is not None
@@ -407,9 +467,10 @@ class IsolatedDriver:
                 return None
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+        answer: Answer = json.loads(line)
+        return answer
 
-    def request(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+    def request(self, obj: Request) -> Answer:
         """Send one request; the answer, or ``{"lost": "CRASH:..."|"HANG"}`` (child restarted)."""
         if self._proc is None:
             self.start()
@@ -430,8 +491,8 @@ class IsolatedDriver:
         self.start()
         return {"lost": lost}
 
-    def encode(self, call: Mapping[str, Any]) -> str:
-        answer = self.request({"call": dict(call)})
+    def encode(self, call: DriverCall) -> str:
+        answer = self.request({"call": call})
         if "result" in answer:
             return str(answer["result"])
         if "lost" in answer:

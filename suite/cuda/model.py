@@ -40,10 +40,10 @@ Stdlib only; importable on Python >= 3.10.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import TypedDict
 
 # --------------------------------------------------------------------------------------------
 # Sources. Every rule cites one of these plus the parameter bullet it comes from.
@@ -442,11 +442,11 @@ class Violation:
 
     rule: str
     message: str
-    values: dict[str, Any]
+    values: Mapping[str, object]
     source: str
     documented: bool = True
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ViolationJson:
         """A JSON-ready dict."""
         return {
             "rule": self.rule,
@@ -455,6 +455,21 @@ class Violation:
             "source": self.source,
             "documented": self.documented,
         }
+
+
+class ViolationJson(TypedDict):
+    rule: str
+    message: str
+    values: dict[str, object]
+    source: str
+    documented: bool
+
+
+class VerdictJson(TypedDict):
+    ok: bool
+    documented_ok: bool
+    violations: list[ViolationJson]
+    notes: list[ViolationJson]
 
 
 @dataclass
@@ -495,7 +510,7 @@ class Verdict:
         """Whether ``rule`` is among the violations."""
         return any(v.rule == rule for v in self.violations)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> VerdictJson:
         """A JSON-ready dict, ``ok`` included."""
         return {
             "ok": self.ok,

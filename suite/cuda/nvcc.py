@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Case, Compiled, Unsupported, WrongResult
+from suite.cuda.model import Violation
 from suite.toolchain.limits import limits_for
 from suite.tritonc import cubin_resources
 
@@ -69,7 +70,9 @@ class CudaRunError(RuntimeError):
     ``cudaErrorIllegalAddress``, ...); ``result`` is the program's JSON line, parsed.
     """
 
-    def __init__(self, message: str, error: str, result: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, message: str, error: str, result: Mapping[str, object] | None = None
+    ) -> None:
         super().__init__(message)
         self.error = error
         self.result = dict(result or {})
@@ -111,7 +114,7 @@ def _scratch() -> Path:
 _BUILDS: dict[tuple[Any, ...], tuple[Compiled, Path | None]] = {}
 
 
-def _key(source: Path, arch: str, defines: Mapping[str, Any], with_exe: bool) -> tuple[Any, ...]:
+def _key(source: Path, arch: str, defines: Mapping[str, object], with_exe: bool) -> tuple[Any, ...]:
     flat = tuple(sorted((k, str(v)) for k, v in defines.items()))
     return (str(Path(source).resolve()), arch, flat, with_exe)
 
@@ -119,7 +122,7 @@ def _key(source: Path, arch: str, defines: Mapping[str, Any], with_exe: bool) ->
 def compile_cuda(
     source: Path,
     case: Case,
-    defines: Mapping[str, Any],
+    defines: Mapping[str, object],
     arch: str | None = None,
     *,
     executable: bool | None = None,
@@ -172,7 +175,7 @@ def compile_cuda(
 
     cubin_path = _find_cubin(out, source.stem, arch)
     cubin = cubin_path.read_bytes()
-    extra: dict[str, Any] = {
+    extra: dict[str, object] = {
         "nvcc_version": nvcc_version(),
         "arch": arch,
         "compile_s": round(seconds, 3),
@@ -203,7 +206,7 @@ def _resources(cubin: bytes) -> dict[str, int]:
 
 
 def executable(
-    source: Path, case: Case, defines: Mapping[str, Any], arch: str | None = None, **kw: Any
+    source: Path, case: Case, defines: Mapping[str, object], arch: str | None = None, **kw: Any
 ) -> Path:
     """The built program for these arguments: the compile's, or a new build."""
     arch = arch or cuda_arch(case)
@@ -215,7 +218,7 @@ def executable(
     return exe
 
 
-def run_cuda(program: Path, args: Sequence[str] = (), timeout: float = 120.0) -> dict[str, Any]:
+def run_cuda(program: Path, args: Sequence[str] = (), timeout: float = 120.0) -> dict[str, object]:
     """Run a reproducer program; return its JSON result when it copied exactly.
 
     Raises :class:`~suite.api.WrongResult` when it reports wrong data (exit 3) and
@@ -258,7 +261,7 @@ def run_cuda(program: Path, args: Sequence[str] = (), timeout: float = 120.0) ->
     raise CudaRunError(f"program exited with status {code}\n{shown}", f"exit {code}", result)
 
 
-def _last_json(stdout: str) -> dict[str, Any] | None:
+def _last_json(stdout: str) -> dict[str, object] | None:
     for line in reversed(stdout.splitlines()):
         line = line.strip()
         if line.startswith("{"):
@@ -272,7 +275,11 @@ def _last_json(stdout: str) -> dict[str, Any] | None:
 
 
 def compile_checked(
-    source: Path, case: Case, findings: list[Any], defines: dict[str, Any], shared_bytes: int
+    source: Path,
+    case: Case,
+    findings: Sequence[Violation],
+    defines: Mapping[str, object],
+    shared_bytes: int,
 ) -> Compiled:
     """Build a CUDA reproducer case unless its static check found a broken rule.
 

@@ -39,11 +39,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
+from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
 from suite.engine.protocol import EVENTS, errors_in, parse_lines, read_lines
 from suite.engine.signature import TRITON_REJECTS
-from suite.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
-from suite.tma_model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.toolchain.limits import (
     PROGRAMMING_GUIDE,
     REGISTER_SOURCE,

@@ -19,8 +19,9 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
+from suite.api import Config
 from suite.engine import Execution, Found, Outcome, run_one
 from suite.engine import expand_cases as expand
 from suite.errors import UsageError
@@ -36,7 +37,7 @@ class Variant:
 
     name: str  # "failing" or "passing"
     case_id: str
-    config: dict[str, Any]
+    config: Config
     outcome: str
     signature: str
     passes: int
@@ -44,12 +45,51 @@ class Variant:
     files: dict[str, str] = field(default_factory=dict)  # kind -> path (passes, ttgir, ptx)
 
 
+class VariantJson(TypedDict):
+    case_id: str
+    config: Config
+    outcome: str
+    signature: str
+    passes: int
+    files: dict[str, str]
+
+
+# "pass" is a keyword, hence the functional form.
+FirstDifferenceJson = TypedDict(
+    "FirstDifferenceJson",
+    {
+        "pass": str,
+        "position": int | None,
+        "stopped": bool,
+        "failing_pass": str | None,
+        "passing_pass": str | None,
+        "input_differs": bool,
+        "aligned": int,
+        "only_failing": list[str],
+        "only_passing": list[str],
+        "line": str,
+        "diff": str,
+    },
+)
+
+
+class ExplanationJson(TypedDict):
+    """``repro explain --json`` and ``explain.json`` (docs/explain.md)."""
+
+    target: str
+    change: Config
+    variants: dict[str, VariantJson]
+    first_difference: FirstDifferenceJson
+    ptx_differs: bool | None
+    folder: str
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Both variants and where they part."""
 
     target: str
-    change: dict[str, Any]  # the parameters the passing variant changes
+    change: Config  # the parameters the passing variant changes
     failing: Variant
     passing: Variant
     first: FirstDifference
@@ -81,7 +121,7 @@ class Explanation:
         said.append(f"explain: {self.folder}")
         return said
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ExplanationJson:
         first = self.first
         return {
             "target": self.target,
@@ -115,7 +155,7 @@ class Explanation:
         }
 
 
-def variant_config(found: Found, config: Mapping[str, Any], change: Mapping[str, str]) -> dict:
+def variant_config(found: Found, config: Mapping[str, Any], change: Mapping[str, str]) -> Config:
     """``config`` with ``change`` applied, each value read as the parameter's own type (a
     value the reproducer's space does not hold is refused: exit 2)."""
     params = {p.name: p for p in found.repro.params}
@@ -141,7 +181,7 @@ def _literal(text: str) -> Any:
 
 
 def compile_variant(
-    name: str, found: Found, target: str, config: dict[str, Any], folder: Path, execution: Execution
+    name: str, found: Found, target: str, config: Config, folder: Path, execution: Execution
 ) -> Variant:
     """One compile with the dump knobs, as an isolated case; its files under ``folder``."""
     shutil.rmtree(folder, ignore_errors=True)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar
+from typing import ClassVar, TypedDict
 
 from suite.api import Config
 
@@ -98,6 +99,16 @@ class GateEvent:
         return json.dumps({"event": self.name, "t": time.time(), **asdict(self)}, default=str)
 
 
+class FlushCheck(TypedDict, total=False):
+    """How do_bench keeps L2 cold, as the child checked it (``gpu_bench.verify_flush``)."""
+
+    clear_in_timed_loop: bool
+    buffer_bytes: int
+    l2_bytes: int
+    verified: bool
+    how: str
+
+
 @dataclass(frozen=True)
 class Start(GateEvent):
     """The child is up: the device it measures on and how it measures."""
@@ -107,7 +118,7 @@ class Start(GateEvent):
     capability: list[int] = field(default_factory=list)
     torch: str = ""
     triton: str = ""
-    flush: dict[str, Any] = field(default_factory=dict)
+    flush: FlushCheck = field(default_factory=lambda: FlushCheck())
     seed: int = 0
     cuda_visible_devices: str | None = None
 
@@ -219,7 +230,7 @@ EVENT_TYPES: dict[str, type[GateEvent]] = {
 }
 
 
-def parse(record: dict[str, Any]) -> GateEvent | None:
+def parse(record: Mapping[str, object]) -> GateEvent | None:
     """The typed event of one decoded JSON line; None for a kind this side does not know."""
     kind = EVENT_TYPES.get(str(record.get("event")))
     if kind is None:

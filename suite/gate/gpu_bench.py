@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.gate.events import GpuSpec
+from suite.gate.events import FlushCheck, GpuSpec
 
 OPTION_KEYS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
@@ -138,7 +138,7 @@ class Warmer:
                 process.terminate()
 
 
-def verify_flush() -> dict[str, Any]:
+def verify_flush() -> FlushCheck:
     """How do_bench keeps L2 cold, checked rather than assumed.
 
     Reads do_bench's source for a cache clear inside its timed loop, and compares the

@@ -68,7 +68,7 @@ class GateState:
     proposed: list[Config] = field(default_factory=list)
     kernel: JitKernel | None = None
     tunable: list[str] = field(default_factory=list)
-    environment: dict[str, Any] = field(default_factory=dict)
+    environment: dict[str, object] = field(default_factory=dict)  # environment.json
     gpu_targets: list[str] = field(default_factory=list)
     configs: Configs | None = None
     folder: Path = Path()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from suite.engine import (
     EVENTS,
@@ -44,16 +44,30 @@ class StaticCheck:
     registers: int | None = None
     local_bytes: int | None = None
     dropped: bool = False
-    triage: dict[str, Any] | None = None
+    triage: TriageFields | None = None
     case_id: str = ""
 
 
-def triage_fields(result: CaseResult) -> dict[str, Any]:
+class TriageFields(TypedDict, total=False):
+    """The triage of a failed static check, as the report shows it (empty: none)."""
+
+    label: str
+    rule: str | None
+    explanation: str
+    source: str
+
+
+def triage_fields(result: CaseResult) -> TriageFields:
     """The triage of a failed static check, as the report shows it."""
     found = triage(result)
     if found is None:
         return {}
-    return {k: getattr(found, k, None) for k in ("label", "rule", "explanation", "source")}
+    return {
+        "label": found.label,
+        "rule": found.rule,
+        "explanation": found.explanation,
+        "source": found.source,
+    }
 
 
 def _ptxas_line(result: CaseResult) -> str | None:

@@ -28,9 +28,8 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
-from suite.api import Reproducer
+from suite.api import Config, Reproducer
 from suite.engine import (
     LAUNCH_ONLY,
     CaseInterrupted,
@@ -51,7 +50,7 @@ class Expectation:
     repro: str
     signature: str
     target: str
-    config: dict[str, Any]
+    config: Config
     python: str = sys.executable
     label: str = ""  # the reproducer's case label format, for readable case ids
     # A release where the bug is fixed: when given, a candidate must also pass there
@@ -63,15 +62,23 @@ class Expectation:
     # A config of the same case that passes (the finding's nearest passing neighbour): when
     # given, a launched candidate must also pass there, so that it keeps what triggers the
     # failure (a kernel that writes nothing fails every oracle, under every config).
-    passing_config: dict[str, Any] | None = None
+    passing_config: Config | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, record: dict[str, Any]) -> Expectation:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in record.items() if k in known})
+    def from_json(cls, record: object) -> Expectation:
+        """The expectation a judge child is given (TypeError when it is not one)."""
+        if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
+            raise TypeError("an expectation is a JSON object with a config object")
+        texts = {k: v for k, v in record.items() if k in _TEXT_FIELDS}
+        if not all(isinstance(v, str) for v in texts.values()):
+            raise TypeError("an expectation's fields other than its config are strings")
+        return cls(config=record["config"], **texts)
+
+
+_TEXT_FIELDS = ("repro", "signature", "target", "python", "label", "fixed_python")
 
 
 @dataclass(frozen=True)
@@ -127,7 +134,7 @@ class SignatureTest:
         self._repro = _stand_in(self.expectation)
 
     def spec(
-        self, source: Path, launch: bool | None = None, config: dict[str, Any] | None = None
+        self, source: Path, launch: bool | None = None, config: Config | None = None
     ) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})
         gpu = self.expectation.launch if launch is None else launch
@@ -141,7 +148,7 @@ class SignatureTest:
         execution: Execution,
         workers: Workers | None,
         launch: bool | None = None,
-        config: dict[str, Any] | None = None,
+        config: Config | None = None,
     ) -> CaseResult:
         spec = self.spec(source, launch, config)
         # A launch after the compile-only run needs no compile phase of its own.

@@ -10,8 +10,8 @@ of its target the reduction is refused, with the command to run where there is o
 from __future__ import annotations
 
 import os
-from typing import Any
 
+from suite.api import Config
 from suite.engine import command_there
 from suite.errors import UsageError
 from suite.search.findings import Finding
@@ -42,10 +42,10 @@ def launch_gpus(
     return visible_gpus(environment) or ("0",)
 
 
-def passing_config(finding: Finding) -> dict[str, Any] | None:
+def passing_config(finding: Finding) -> Config | None:
     """The finding's nearest passing config on its target (explore's first passing
     neighbour), or None when it knows none."""
     for entry in finding.passing_neighbours:
-        if entry.get("target") == finding.target and isinstance(entry.get("config"), dict):
-            return dict(entry["config"])
+        if entry.target == finding.target:
+            return dict(entry.config)
     return None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from suite.engine import (
     Baseline,
@@ -44,10 +44,26 @@ def signature_pattern(signature: str) -> str:
     return glob_escape(signature)
 
 
-def where_of(finding: Finding) -> dict[str, Any]:
+class EntryFields(TypedDict):
+    """A baseline entry as ``repro baseline accept`` writes it (docs/releases.md)."""
+
+    id: str
+    repro: str
+    targets: list[str]
+    signature: str
+    kind: str
+    first_bad: str
+    fixed_in: str
+    # parameter -> a range (">=64", "<=2"), its one failing value, or its failing values
+    where: NotRequired[dict[str, object]]
+    note: NotRequired[str]
+    upstream: NotRequired[str]
+
+
+def where_of(finding: Finding) -> dict[str, object]:
     """The configs the finding fails on, from the boundary and the configs seen failing."""
-    failing = [entry["config"] for entry in finding.configs_seen_failing()]
-    where: dict[str, Any] = {}
+    failing = [entry.config for entry in finding.configs_seen_failing()]
+    where: dict[str, object] = {}
     for param in sorted({step.param for step in finding.boundary}):
         steps = [s for s in finding.boundary if s.param == param]
         passing = sorted({s.value_to for s in steps if s.passed and not s.same_signature}, key=str)
@@ -68,7 +84,7 @@ def _failure(finding: Finding) -> CaseResult:
     return failure_of(finding.repro, finding.target, finding.minimal_config, finding.signature)
 
 
-def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> dict[str, Any]:
+def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> EntryFields:
     """The entry's fields: an update of the entry that already knows the failure (its id and
     what the finding does not say are kept), else a new entry."""
     failure = _failure(finding)
@@ -77,7 +93,7 @@ def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> dict
     )
     found = triage(failure)
     digest = Signature(finding.signature).digest
-    fields: dict[str, Any] = {
+    fields: EntryFields = {
         "id": known.id if known else f"{safe_name(finding.repro)}-{digest}",
         "repro": finding.repro,
         "targets": sorted(set(known.targets if known else ()) | set(finding.targets)),
@@ -103,7 +119,7 @@ def _release(finding: Finding) -> str:
     return str(finding.environment.get("triton", "unknown"))
 
 
-def accept(finding: Finding, path: Path, upstream: str = "") -> tuple[str, dict[str, Any]]:
+def accept(finding: Finding, path: Path, upstream: str = "") -> tuple[str, EntryFields]:
     """Write the finding's entry into the baseline at ``path``: ``added`` or ``updated``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     # Read, add and replace under the folder's lock: two accepts at once lose nothing.

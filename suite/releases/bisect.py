@@ -40,8 +40,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from suite.api import Config
 from suite.engine import (
     NEEDS_GPU,
     TOOLCHAIN_GAP,
@@ -60,7 +60,7 @@ from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.releases.nightlies import CommitRange, chronological, commit_range
 from suite.search.explore import Evaluator
-from suite.search.findings import Finding
+from suite.search.findings import Finding, SeenConfig
 from suite.toolchain.venvs import Release
 
 BAD, GOOD, OTHER = "bad", "good", "other failure"
@@ -128,16 +128,16 @@ def record(finding: Finding, outcome: Bisection) -> Finding:
     return finding
 
 
-def configs_to_try(finding: Finding, found: Found, limit: int = 0) -> list[dict[str, Any]]:
-    """``{"target", "config"}``: the minimal config, the curated configs on the finding's
-    targets, then the configs seen failing; at most ``limit`` (:data:`MAX_CONFIGS`)."""
+def configs_to_try(finding: Finding, found: Found, limit: int = 0) -> list[SeenConfig]:
+    """The minimal config, the curated configs on the finding's targets, then the configs
+    seen failing; at most ``limit`` (:data:`MAX_CONFIGS`)."""
     limit = limit or MAX_CONFIGS
     repro = found.repro
-    entries = [{"target": finding.target, "config": dict(finding.minimal_config)}]
+    entries = [SeenConfig(finding.target, dict(finding.minimal_config))]
     for configs in repro.configs.values():
         for config in configs:
             for target in finding.targets or [finding.target]:
-                entry = {"target": target, "config": dict(config)}
+                entry = SeenConfig(target, dict(config))
                 if entry not in entries and target in repro.targets and not repro.problems(config):
                     entries.append(entry)
     for entry in finding.failing_configs:
@@ -240,7 +240,7 @@ def run(
         )
         states, lines[label] = [], []
         for entry in entries:
-            result = evaluator(entry["config"], entry["target"])
+            result = evaluator(entry.config, entry.target)
             signature = result.signature.text if result.signature else ""
             if result.outcome.is_failure and same_bug(finding.signature, signature):
                 state, shown = (
@@ -258,11 +258,11 @@ def run(
             elif result.outcome.is_failure or result.outcome is Outcome.HARNESS_ERROR:
                 state, shown = OTHER, signature or result.outcome.label
             elif not could_show(finding.signature, result):
-                state, shown = NEEDS_GPU, f"compiled; {needs_gpu(entry['target'])}"
+                state, shown = NEEDS_GPU, f"compiled; {needs_gpu(entry.target)}"
             else:
                 state, shown = GOOD, result.outcome.label
             states.append(state)
-            lines[label].append(f"{entry['target']} {_config_text(entry['config'])}: {shown}")
+            lines[label].append(f"{entry.target} {_config_text(entry.config)}: {shown}")
         if BAD in states:
             tried[label] = BAD
         elif OTHER in states:
@@ -358,5 +358,5 @@ def where_it_ends(
     return None
 
 
-def _config_text(config: dict[str, Any]) -> str:
+def _config_text(config: Config) -> str:
     return ", ".join(f"{k}={v}" for k, v in config.items())

@@ -47,6 +47,37 @@ class Run:
     results: list[CaseResult]
 
 
+@dataclass(frozen=True)
+class Cell:
+    """The results of one (x, y) point of a heatmap, shown by the worst of them."""
+
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def worst(self) -> CaseResult:
+        return min(self.results, key=lambda r: SEVERITY.index(r.outcome.label))
+
+    @property
+    def outcome(self) -> str:
+        return self.worst.outcome.label
+
+    @property
+    def signature(self) -> str:
+        return str(self.worst.signature or "")
+
+    @property
+    def colour(self) -> str:
+        return colour(self.worst)
+
+    @property
+    def count(self) -> int:
+        return len(self.results)
+
+    @property
+    def failing(self) -> int:
+        return sum(r.outcome.is_failure for r in self.results)
+
+
 @dataclass
 class Heatmap:
     repro: str
@@ -56,7 +87,7 @@ class Heatmap:
     y: str
     xs: list[Any]
     ys: list[Any]
-    cells: dict[tuple[Any, Any], dict[str, Any]] = field(default_factory=dict)
+    cells: dict[tuple[Any, Any], Cell] = field(default_factory=dict)  # (x value, y value)
 
 
 def signature_colour(signature: str) -> str:
@@ -116,17 +147,7 @@ def heatmaps(runs: list[Run], x: str | None, y: str | None) -> list[Heatmap]:
         for value, axis in ((cell_key[0], heatmap.xs), (cell_key[1], heatmap.ys)):
             if value not in axis:
                 axis.append(value)
-        heatmap.cells.setdefault(cell_key, {"results": []})["results"].append(result)
-    for heatmap in maps.values():
-        for cell in heatmap.cells.values():
-            worst = min(cell["results"], key=lambda r: SEVERITY.index(r.outcome.label))
-            cell.update(
-                outcome=worst.outcome.label,
-                signature=str(worst.signature or ""),
-                colour=colour(worst),
-                count=len(cell["results"]),
-                failing=sum(r.outcome.is_failure for r in cell["results"]),
-            )
+        heatmap.cells.setdefault(cell_key, Cell()).results.append(result)
     return list(maps.values())
 
 

@@ -28,7 +28,7 @@ REWRITTEN = {RESULTS, "run.json", "run.lock", "summary.json", "junit.xml", "envi
 class Merged:
     store: RunStore
     results: list[CaseResult]
-    environment: dict[str, Any]
+    environment: dict[str, object]  # environment.json of the runs merged
     exit_status: int
 
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from suite.engine import Baseline, CaseResult, Outcome, RunStore, Signature, could_show, safe_name
 from suite.engine import is_same_bug as same_bug
@@ -62,20 +62,40 @@ class Tracked:
     first_release: str
 
     @classmethod
-    def from_json(cls, record: dict[str, Any]) -> Tracked:
+    def from_json(cls, record: Mapping[str, object]) -> Tracked:
         """A tracked finding from the state file; TypeError when a field has the wrong type
         (a state file is input: a corrupt one must never be planned from, nor saved)."""
-        values = {k: record[k] for k in cls.__dataclass_fields__}
-        for name, value in values.items():
-            lists = name in ("targets", "cases")
-            ok = (
-                isinstance(value, list) and all(isinstance(v, str) for v in value)
-                if lists
-                else isinstance(value, str)
-            )
-            if not ok:
-                raise TypeError(f"{name} of {values.get('finding')!r} is {type(value).__name__}")
-        return cls(**values)
+        names = {k: record[k] for k in cls.__dataclass_fields__}  # KeyError: a field missing
+
+        def text(name: str) -> str:
+            value = names[name]
+            if not isinstance(value, str):
+                raise TypeError(f"{name} of {names.get('finding')!r} is {type(value).__name__}")
+            return value
+
+        def texts(name: str) -> list[str]:
+            value = names[name]
+            if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise TypeError(f"{name} of {names.get('finding')!r} is {type(value).__name__}")
+            return value
+
+        return cls(
+            finding=text("finding"),
+            repro=text("repro"),
+            signature=text("signature"),
+            status=text("status"),
+            release=text("release"),
+            targets=texts("targets"),
+            cases=texts("cases"),
+            issue=text("issue"),
+            first_release=text("first_release"),
+        )
+
+
+class StateJson(TypedDict):
+    schema: int
+    release: str
+    findings: dict[str, dict[str, object]]  # finding id -> its Tracked fields
 
 
 @dataclass
@@ -84,7 +104,7 @@ class State:
     findings: dict[str, Tracked] = field(default_factory=dict)
     schema: int = SCHEMA
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> StateJson:
         return {
             "schema": self.schema,
             "release": self.release,
@@ -158,7 +178,7 @@ class Plan:
         """The actions that touch GitHub."""
         return [a for a in self.actions if a.action != "none"]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PlanJson:
         counts = {name: sum(a.action == name for a in self.actions) for name in ACTIONS}
         return {
             "schema": SCHEMA,
@@ -171,7 +191,19 @@ class Plan:
         }
 
 
-def dumps(record: dict[str, Any]) -> str:
+class PlanJson(TypedDict):
+    """``repro nightly``'s plan (docs/releases.md)."""
+
+    schema: int
+    release: str
+    previous_release: str
+    counts: dict[str, int]
+    changed: bool
+    actions: list[dict[str, object]]
+    state: StateJson
+
+
+def dumps(record: Mapping[str, object]) -> str:
     """The one JSON form of plans and states: sorted keys, so equal input gives equal bytes."""
     return json.dumps(record, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 

@@ -191,7 +191,7 @@ class Reducer:
         path = self.work / "types.mlir"
         path.write_text(self.best)
         found = ir_types(self.python, path)
-        self._types = dict(found["results"]) if found else {}
+        self._types = dict(found.results) if found else {}
 
     # -- the search ------------------------------------------------------------------------------
 
@@ -215,7 +215,7 @@ class Reducer:
         path = self.work / "types.mlir"
         path.write_text(text)
         first = ir_types(self.python, path)
-        self._types = dict(first["results"]) if first else {}
+        self._types = dict(first.results) if first else {}
         with self._sigint():
             progress = True
             while progress and not self._exhausted():
@@ -227,8 +227,8 @@ class Reducer:
         return Reduction(
             lines_before=count_lines(text),
             lines_after=count_lines(self.best),
-            ops_before=first["ops"] if first else None,
-            ops_after=last["ops"] if last else None,
+            ops_before=first.ops if first else None,
+            ops_after=last.ops if last else None,
             tries=self.tries,
             accepted=self.accepted,
             rejected=self.rejected,

@@ -8,7 +8,6 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from suite.engine import DEFAULTS, Bounds, Exit, child_env, run_isolated
 from suite.replay.bindings import Binding, Mapped
@@ -121,12 +120,21 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
     raise ReplayError(f"the binding probe under {python} kept aborting ({', '.join(skip)})")
 
 
-def ir_types(python: str, ir: Path, timeout_s: float = 120.0) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class IRTypes:
+    """What the child's ``types`` command says of an IR file."""
+
+    ops: int  # operations in the module
+    results: dict[str, list[str]]  # line number -> the result types of the op on it
+
+
+def ir_types(python: str, ir: Path, timeout_s: float = 120.0) -> IRTypes | None:
     """Result types per line and the operation count of ``ir``; None when it does not parse."""
     ended = _child(python, ["types", str(ir)], timeout_s)
     if ended.returncode != EXIT_OK:
         return None
     try:
-        return dict(json.loads(ended.stdout.text.strip().splitlines()[-1]))
-    except (json.JSONDecodeError, IndexError):
+        said = json.loads(ended.stdout.text.strip().splitlines()[-1])
+        return IRTypes(int(said["ops"]), dict(said["results"]))
+    except (json.JSONDecodeError, IndexError, KeyError, TypeError, ValueError):
         return None

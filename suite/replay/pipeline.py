@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 # Prefixes a pass name carries that its binding's name leaves out.
 NAME_PREFIXES = (
@@ -92,7 +92,7 @@ class PassSpec:
             return self.name
         return f"{self.name}({','.join(p.key for p in self.nested)})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PassSpecJson:
         return {
             "name": self.name,
             "options": self.options,
@@ -101,7 +101,7 @@ class PassSpec:
         }
 
     @classmethod
-    def from_json(cls, record: dict[str, Any]) -> PassSpec:
+    def from_json(cls, record: PassSpecJson) -> PassSpec:
         nested = record.get("nested")
         return cls(
             record["name"],
@@ -109,6 +109,15 @@ class PassSpec:
             record.get("text", ""),
             [cls.from_json(p) for p in nested] if nested is not None else None,
         )
+
+
+class PassSpecJson(TypedDict):
+    """A :class:`PassSpec` in ``replay.json`` and in the replay child's plan."""
+
+    name: str
+    options: dict[str, str]
+    text: str
+    nested: list[PassSpecJson] | None
 
 
 def parse_options(text: str) -> dict[str, str]:

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from suite.engine import safe_name
 from suite.files import write_atomic
@@ -50,13 +50,69 @@ from suite.replay.pipeline import (
 )
 from suite.replay.script import lit_test, replay_script
 
+# One pass of the scan in replay.json ("pass" is a keyword, hence the functional form).
+ScanStepJson = TypedDict(
+    "ScanStepJson", {"index": int, "pass": str, "call": str, "status": str, "seconds": float}
+)
+
+FailingJson = TypedDict(
+    "FailingJson",
+    {
+        "index": int,
+        "of": int,
+        "pass": str,
+        "pass_text": str,
+        "pass_name": str | None,
+        "flag": str,
+        "call": str,
+        "binding": str,
+        "args": list[dict[str, object]],
+        "notes": list[str],
+        "diagnostic": dict[str, object],
+        "stderr": list[str],
+    },
+)
+
+
+class ReproducerJson(TypedDict):
+    path: str
+    copy: str
+    anchor: str
+    passes: int
+    style: str
+
+
+class ConfirmJson(TypedDict):
+    status: str
+    seconds: float
+
+
+class ReplayRecord(TypedDict):
+    """``replay.json`` (docs/schemas.md); the steps after the scan fill in the rest."""
+
+    schema: int
+    subject: dict[str, str]
+    triton: str
+    recorded_triton: str | None
+    python: str
+    notes: list[str]
+    reproducer: ReproducerJson
+    mapping: list[dict[str, object]]
+    scan: list[ScanStepJson]
+    first_failing: FailingJson | None
+    confirmed: bool
+    files: dict[str, str]  # what -> its file name in the replay's folder
+    reduction: dict[str, object] | None
+    confirm: NotRequired[ConfirmJson]
+    seconds: NotRequired[float]
+
 
 @dataclass
 class Replay:
     """What a replay found and wrote."""
 
     folder: Path
-    record: dict[str, Any]
+    record: ReplayRecord
     exit_status: int
     lines: list[str]
 
@@ -87,7 +143,7 @@ class Captured:
 class Scan:
     """The recorded passes run one at a time, each on the IR the one before it wrote."""
 
-    steps: list[dict[str, Any]]
+    steps: list[ScanStepJson]
     current: Path  # the IR the failing pass ran on (after all passes when none failed)
     failing: int | None = None
     failed_run: PassRun | None = None
@@ -250,7 +306,7 @@ def scan_passes(
 
 def replay_record(
     case: ReplayCase, captured: Captured, version: str, mapped: list[Mapped], scan: Scan
-) -> dict[str, Any]:
+) -> ReplayRecord:
     """``replay.json`` as far as the scan goes (the later steps fill in the rest)."""
     passes = captured.passes
     return {
@@ -283,7 +339,7 @@ def replay_record(
 
 def _no_pass_failed(
     folder: Path,
-    record: dict[str, Any],
+    record: ReplayRecord,
     scan: Scan,
     mapped: list[Mapped],
     version: str,
@@ -336,7 +392,7 @@ def confirm(
     )
 
 
-def _failing_record(failing: Failing, of: int) -> dict[str, Any]:
+def _failing_record(failing: Failing, of: int) -> FailingJson:
     step = failing.step
     return {
         "index": failing.index + 1,
@@ -410,7 +466,7 @@ def write_outputs(
     lit_source: str,
     lit_diagnostic: Diagnostic,
     folder: Path,
-    record: dict[str, Any],
+    record: ReplayRecord,
 ) -> None:
     """Write: ``replay.py`` (runs the pass on the saved IR) and the lit test."""
     script = replay_script(failing.before.name, failing.step, version, case)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Mapping
 from importlib import resources
-from typing import Any
 
 from suite.replay.bindings import Mapped
 from suite.replay.case import ReplayCase
@@ -33,7 +33,7 @@ def replay_script(before: str, step: Mapped, version: str, case: ReplayCase) -> 
     return with_parameters(program, values)
 
 
-def with_parameters(source: str, values: dict[str, Any]) -> str:
+def with_parameters(source: str, values: Mapping[str, object]) -> str:
     """``source`` with the value of each top-level assignment named in ``values`` replaced."""
     lines = source.splitlines(keepends=True)
     seen = set()

@@ -52,7 +52,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
-from suite.api import Reproducer
+from suite.api import Config, Reproducer
 from suite.engine import (
     CaseResult,
     CaseSpec,
@@ -64,27 +64,25 @@ from suite.engine import (
     safe_name,
 )
 from suite.engine import capture_environment as capture
-from suite.search.findings import BoundaryStep, Finding, FindingsStore, kind_of
+from suite.search.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.toolchain.limits import limits_for
 
-Config = dict[str, Any]
-
-_SEARCH_SETTINGS: dict[str, Any] = {
+_SEARCH_SETTINGS = settings(
     # A case is a child process that may compile for seconds: no deadline, and
     # Hypothesis's health checks about slow or filtered data do not apply.
-    "deadline": None,
-    "suppress_health_check": list(HealthCheck),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
     # The failures are data, kept in the findings store; the search function
     # raises only to stop at the time budget, so Hypothesis has nothing to
     # shrink, report or save itself.
-    "database": None,
-    "phases": (Phase.explicit, Phase.generate),
-    "verbosity": Verbosity.quiet,
-    "print_blob": False,
-}
-settings.register_profile("explore", **_SEARCH_SETTINGS)
+    database=None,
+    phases=(Phase.explicit, Phase.generate),
+    verbosity=Verbosity.quiet,
+    print_blob=False,
+)
+settings.register_profile("explore", _SEARCH_SETTINGS)
 # Derandomized: the same search on every run and machine, without a --seed.
-settings.register_profile("ci", derandomize=True, **_SEARCH_SETTINGS)
+settings.register_profile("ci", _SEARCH_SETTINGS, derandomize=True)
 PROFILES = ("explore", "ci")
 DEFAULT_MAX_EXAMPLES = 40
 
@@ -219,7 +217,7 @@ class Evaluator:
         finally:
             self.phase = outer
 
-    def sanitizer_evidence(self, config: Config, target: str) -> dict[str, Any] | None:
+    def sanitizer_evidence(self, config: Config, target: str) -> dict[str, object] | None:
         """compute-sanitizer's reading of one failing launch, for a finding: run once at the
         end, never for every evaluation of the search (a memcheck rerun costs many launches)."""
         result = self(config, target)
@@ -478,7 +476,7 @@ class _Explorer:
 
     def findings(
         self,
-        environment: dict[str, Any],
+        environment: dict[str, object],
         seed: int | None,
         source: dict[str, str] | None,
         stopped: bool = False,
@@ -508,9 +506,9 @@ class _Explorer:
                     target=target,
                     targets=sorted({e.target for e in failing}),
                     minimal_config=config,
-                    failing_configs=[{"target": e.target, "config": e.config} for e in failing],
+                    failing_configs=[SeenConfig(e.target, e.config) for e in failing],
                     passing_neighbours=[
-                        {"target": target, "config": step.config} for step in table if step.passed
+                        SeenConfig(target, step.config) for step in table if step.passed
                     ],
                     boundary=table,
                     environment=environment,

@@ -24,10 +24,11 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from suite.api import Config
 from suite.engine import CaseResult, Outcome, Signature, family_of, message_of, safe_name
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
@@ -67,7 +68,7 @@ class BoundaryStep:
     direction: str
     value_from: Any
     value_to: Any
-    config: dict[str, Any]
+    config: Config
     outcome: str
     signature: str | None
     same_signature: bool
@@ -77,15 +78,44 @@ class BoundaryStep:
         return self.outcome == Outcome.PASSED.label
 
 
+@dataclass(frozen=True)
+class SeenConfig:
+    """A config seen failing (or passing) on a target: ``{"target", "config"}`` in a record."""
+
+    target: str
+    config: Config
+
+    @classmethod
+    def from_json(cls, entry: object) -> SeenConfig:
+        if not isinstance(entry, dict):
+            raise TypeError(f"a config entry is a {type(entry).__name__}, not a mapping")
+        target, config = entry["target"], entry["config"]
+        if not isinstance(target, str) or not isinstance(config, dict):
+            raise TypeError("a config entry's target is not a string or its config a mapping")
+        return cls(target, config)
+
+
+class ReducedRecord(TypedDict):
+    """``repro reduce``'s result in a finding: the reduced file, the original, their sizes."""
+
+    path: str
+    original: str
+    lines: int
+    tokens: int
+    original_lines: int
+    original_tokens: int
+    complete: bool
+
+
 @dataclass
 class Finding:
     """Everything known about one signature of one reproducer.
 
     ``target`` is where the config was shrunk and the boundary measured;
     ``targets`` lists every target on which the signature was seen.
-    ``failing_configs`` and ``passing_neighbours`` hold ``{"target", "config"}``
-    entries. ``seed`` is the Hypothesis seed of the last search that saw the
-    finding (``None`` for a derandomized search); ``first_seen`` and
+    ``failing_configs`` and ``passing_neighbours`` hold :class:`SeenConfig`
+    (``{"target", "config"}`` in the record). ``seed`` is the Hypothesis seed of the last
+    search that saw the finding (``None`` for a derandomized search); ``first_seen`` and
     ``last_seen`` are UTC timestamps in ISO 8601.
     """
 
@@ -96,18 +126,19 @@ class Finding:
     message: str
     target: str
     targets: list[str]
-    minimal_config: dict[str, Any]
-    failing_configs: list[dict[str, Any]]
-    passing_neighbours: list[dict[str, Any]]
+    minimal_config: Config
+    failing_configs: list[SeenConfig]
+    passing_neighbours: list[SeenConfig]
     boundary: list[BoundaryStep]
-    environment: dict[str, Any]
+    environment: dict[str, object]  # where it ran (suite.engine.environment), as recorded
     seed: int | None
     first_seen: str
     last_seen: str
     schema: int = SCHEMA
     first_bad: str | None = None
     first_good: str | None = None
-    bisect: dict[str, Any] | None = None
+    # The last bisection (suite.releases.bisect.Bisection.to_json), kept as recorded.
+    bisect: dict[str, object] | None = None
     # The reproducer's source as it ran (suite.engine.sources.CarriedSource, with its text).
     source: dict[str, str] | None = None
     # The signature seen on each Triton release ("3.5.0": "compiler-error:...").
@@ -116,11 +147,11 @@ class Finding:
     # minimal config.
     evaluations: dict[str, int] = field(default_factory=dict)
     # `repro reduce`'s result: the reduced reproducer file, the original, their sizes.
-    reduced: dict[str, Any] | None = None
+    reduced: ReducedRecord | None = None
     # The failing launch rerun under compute-sanitizer (suite.engine.sanitizer.Evidence).
-    sanitizer: dict[str, Any] | None = None
+    sanitizer: dict[str, object] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     def message_changes(self) -> list[tuple[str, str]]:
@@ -133,17 +164,17 @@ class Finding:
         :func:`change_note`."""
         return change_note(self.signatures.items())
 
-    def configs_seen_failing(self, limit: int = 0) -> list[dict[str, Any]]:
-        """``{"target", "config"}``: the minimal config first, then every config seen failing
-        (at most ``limit`` in all when given)."""
-        entries = [{"target": self.target, "config": dict(self.minimal_config)}]
+    def configs_seen_failing(self, limit: int = 0) -> list[SeenConfig]:
+        """The minimal config first, then every config seen failing (at most ``limit`` in all
+        when given)."""
+        entries = [SeenConfig(self.target, dict(self.minimal_config))]
         for entry in self.failing_configs:
             if entry not in entries:
                 entries.append(entry)
         return entries[:limit] if limit else entries
 
     @classmethod
-    def from_json(cls, record: dict[str, Any]) -> Finding:
+    def from_json(cls, record: object) -> Finding:
         """A finding from its JSON record; TypeError (or KeyError) when the record is not one
         (a finding file is input: any field may have any type)."""
         if not isinstance(record, dict):
@@ -157,6 +188,9 @@ class Finding:
         if not all(isinstance(step, dict) for step in steps):
             raise TypeError("boundary holds a step that is not a mapping")
         values["boundary"] = [BoundaryStep(**step) for step in steps]
+        for name in ("failing_configs", "passing_neighbours"):
+            if name in values:
+                values[name] = [SeenConfig.from_json(entry) for entry in values[name]]
         return cls(**values)
 
 
@@ -220,7 +254,7 @@ def _version_key(release: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
-def related(finding: Finding, repro: str, signature: str, configs: list[dict[str, Any]]) -> bool:
+def related(finding: Finding, repro: str, signature: str, configs: list[SeenConfig]) -> bool:
     """Whether a failure of ``repro`` with ``signature`` on ``configs`` is ``finding`` with
     another message: the same bug (``suite.engine.signature.same_bug``) on a config the
     finding has seen failing."""
@@ -239,7 +273,7 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
     """
     if previous is None:
         return current
-    seen: list[dict[str, Any]] = []
+    seen: list[SeenConfig] = []
     for entry in previous.failing_configs + current.failing_configs:
         if entry not in seen:
             seen.append(entry)
@@ -262,7 +296,7 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
     return current
 
 
-def read_finding(path: Path) -> tuple[Finding, dict[str, Any]]:
+def read_finding(path: Path) -> tuple[Finding, dict[str, object]]:
     """The finding in ``path`` and its raw record. Anything that is not one (not a regular
     file, not JSON, the wrong shape) is a one-line UsageError naming it, never waited on."""
     data = read_regular(path, "finding", limit=64 << 20)

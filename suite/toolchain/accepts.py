@@ -24,7 +24,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 PREFIX = "accepts:"
 PROBE_TIMEOUT_S = 300
@@ -61,7 +61,14 @@ def accepts(call: str, target: str) -> bool:
     return bool(answer["accepted"])
 
 
-def _probe(call: str, target: str) -> dict[str, Any]:
+class ProbeAnswer(TypedDict):
+    """The probe's last line: whether the frontend took the call, and why not."""
+
+    accepted: bool
+    why: NotRequired[str]
+
+
+def _probe(call: str, target: str) -> ProbeAnswer:
     """Ask a fresh interpreter: a native crash or a hang in the probe is not the case's."""
     argv = [sys.executable, "-m", "suite.engine.accepts_probe", call, target]
     try:
@@ -76,5 +83,5 @@ def _probe(call: str, target: str) -> dict[str, Any]:
         if isinstance(answer, dict) and "error" in answer:
             raise RuntimeError(f"the {PREFIX} probe could not compile: {answer['error']}")
         if isinstance(answer, dict) and "accepted" in answer:
-            return answer
+            return cast(ProbeAnswer, answer)  # the probe's own line (suite.engine.accepts_probe)
     return {"accepted": False, "why": f"the probe exited with status {done.returncode}"}

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 PTX_PROGRAM = Path(__file__).with_name("probe_kernel.ptx")
 """The kernel each target assembles: a PTX file with ``@VERSION@``/``@TARGET@`` holes."""
@@ -60,10 +60,30 @@ def _assemble(ptxas: str, ptx_version: int, target: str, work: Path) -> str:
     return lines[0] if lines else f"ptxas exit {proc.returncode}"
 
 
-def targets(names: list[str]) -> list[dict[str, Any]]:
+class TargetSupport(TypedDict):
+    """Whether this Triton's ptxas assembles for one target (the doctor's probe)."""
+
+    target: str
+    compiles: bool
+    ptxas: str
+    release: str  # ptxas's CUDA release ("" when it did not say)
+    error: str
+
+
+class TritonOrigin(TypedDict):
+    """Where an interpreter's triton comes from."""
+
+    version: str
+    path: str
+    python: str
+    installer: NotRequired[str]
+    source: NotRequired[str]
+
+
+def targets(names: list[str]) -> list[TargetSupport]:
     from triton.backends.nvidia import compiler as nvidia
 
-    found = []
+    found: list[TargetSupport] = []
     with tempfile.TemporaryDirectory(prefix="repro-ptxas-probe-") as scratch:
         for target in names:
             arch = int(re.sub(r"\D", "", target))
@@ -83,11 +103,11 @@ def targets(names: list[str]) -> list[dict[str, Any]]:
     return found
 
 
-def triton_origin() -> dict[str, Any]:
+def triton_origin() -> TritonOrigin:
     """Where this interpreter's triton comes from: its files and how it was installed."""
     import triton
 
-    origin: dict[str, Any] = {
+    origin: TritonOrigin = {
         "version": triton.__version__,
         "path": str(Path(triton.__file__).parent),
         "python": sys.executable,

@@ -18,7 +18,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from repro_capture_records import ENV_ALL, ENV_DIR, ErrorFacts
+from repro_capture_records import ENV_ALL, ENV_DIR, ErrorFacts, TargetFacts
 
 _SEQUENCE = itertools.count()
 LOCAL = threading.local()  # per thread: did a compile fail in this launch, autotune records
@@ -79,7 +79,7 @@ def triton_version() -> str:
     return str(getattr(triton, "__version__", "?"))
 
 
-def target_of(target: Any) -> dict[str, Any]:
+def target_of(target: Any) -> TargetFacts:
     """``backend``, ``arch``, ``warp_size`` of ``target`` (the active driver's when None)."""
     if target is None:
         try:
@@ -108,10 +108,10 @@ def called_from() -> str:
     return ""
 
 
-def json_options(options: Any, problems: list[str]) -> dict[str, Any]:
+def json_options(options: Any, problems: list[str]) -> dict[str, object]:
     if not isinstance(options, dict):
         options = dict(getattr(options, "__dict__", {}))
-    kept: dict[str, Any] = {}
+    kept: dict[str, object] = {}
     for name, value in options.items():
         value_plain = plain(value)
         if value_plain is UNREPRESENTABLE:

@@ -41,6 +41,7 @@ import importlib.util
 import os
 import sys
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,7 +202,7 @@ def _untee(teed: CompileOutput | None) -> None:
 
 
 def _begin_quietly(
-    src: Any, args: tuple[Any, ...], kwargs: dict[str, Any], teed: CompileOutput | None
+    src: Any, args: tuple[Any, ...], kwargs: Mapping[str, object], teed: CompileOutput | None
 ) -> Any:
     try:
         return _begin(src, args, kwargs, teed)
@@ -211,7 +212,7 @@ def _begin_quietly(
 
 
 def _begin(
-    src: Any, args: tuple[Any, ...], kwargs: dict[str, Any], teed: CompileOutput | None
+    src: Any, args: tuple[Any, ...], kwargs: Mapping[str, object], teed: CompileOutput | None
 ) -> Any:
     base = folder()
     fn = getattr(src, "fn", None)

@@ -14,7 +14,7 @@ import re
 import sys
 import textwrap
 import types
-from typing import Any
+from typing import Any, TypedDict
 
 from repro_capture_common import plain
 from repro_capture_records import FunctionSource, GlobalValue, ImportLine, KernelSource
@@ -27,11 +27,21 @@ _DEF = re.compile(r"^\s*def\s+\w+\s*\(", re.MULTILINE)
 # ---------------------------------------------------------------------------------------
 
 
-def specialization(src: Any, fn: Any, problems: list[str]) -> dict[str, Any]:
+class Specialization(TypedDict):
+    """How the compile specialized the kernel's arguments (CompileRecord's fields of it)."""
+
+    signature: dict[str, str]
+    constexprs: dict[str, str]
+    divisible: list[str]
+    equal_to_1: list[str]
+    attrs: dict[str, list[list[Any]]]
+
+
+def specialization(src: Any, fn: Any, problems: list[str]) -> Specialization:
     names = list(fn.arg_names)
     declared = {names[i] for i in getattr(fn, "constexprs", ())}
     signature: dict[str, str] = {}
-    constants: dict[str, Any] = {}
+    constants: dict[str, object] = {}
     for key, kind in dict(src.signature).items():
         name = names[key] if isinstance(key, int) else str(key)
         if kind != "constexpr":

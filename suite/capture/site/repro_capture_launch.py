@@ -25,6 +25,7 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ from repro_capture_records import (
     AutotuneRecord,
     KernelSource,
     LaunchRecord,
+    TargetFacts,
     TensorArg,
     UncaughtRecord,
     write_durably,
@@ -64,7 +66,7 @@ _LAUNCHED: dict[int, int] = {}  # pid -> the sequence of its latest launch
 _SLOTS: dict[tuple[int, int], tuple[int, int]] = {}  # (pid, slot) -> (descriptor, inode)
 _NEXT_SLOT: dict[int, int] = {}
 _SLOT_LOCK = threading.Lock()
-_TARGETS: dict[int, dict[str, Any]] = {}  # pid -> the target, asked of the driver once
+_TARGETS: dict[int, TargetFacts] = {}  # pid -> the target, asked of the driver once
 
 
 def autotune_records() -> list[Path]:
@@ -90,7 +92,7 @@ def run_wrapper(original: Any) -> Any:
     return run
 
 
-def _write_ahead_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _write_ahead_quietly(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) -> Any:
     try:
         return write_ahead(fn, args, kwargs)
     except Exception:
@@ -99,7 +101,7 @@ def _write_ahead_quietly(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 def write_ahead(
-    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], notes: tuple[str, ...] = ()
+    fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object], notes: tuple[str, ...] = ()
 ) -> LaunchRecord | None:
     """Record the launch about to be made as this process's latest: ``last-launch/<pid>.json``
     (``notes``: what the caller could not record)."""
@@ -136,7 +138,7 @@ def _slot(base: Path, pid: int, slot: int) -> int:
     return descriptor
 
 
-def _target() -> dict[str, Any]:
+def _target() -> TargetFacts:
     """The active driver's target, asked once per process (asking a missing driver runs
     its probe, a subprocess, each time)."""
     pid = os.getpid()
@@ -184,11 +186,11 @@ def _launch_json(record: LaunchRecord, kernel: str) -> bytes:
 _LAUNCH_FIELDS = tuple(f.name for f in fields(LaunchRecord) if f.name != "kernel")
 
 
-def launch_record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchRecord:
+def launch_record(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) -> LaunchRecord:
     names = list(fn.arg_names)
     declared = {names[i] for i in getattr(fn, "constexprs", ())}
     bound = dict(zip(names, args, strict=False))
-    options: dict[str, Any] = {}
+    options: dict[str, object] = {}
     for key, value in kwargs.items():
         if key in names:
             bound[key] = value
@@ -196,7 +198,7 @@ def launch_record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lau
             options[key] = value
     problems: list[str] = []
     tensors: dict[str, TensorArg] = {}
-    scalars: dict[str, Any] = {}
+    scalars: dict[str, object] = {}
     constexprs: dict[str, str] = {}
     for name in names:
         if name not in bound:
@@ -238,7 +240,7 @@ def launch_record(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Lau
     )
 
 
-def _grid(grid: Any, meta: dict[str, Any], problems: list[str]) -> list[int]:
+def _grid(grid: Any, meta: Mapping[str, object], problems: list[str]) -> list[int]:
     try:
         shape = grid(meta) if callable(grid) else grid
         dims = [int(d) for d in shape]
@@ -333,7 +335,7 @@ def _record_autotuner_quietly(tuner: Any) -> None:
         note_hook_error("recording an autotuner")
 
 
-def _config(config: Any) -> dict[str, Any]:
+def _config(config: Any) -> dict[str, object]:
     values = {str(k): plain(v) for k, v in dict(config.kwargs).items()}
     for name in ("num_warps", "num_stages", "num_ctas", "maxnreg"):
         value = getattr(config, name, None)

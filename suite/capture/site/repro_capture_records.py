@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 ENV_DIR = "REPRO_CAPTURE_DIR"
 ENV_ALL = "REPRO_CAPTURE_ALL"
@@ -25,6 +26,14 @@ STARTED = "started"  # written before the compile; left behind when the process 
 DONE = "done"
 FAILED = "failed"
 LAUNCHING = "launching"  # a write-ahead launch record: the launch was about to be made
+
+
+class TargetFacts(TypedDict, total=False):
+    """The target a compile or launch was for (empty when the driver could not say)."""
+
+    backend: str
+    arch: int | str
+    warp_size: int
 
 
 @dataclass
@@ -111,8 +120,8 @@ class CompileRecord:
     divisible: list[str]  # arguments with tt.divisibility = 16
     equal_to_1: list[str]  # arguments folded to the constant 1
     attrs: dict[str, list[list[Any]]]  # other raw attributes by argument (3.3 on)
-    options: dict[str, Any]
-    target: dict[str, Any]  # backend, arch, warp_size
+    options: dict[str, object]  # compile options as JSON values
+    target: TargetFacts
     triton: str
     python: str
     argv: list[str]
@@ -147,10 +156,10 @@ class LaunchRecord:
     grid: list[int]
     arguments: list[str]  # the kernel's argument names, in order
     tensors: dict[str, TensorArg]
-    scalars: dict[str, Any]  # runtime scalars by name (JSON values)
+    scalars: dict[str, object]  # runtime scalars by name (JSON values)
     constexprs: dict[str, str]  # compile-time arguments by name -> Python literal
-    options: dict[str, Any]  # launch keywords: num_warps, num_stages, ...
-    target: dict[str, Any]
+    options: dict[str, object]  # launch keywords: num_warps, num_stages, ...
+    target: TargetFacts
     triton: str
     python: str
     argv: list[str]
@@ -185,8 +194,9 @@ class AutotuneRecord:
     pid: int
     kernel: KernelSource
     key: list[str]
-    configs: list[dict[str, Any]]  # meta-parameters + num_warps, num_stages, num_ctas, maxnreg
-    chosen: list[dict[str, Any]] = field(default_factory=list)
+    # meta-parameters + num_warps, num_stages, num_ctas, maxnreg, as JSON values
+    configs: list[dict[str, object]]
+    chosen: list[dict[str, object]] = field(default_factory=list)
     format: int = FORMAT
 
 
@@ -232,20 +242,37 @@ def read_bounded(path: Path | str, start: int, stop: int | None) -> tuple[str, i
     return joined.decode(errors="replace"), dropped
 
 
-def _build(kind: type, data: dict[str, Any]) -> Any:
+def _mapping(value: object, what: str) -> Mapping[str, object]:
+    """A JSON object read back, or TypeError naming what was not one."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} is a {type(value).__name__}, not a JSON object")
+    return value
+
+
+def _mappings(record: Mapping[str, object], key: str) -> list[Mapping[str, object]]:
+    """The JSON objects listed under ``key`` (none when it is absent)."""
+    value = record.get(key, [])
+    if not isinstance(value, list):
+        raise TypeError(f"{key} is a {type(value).__name__}, not a JSON list")
+    return [_mapping(item, key) for item in value]
+
+
+def _build(kind: type, data: object) -> Any:
+    """A record of dataclass ``kind`` from the JSON object ``data`` (unknown keys left out)."""
     known = {f.name for f in fields(kind)}
-    return kind(**{k: v for k, v in data.items() if k in known})
+    return kind(**{k: v for k, v in _mapping(data, kind.__name__).items() if k in known})
 
 
-def _kernel(data: dict[str, Any]) -> KernelSource:
+def _kernel(data: object) -> KernelSource:
     kernel = _build(KernelSource, data)
-    kernel.functions = [_build(FunctionSource, f) for f in data.get("functions", [])]
-    kernel.values = [_build(GlobalValue, v) for v in data.get("values", [])]
-    kernel.imports = [_build(ImportLine, i) for i in data.get("imports", [])]
+    source = _mapping(data, "kernel")
+    kernel.functions = [_build(FunctionSource, f) for f in _mappings(source, "functions")]
+    kernel.values = [_build(GlobalValue, v) for v in _mappings(source, "values")]
+    kernel.imports = [_build(ImportLine, i) for i in _mappings(source, "imports")]
     return kernel
 
 
-def _error(data: dict[str, Any] | None) -> ErrorFacts | None:
+def _error(data: object) -> ErrorFacts | None:
     return _build(ErrorFacts, data) if data else None
 
 
@@ -263,11 +290,13 @@ def load_launch(path: Path) -> LaunchRecord:
     return _launch(json.loads(path.read_text()))
 
 
-def _launch(data: dict[str, Any]) -> LaunchRecord:
+def _launch(data: object) -> LaunchRecord:
     record: LaunchRecord = _build(LaunchRecord, data)
-    record.kernel = _kernel(data["kernel"])
-    record.tensors = {n: _build(TensorArg, t) for n, t in data.get("tensors", {}).items()}
-    record.error = _error(data.get("error"))
+    launch = _mapping(data, "launch")
+    record.kernel = _kernel(launch["kernel"])
+    tensors = _mapping(launch.get("tensors", {}), "tensors")
+    record.tensors = {n: _build(TensorArg, t) for n, t in tensors.items()}
+    record.error = _error(launch.get("error"))
     return record
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import collections
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from suite.cuda.differential.descriptors import (
     BASE_ADDRESS,
@@ -23,6 +23,7 @@ from suite.cuda.differential.records import (
     MODEL_OK_DRIVER_REJECTS,
     MODEL_REJECTS_DRIVER_OK,
     SUCCESS,
+    DescriptorRecord,
     make_record,
     outcome,
 )
@@ -147,7 +148,35 @@ CONFIRMED = {
 }
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+class HypothesisCount(TypedDict):
+    """One hypothesis over a run: the refusals it explains, the acceptances against it."""
+
+    id: str
+    hypothesis: str
+    explains: int
+    contradictions: int
+    confirmed: bool
+
+
+class FootprintBracket(TypedDict):
+    largest_accepted: int | None
+    smallest_refused_otherwise_valid: int | None
+
+
+class Explanation(TypedDict):
+    """:func:`explain`'s answer (summary.json's ``explanation``)."""
+
+    refused: int
+    accepted: int
+    hypotheses: list[HypothesisCount]
+    confirmed_rules: dict[str, str]
+    refusals_by_confirmed: dict[str, int]
+    example_index: dict[str, int]
+    footprint_bracket: FootprintBracket
+    model_rejects_driver_ok: dict[str, int]
+
+
+def _read_jsonl(path: Path) -> list[DescriptorRecord]:
     import gzip
 
     if path.exists():
@@ -160,7 +189,7 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def load_run(folder: Path) -> list[dict[str, Any]]:
+def load_run(folder: Path) -> list[DescriptorRecord]:
     """Every record of a run: its records.jsonl, or rebuilt from its seed and disagreements.
 
     A run that kept only ``disagreements.jsonl(.gz)`` and ``summary.json`` is rebuilt: the
@@ -198,7 +227,7 @@ def load_run(folder: Path) -> list[dict[str, Any]]:
     return records
 
 
-def explain(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def explain(records: Sequence[DescriptorRecord]) -> Explanation:
     """Each hypothesis counted over the run; the refusals split by the confirmed ones.
 
     Refused: descriptors the documented rules accept and the driver refused. Accepted: every
@@ -212,7 +241,7 @@ def explain(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         if r.get("model_documented_ok", r["model_ok"]) and _answered(r) and r["driver"] != SUCCESS
     ]
     accepted = [(r, a) for r, a in parsed if r["driver"] == SUCCESS]
-    table = []
+    table: list[HypothesisCount] = []
     for hid, what, predicate in HYPOTHESES:
         explains = sum(1 for _, a in refused if _holds(predicate, a))
         against = sum(1 for _, a in accepted if _holds(predicate, a))
@@ -273,11 +302,11 @@ def _safe_footprint(args: TensorMapArgs) -> int | None:
         return None
 
 
-def _answered(record: Mapping[str, Any]) -> bool:
+def _answered(record: DescriptorRecord) -> bool:
     return outcome(True, record["driver"]) in (AGREE_OK, MODEL_OK_DRIVER_REJECTS)
 
 
-def print_explanation(report: Mapping[str, Any], log: Any = print) -> None:
+def print_explanation(report: Explanation, log: Any = print) -> None:
     log(f"refused by the driver, documented rules fine: {report['refused']}; "
         f"accepted by the driver: {report['accepted']}")  # fmt: skip
     log(f"  {'hypothesis':<36} {'explains':>8} {'against':>8}")

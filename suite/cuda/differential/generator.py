@@ -8,7 +8,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -279,9 +279,12 @@ def _m_rank1_ragged(draw: Any, a: TensorMapArgs) -> TensorMapArgs | None:
     return dataclasses.replace(a, global_dim=(n,))
 
 
-#: name -> mutation; the first group breaks a documented rule, the rest do not. A mutation
-#: returns None where it does not apply to the descriptor at hand.
-MUTATIONS: dict[str, Any] = {
+#: A mutation: given Hypothesis's ``draw`` and a descriptor, a changed descriptor, or None
+#: where it does not apply to the descriptor at hand.
+Mutation = Callable[[Any, TensorMapArgs], TensorMapArgs | None]
+
+#: name -> mutation; the first group breaks a documented rule, the rest do not.
+MUTATIONS: dict[str, Mutation] = {
     "rank-0": _m_rank_0,
     "rank-6": _m_rank_6,
     "interleave-low-rank": _m_interleave_low_rank,
@@ -329,10 +332,10 @@ def applicable(args: TensorMapArgs) -> list[str]:
     names = []
     for name in MUTATION_NAMES:
         try:
-            result = MUTATIONS[name](_no_draw, args)
+            applies = MUTATIONS[name](_no_draw, args) is not None
         except _Drew:
-            result = True  # it wanted to draw: it applies
-        if result is not None:
+            applies = True  # it wanted to draw
+        if applies:
             names.append(name)
     return names
 
@@ -427,7 +430,7 @@ def generate(count: int, seed: int) -> list[Generated]:
     return list(unique)[:count]
 
 
-def coverage(descriptors: Iterable[TensorMapArgs]) -> dict[str, Any]:
+def coverage(descriptors: Iterable[TensorMapArgs]) -> dict[str, dict[str, int]]:
     """Which of the edges the generator was asked to hit were hit, and how often."""
     counts: dict[str, collections.Counter[Any]] = collections.defaultdict(collections.Counter)
     for a in descriptors:

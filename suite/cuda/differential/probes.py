@@ -4,8 +4,8 @@ the box sizes around the shared-memory footprint the driver checks, and the devi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import NotRequired, TypedDict, cast
 
 from suite.cuda.differential.descriptors import (
     BASE_ADDRESS,
@@ -18,6 +18,7 @@ from suite.cuda.model import (
     MAX_RANK,
     TensorMapArgs,
     TensorMapDataType,
+    Verdict,
     element_size_bits,
 )
 
@@ -30,7 +31,95 @@ RANK1_PROBE_LENGTHS: dict[TensorMapDataType, tuple[int, ...]] = {
 RANK1_STRIDE_FORMS = ("padded", "bytes", "null")
 
 
-def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
+class Rank1Probe(TypedDict):
+    """One rank-1 probe (:func:`rank1_probe_cases`): its labels, descriptor and NULL choice."""
+
+    dtype: str
+    n: int
+    bytes: int
+    bytes_mod_16: int
+    strides: str
+    args: TensorMapArgs
+    null_empty_arrays: bool
+
+
+class Rank1Row(TypedDict):
+    """A rank-1 probe's labels with the driver's and the model's answers (summary.json)."""
+
+    dtype: str
+    n: int
+    bytes: int
+    bytes_mod_16: int
+    strides: str
+    global_stride0: int | None
+    driver: str
+    model_ok: bool
+    model_rules: list[str]
+
+
+class Control(TypedDict):
+    """A descriptor whose answer is not in doubt (:func:`controls`)."""
+
+    name: str
+    expect: str
+    args: TensorMapArgs
+
+
+class ControlRow(TypedDict):
+    """A control and what the driver answered (summary.json)."""
+
+    name: str
+    expect: str
+    driver: str
+    ok: bool
+
+
+class FootprintProbe(TypedDict):
+    """A box around the footprint the driver checks (:func:`footprint_probe_cases`)."""
+
+    kind: str
+    bytes: int | None
+    box: list[int]
+    element_strides: NotRequired[list[int]]
+    loaded_bytes: NotRequired[int]
+    args: TensorMapArgs
+
+
+class FootprintRow(TypedDict):
+    """A footprint probe's labels with the driver's answer and the model's rules."""
+
+    kind: str
+    bytes: int | None
+    box: list[int]
+    element_strides: NotRequired[list[int]]
+    loaded_bytes: NotRequired[int]
+    driver: str
+    model_rules: list[str]
+
+
+class FootprintConclusions(TypedDict):
+    """What the footprint scan shows (:func:`footprint_conclusions`), then the limits beside it."""
+
+    scanned: int
+    largest_accepted_bytes: int | None
+    smallest_refused_bytes: int | None
+    monotonic: bool
+    quirks: dict[str, str]
+    device_max_shared_memory_per_block_optin: NotRequired[int | None]
+    model_limit: NotRequired[int | None]
+
+
+class DeviceFacts(TypedDict, total=False):
+    """Device 0's facts (:func:`device_facts`), each only when the driver answered."""
+
+    cc_major: int
+    cc_minor: int
+    max_shared_memory_per_block_optin: int
+    driver_version: int
+    compute_capability: int
+
+
+def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[Rank1Probe]:
     """Each probe: label fields, the TensorMapArgs, and how empty arrays are passed.
 
     ``padded``: the documented call (no strides), passed as a one-entry array holding the byte
@@ -38,7 +127,7 @@ def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
     the model reports array-length for it); ``null``: a NULL globalStrides (the model's
     ``global_strides_pointer="null"``, rule ``rank1-null-strides``).
     """
-    cases = []
+    cases: list[Rank1Probe] = []
     for dtype, lengths in RANK1_PROBE_LENGTHS.items():
         size = element_size_bits(dtype) // 8
         for form in RANK1_STRIDE_FORMS:
@@ -62,10 +151,27 @@ def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
     return cases
 
 
-def rank1_conclusions(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def rank1_row(
+    probe: Rank1Probe, global_stride0: int | None, driver: str, verdict: Verdict
+) -> Rank1Row:
+    """The probe's labels (in their order), then what the driver and the model answered."""
+    return {
+        "dtype": probe["dtype"],
+        "n": probe["n"],
+        "bytes": probe["bytes"],
+        "bytes_mod_16": probe["bytes_mod_16"],
+        "strides": probe["strides"],
+        "global_stride0": global_stride0,
+        "driver": driver,
+        "model_ok": verdict.ok,
+        "model_rules": verdict.rules,
+    }
+
+
+def rank1_conclusions(rows: Sequence[Rank1Row]) -> dict[str, str]:
     """What the probe says about the two suspects, in words."""
 
-    def verdict(selected: list[Mapping[str, Any]]) -> str:
+    def verdict(selected: list[Rank1Row]) -> str:
         results = {r["driver"] == SUCCESS for r in selected}
         if not selected:
             return "not tried"
@@ -75,7 +181,7 @@ def rank1_conclusions(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             return "rejected"
         return "mixed"
 
-    def pick(form: str, aligned: bool) -> list[Mapping[str, Any]]:
+    def pick(form: str, aligned: bool) -> list[Rank1Row]:
         return [r for r in rows if r["strides"] == form and (r["bytes_mod_16"] == 0) == aligned]
 
     return {
@@ -88,7 +194,7 @@ def rank1_conclusions(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     }
 
 
-def controls(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
+def controls(base: int = BASE_ADDRESS) -> list[Control]:
     """Descriptors whose answer is not in doubt: if these fail, the run's setup is wrong."""
     f32 = TensorMapDataType.FLOAT32
     return [
@@ -144,7 +250,7 @@ def footprint_box(nbytes: int, rank_max: int = MAX_RANK) -> tuple[int, ...] | No
     return None
 
 
-def footprint_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
+def footprint_probe_cases(base: int = BASE_ADDRESS) -> list[FootprintProbe]:
     """UINT8 boxes of every representable 16-byte step in [accepted, refused]; two quirks.
 
     Each tensor is the box itself (dense, so every other rule holds). The two "quirk" rows
@@ -152,7 +258,7 @@ def footprint_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
     element stride counts 0 (a 64 MiB box accepted), one at it counts 1 (refused).
     """
     u8 = TensorMapDataType.UINT8
-    cases = []
+    cases: list[FootprintProbe] = []
     for nbytes in range(FOOTPRINT_ACCEPTED, FOOTPRINT_REFUSED + 16, 16):
         box = footprint_box(nbytes)
         if box is not None:
@@ -177,11 +283,18 @@ def footprint_probe_cases(base: int = BASE_ADDRESS) -> list[dict[str, Any]]:
     return cases
 
 
-def footprint_conclusions(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def footprint_row(probe: FootprintProbe, driver: str, verdict: Verdict) -> FootprintRow:
+    """The probe's labels (in their order), then the driver's answer and the model's rules."""
+    labels = {name: value for name, value in probe.items() if name != "args"}
+    return cast(FootprintRow, {**labels, "driver": driver, "model_rules": verdict.rules})
+
+
+def footprint_conclusions(rows: Sequence[FootprintRow]) -> FootprintConclusions:
     """The largest accepted and smallest refused scanned size, and whether that is a cut."""
     scan = [r for r in rows if r["kind"] == "scan"]
-    accepted = [r["bytes"] for r in scan if r["driver"] == SUCCESS]
-    refused = [r["bytes"] for r in scan if r["driver"] != SUCCESS]
+    sized = [(n, r["driver"]) for r in scan if (n := r["bytes"]) is not None]  # every scan row
+    accepted = [n for n, driver in sized if driver == SUCCESS]
+    refused = [n for n, driver in sized if driver != SUCCESS]
     largest = max(accepted) if accepted else None
     smallest = min(refused) if refused else None
     quirks = {r["kind"]: r["driver"] for r in rows if r["kind"] != "scan"}
@@ -194,7 +307,7 @@ def footprint_conclusions(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def device_facts() -> dict[str, Any]:
+def device_facts() -> DeviceFacts:
     """Device 0's compute capability, opt-in shared memory per block and driver version.
 
     Asked in this process through cuda-bindings (the encodes run in a child); empty when
@@ -210,24 +323,27 @@ def device_facts() -> dict[str, Any]:
         err, device = driver.cuDeviceGet(0)
         if err != ok:
             return {}
-        facts: dict[str, Any] = {}
-        attribute = driver.CUdevice_attribute
-        for key, name in (
-            ("cc_major", "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR"),
-            ("cc_minor", "CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR"),
-            (
-                "max_shared_memory_per_block_optin",
-                "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
-            ),
-        ):
-            err, value = driver.cuDeviceGetAttribute(getattr(attribute, name), device)
-            if err == ok:
-                facts[key] = int(value)
+
+        def attribute(name: str) -> int | None:
+            kind = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+            err, value = driver.cuDeviceGetAttribute(kind, device)
+            return int(value) if err == ok else None
+
+        facts: DeviceFacts = {}
+        major = attribute("COMPUTE_CAPABILITY_MAJOR")
+        minor = attribute("COMPUTE_CAPABILITY_MINOR")
+        optin = attribute("MAX_SHARED_MEMORY_PER_BLOCK_OPTIN")
+        if major is not None:
+            facts["cc_major"] = major
+        if minor is not None:
+            facts["cc_minor"] = minor
+        if optin is not None:
+            facts["max_shared_memory_per_block_optin"] = optin
         err, version = driver.cuDriverGetVersion()
         if err == ok:
             facts["driver_version"] = int(version)
-        if "cc_major" in facts and "cc_minor" in facts:
-            facts["compute_capability"] = facts["cc_major"] * 10 + facts["cc_minor"]
+        if major is not None and minor is not None:
+            facts["compute_capability"] = major * 10 + minor
         return facts
     except Exception:  # any failure only means "no target"
         return {}

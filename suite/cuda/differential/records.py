@@ -10,10 +10,10 @@ import inspect
 import json
 import pprint
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from suite.cuda import driver as tma_driver
-from suite.cuda.driver import args_to_dict
+from suite.cuda.driver import DescriptorArgs, DriverCall, DriverInfo, args_to_dict
 from suite.cuda.model import (
     TensorMapArgs,
     Verdict,
@@ -46,6 +46,78 @@ OUTCOMES = (
 DISAGREEMENTS = (MODEL_OK_DRIVER_REJECTS, MODEL_REJECTS_DRIVER_OK, DRIVER_CRASHED)
 
 
+class GroupKey(TypedDict):
+    """The small key disagreements are grouped by (:func:`group_key`)."""
+
+    rules: str
+    driver: str
+    rank: int
+    dtype: str
+    interleave: str
+    swizzle: str
+
+
+class DescriptorRecord(TypedDict):
+    """One descriptor's line in records.jsonl (:func:`make_record`); ``group`` once grouped.
+
+    ``call`` is empty when cuda-bindings could not take the values (``not-encoded``).
+    """
+
+    index: int
+    outcome: str
+    outcome_documented: NotRequired[str]  # absent from runs before the documented split
+    driver: str
+    mutations: list[str]
+    model_ok: bool
+    model_documented_ok: NotRequired[bool]
+    model_rules: list[str]
+    model_notes: list[str]
+    model_messages: list[str]
+    key: GroupKey
+    args: DescriptorArgs
+    call: DriverCall | dict[str, object]
+    group: NotRequired[int]
+
+
+class Group(TypedDict):
+    """Disagreements of one key (:func:`group_disagreements`)."""
+
+    id: int
+    kind: str
+    key: GroupKey
+    count: int
+    first: int
+    notes: dict[str, int]
+    mutations: dict[str, int]
+    script: str
+
+
+class OutcomeClass(TypedDict):
+    """Groups of one (kind, rules, driver result) (:func:`classes`)."""
+
+    kind: str
+    rules: str
+    driver: str
+    count: int
+    groups: list[int]
+
+
+class Counts(TypedDict):
+    """A run's counts (:func:`summarize`)."""
+
+    tried: int
+    counts: dict[str, int]
+    counts_documented: dict[str, int]
+    disagreements: int
+    driver_results: dict[str, int]
+
+
+class ScriptContext(DriverInfo, total=False):
+    """The run's facts a standalone script names: the driver's, and the seed."""
+
+    seed: int
+
+
 def outcome(model_ok: bool, driver_result: str) -> str:
     """Which of OUTCOMES a (model verdict, driver result) pair is."""
     if driver_result.startswith("ERROR:"):
@@ -58,7 +130,7 @@ def outcome(model_ok: bool, driver_result: str) -> str:
     return MODEL_REJECTS_DRIVER_OK if driver_ok else AGREE_REJECT
 
 
-def group_key(args: TensorMapArgs, verdict: Verdict, driver_result: str) -> dict[str, Any]:
+def group_key(args: TensorMapArgs, verdict: Verdict, driver_result: str) -> GroupKey:
     """The small key disagreements are grouped by."""
     return {
         "rules": ",".join(sorted(verdict.rules)) or "none",
@@ -74,10 +146,10 @@ def make_record(
     index: int,
     args: TensorMapArgs,
     verdict: Verdict,
-    call: Mapping[str, Any],
+    call: DriverCall | Mapping[str, object],
     driver_result: str,
     mutations: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> DescriptorRecord:
     """One descriptor's line in records.jsonl / disagreements.jsonl.
 
     ``model_ok`` / ``outcome`` are the whole model's (documented and observed rules);
@@ -100,11 +172,18 @@ def make_record(
     }
 
 
-def _key_tuple(key: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(key[k] for k in ("rules", "driver", "rank", "dtype", "interleave", "swizzle"))
+def _key_tuple(key: GroupKey) -> tuple[str, str, int, str, str, str]:
+    return (
+        key["rules"],
+        key["driver"],
+        key["rank"],
+        key["dtype"],
+        key["interleave"],
+        key["swizzle"],
+    )
 
 
-def group_disagreements(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def group_disagreements(records: Sequence[DescriptorRecord]) -> list[Group]:
     """Disagreements grouped by key, largest group first; sets ``record["group"]``.
 
     Each group: ``id`` (1-based, the number in ``disagreement-<id>.py``), ``kind`` (the
@@ -112,12 +191,12 @@ def group_disagreements(records: Sequence[dict[str, Any]]) -> list[dict[str, Any
     model's notes over the group, counted), ``mutations`` (the generator's mutations over the
     group, counted; "none" for an unmutated valid descriptor).
     """
-    by_key: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    by_key: dict[tuple[str, str, int, str, str, str], list[DescriptorRecord]] = {}
     for record in records:
         if record["outcome"] in DISAGREEMENTS:
             by_key.setdefault(_key_tuple(record["key"]), []).append(record)
     ordered = sorted(by_key.values(), key=lambda rs: (-len(rs), _key_tuple(rs[0]["key"])))
-    groups = []
+    groups: list[Group] = []
     for gid, members in enumerate(ordered, start=1):
         notes: collections.Counter[str] = collections.Counter()
         mutations: collections.Counter[str] = collections.Counter()
@@ -129,7 +208,7 @@ def group_disagreements(records: Sequence[dict[str, Any]]) -> list[dict[str, Any
             {
                 "id": gid,
                 "kind": members[0]["outcome"],
-                "key": dict(members[0]["key"]),
+                "key": members[0]["key"].copy(),
                 "count": len(members),
                 "first": members[0]["index"],
                 "notes": dict(sorted(notes.items())),
@@ -140,9 +219,9 @@ def group_disagreements(records: Sequence[dict[str, Any]]) -> list[dict[str, Any
     return groups
 
 
-def classes(groups: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def classes(groups: Sequence[Group]) -> list[OutcomeClass]:
     """Groups folded to (kind, rules, driver result): the short list to read first."""
-    folded: dict[tuple[str, str, str], dict[str, Any]] = {}
+    folded: dict[tuple[str, str, str], OutcomeClass] = {}
     for g in groups:
         k = (g["kind"], g["key"]["rules"], g["key"]["driver"])
         entry = folded.setdefault(
@@ -153,7 +232,7 @@ def classes(groups: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(folded.values(), key=lambda e: -e["count"])
 
 
-def rule_confirmation(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+def rule_confirmation(records: Iterable[DescriptorRecord]) -> dict[str, dict[str, int]]:
     """Per rule, over descriptors where it is the model's ONLY violation: the driver's answers.
 
     ``"none"`` counts descriptors the model accepts. A rule whose sole-violation descriptors
@@ -180,7 +259,7 @@ def rule_confirmation(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
     return {rule: dict(sorted(c.items())) for rule, c in sorted(table.items())}
 
 
-def mutation_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+def mutation_table(records: Iterable[DescriptorRecord]) -> dict[str, dict[str, int]]:
     """Per single mutation (or "none"): the outcomes, for descriptors with at most one."""
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     for r in records:
@@ -190,7 +269,7 @@ def mutation_table(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
     return {name: dict(sorted(c.items())) for name, c in sorted(table.items())}
 
 
-def summarize(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def summarize(records: Sequence[DescriptorRecord]) -> Counts:
     """The counts: tried, each outcome (whole model, and documented rules alone), results."""
     counts = collections.Counter(r["outcome"] for r in records)
     documented = collections.Counter(r.get("outcome_documented", r["outcome"]) for r in records)
@@ -211,9 +290,7 @@ def _literal(value: Any) -> str:
     return pprint.pformat(value, width=96, sort_dicts=False)
 
 
-def reproducer_script(
-    group: Mapping[str, Any], record: Mapping[str, Any], context: Mapping[str, Any]
-) -> str:
+def reproducer_script(group: Group, record: DescriptorRecord, context: ScriptContext) -> str:
     """A script that needs only cuda-bindings: encodes ``record``'s descriptor, prints both sides
     (``suite/templates/tma_disagreement.py.j2``, with the driver helpers it calls embedded).
 

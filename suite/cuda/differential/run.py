@@ -10,7 +10,7 @@ import json
 import platform
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from suite.cuda import driver as tma_driver
 from suite.cuda.differential.descriptors import (
@@ -19,6 +19,7 @@ from suite.cuda.differential.descriptors import (
     round_up,
 )
 from suite.cuda.differential.explain import (
+    Explanation,
     explain,
 )
 from suite.cuda.differential.generator import (
@@ -26,15 +27,26 @@ from suite.cuda.differential.generator import (
     generate,
 )
 from suite.cuda.differential.probes import (
+    ControlRow,
+    DeviceFacts,
+    FootprintConclusions,
+    FootprintRow,
+    Rank1Row,
     controls,
     device_facts,
     footprint_conclusions,
     footprint_probe_cases,
+    footprint_row,
     rank1_conclusions,
     rank1_probe_cases,
+    rank1_row,
 )
 from suite.cuda.differential.records import (
     DISAGREEMENTS,
+    DescriptorRecord,
+    Group,
+    OutcomeClass,
+    ScriptContext,
     classes,
     group_disagreements,
     make_record,
@@ -43,7 +55,7 @@ from suite.cuda.differential.records import (
     rule_confirmation,
     summarize,
 )
-from suite.cuda.driver import driver_call
+from suite.cuda.driver import DriverCall, DriverInfo, driver_call
 from suite.cuda.model import (
     TensorMapArgs,
     Verdict,
@@ -55,8 +67,65 @@ from suite.cuda.rules import OBSERVED_RULES, check
 MAX_CRASHES = 200
 
 
-def _run_controls(drv: tma_driver.IsolatedDriver, base: int) -> list[dict[str, Any]]:
-    rows = []
+class ModelTarget(TypedDict):
+    """The target the model judged for."""
+
+    compute_capability: int | None
+    driver_cuda_version: int | None
+    shared_memory_limit: int
+    observed_rules: list[str]
+    device: DeviceFacts
+
+
+class Rank1Probe(TypedDict):
+    conclusions: dict[str, str]
+    rows: list[Rank1Row]
+
+
+class FootprintProbe(TypedDict):
+    conclusions: FootprintConclusions
+    rows: list[FootprintRow]
+
+
+class RunEnvironment(DriverInfo):
+    """Where the run went: the driver's facts, then the run's own."""
+
+    address_base: str
+    base_address: int
+    python: str
+    hypothesis: str
+    driver_child_crashes: int
+    driver_child_restarts: int
+    stopped: str
+
+
+class Summary(TypedDict):
+    """summary.json (docs/tma-disagreements.md)."""
+
+    tool: str
+    seed: int
+    count_requested: int
+    tried: int
+    counts: dict[str, int]
+    counts_documented: dict[str, int]
+    disagreements: int
+    driver_results: dict[str, int]
+    classes: list[OutcomeClass]
+    groups: list[Group]
+    model: ModelTarget
+    rule_confirmation: dict[str, dict[str, int]]
+    explanation: Explanation
+    rank1_probe: Rank1Probe
+    footprint_probe: FootprintProbe
+    controls: list[ControlRow]
+    coverage: dict[str, dict[str, int]]
+    mutations: dict[str, dict[str, int]]
+    environment: RunEnvironment
+    elapsed_s: dict[str, float]
+
+
+def _run_controls(drv: tma_driver.IsolatedDriver, base: int) -> list[ControlRow]:
+    rows: list[ControlRow] = []
     for c in controls(base):
         got = drv.encode(driver_call(c["args"]))
         rows.append(
@@ -76,7 +145,7 @@ def run(
     *,
     log: Any = print,
     compute_capability: int | str | None = AUTO,
-) -> dict[str, Any]:
+) -> Summary:
     """Generate, compare, write everything under ``out``; return the summary.
 
     ``compute_capability``: the target the model judges for (``"auto"``: device 0's, with its
@@ -92,7 +161,7 @@ def run(
     if cc is not None and not isinstance(cc, int):
         raise ValueError(f"compute_capability must be an int, None or {AUTO!r}, got {cc!r}")
     driver_version = facts.get("driver_version")
-    model = {
+    model: ModelTarget = {
         "compute_capability": cc,
         "driver_cuda_version": driver_version,
         "shared_memory_limit": shared_memory_limit(cc),
@@ -105,7 +174,7 @@ def run(
         return check(args, compute_capability=cc, driver_cuda_version=driver_version)
 
     with tma_driver.IsolatedDriver() as drv:
-        info = dict(drv.info)
+        info = drv.info.copy()
         base, address_base = BASE_ADDRESS, "synthetic"
         control_rows = _run_controls(drv, base)
         if not control_rows[0]["ok"]:
@@ -120,30 +189,18 @@ def run(
 
         probe_rows = []
         for p in rank1_probe_cases(base):
-            args = p.pop("args")
-            call = driver_call(args, null_empty_arrays=p.pop("null_empty_arrays"))
-            verdict = judge(args)
-            strides = call["global_strides"]
-            probe_rows.append(
-                {
-                    **p,
-                    "global_stride0": None if strides is None else strides[0],
-                    "driver": drv.encode(call),
-                    "model_ok": verdict.ok,
-                    "model_rules": verdict.rules,
-                }
-            )
+            probe_call = driver_call(p["args"], null_empty_arrays=p["null_empty_arrays"])
+            strides = probe_call["global_strides"]
+            stride0 = None if strides is None else strides[0]
+            probe_rows.append(rank1_row(p, stride0, drv.encode(probe_call), judge(p["args"])))
         conclusions = rank1_conclusions(probe_rows)
         for text, answer in conclusions.items():
             log(f"rank-1 probe: {text}: {answer}")
 
         footprint_rows = []
-        for p in footprint_probe_cases(base):
-            args = p.pop("args")
-            verdict = judge(args)
-            footprint_rows.append(
-                {**p, "driver": drv.encode(driver_call(args)), "model_rules": verdict.rules}
-            )
+        for f in footprint_probe_cases(base):
+            driver_result = drv.encode(driver_call(f["args"]))
+            footprint_rows.append(footprint_row(f, driver_result, judge(f["args"])))
         footprint = footprint_conclusions(footprint_rows)
         footprint["device_max_shared_memory_per_block_optin"] = facts.get(
             "max_shared_memory_per_block_optin"
@@ -151,15 +208,16 @@ def run(
         footprint["model_limit"] = shared_memory_limit(cc)
         log(f"footprint probe: {footprint}")
 
-        records = []
+        records: list[DescriptorRecord] = []
         stopped = ""  # why the remaining descriptors were not sent to the driver
         for index, item in enumerate(items):
             args = rebase(item.args, base) if base != BASE_ADDRESS else item.args
             verdict = judge(args)
+            call: DriverCall | None
             try:
                 call = driver_call(args, null_empty_arrays=args.global_strides_pointer == "null")
             except ValueError as exc:
-                result, call = f"ERROR:{exc}", {}
+                result, call = f"ERROR:{exc}", None
             else:
                 if not stopped and drv.crashes >= MAX_CRASHES:
                     stopped = f"skipped after {drv.crashes} driver crashes"
@@ -173,11 +231,11 @@ def run(
                         stopped = f"driver child lost: {exc}"
                         log(f"stopping: {stopped}")
                         result = f"ERROR:{stopped}"
-            records.append(make_record(index, args, verdict, call, result, item.mutations))
+            records.append(make_record(index, args, verdict, call or {}, result, item.mutations))
         crashes, restarts = drv.crashes, drv.restarts
     encoded = time.monotonic()
 
-    context = {**info, "seed": seed}
+    context: ScriptContext = {**info, "seed": seed}
     groups = group_disagreements(records)
     by_index = {r["index"]: r for r in records}
     for g in groups:
@@ -191,7 +249,7 @@ def run(
         for r in records:
             fh.write(json.dumps(r) + "\n")
 
-    summary = {
+    summary: Summary = {
         "tool": "bench/tma_differential.py",
         "seed": seed,
         "count_requested": count,
