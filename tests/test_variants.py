@@ -22,8 +22,8 @@ from suite.engine.sources import capture as capture_source
 from suite.report.report import write_report
 from suite.search.explore import Evaluator
 from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
-from suite.search.subject import subject_of
 from suite.search.variants import variant_changes
+from suite.subject import subject_of
 
 pytest.importorskip("torch")
 

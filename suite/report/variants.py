@@ -28,8 +28,8 @@ from suite.explain.explain import explain
 from suite.oracles import Differential
 from suite.search.explore import Evaluator
 from suite.search.findings import BoundaryStep
-from suite.search.subject import Subject, interpreter_for
 from suite.search.variants import is_stages, is_warp_specialize, variant_table
+from suite.subject import Subject, interpreter_for
 from suite.toolchain.limits import limits_for
 
 #: Attached beside the body: the rows and every variant's config.
