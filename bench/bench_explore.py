@@ -36,7 +36,8 @@ from rich.console import Console
 from rich.table import Table
 
 from suite.engine import Bounds, CaseResult, CaseSpec, Execution, Found, run_one, select
-from suite.search.explore import Budget, Exploration, explore, failure_signature
+from suite.search.evaluate import failure_signature
+from suite.search.explore import Budget, Exploration, explore
 from suite.search.findings import DirectoryFindingsStore
 from suite.toolchain.venvs import folder_for
 

@@ -20,7 +20,7 @@ from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.sources import capture as capture_source
 from suite.report.report import write_report
-from suite.search.explore import Evaluator
+from suite.search.evaluate import Evaluator
 from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
 from suite.search.variants import variant_changes
 from suite.subject import subject_of

@@ -85,7 +85,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine import Bounds, Execution, check_targets, discover, visible_gpus
     from suite.engine import capture_environment as capture
-    from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, Evaluation, explore
+    from suite.search.evaluate import Evaluation
+    from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, explore
     from suite.search.findings import DirectoryFindingsStore
 
     if args.timeout <= 0 or args.memory_cap <= 0:

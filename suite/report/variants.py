@@ -26,7 +26,7 @@ from suite.engine import Bounds, Execution, Outcome, needs_gpu, runtime_failure
 from suite.errors import UsageError
 from suite.explain.explain import explain
 from suite.oracles import Differential
-from suite.search.explore import Evaluator
+from suite.search.evaluate import Evaluator
 from suite.search.findings import BoundaryStep
 from suite.search.variants import is_stages, is_warp_specialize, variant_table
 from suite.subject import Subject, interpreter_for

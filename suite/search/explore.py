@@ -39,9 +39,9 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
@@ -54,16 +54,14 @@ from hypothesis.database import ExampleDatabase
 
 from suite.api import Config, Reproducer
 from suite.engine import (
-    CaseResult,
     CaseSpec,
     Execution,
     Found,
     Workers,
     capture_source,
-    run_one,
-    safe_name,
 )
 from suite.engine import capture_environment as capture
+from suite.search.evaluate import Evaluation, Evaluator, config_key, failure_signature, interesting
 from suite.search.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.toolchain.limits import limits_for
 
@@ -145,119 +143,6 @@ def case_strategy(
     repro: Reproducer, targets: Sequence[str], launching: bool = False
 ) -> st.SearchStrategy[tuple[Config, str]]:
     return st.tuples(config_strategy(repro, launching), st.sampled_from(list(targets)))
-
-
-def failure_signature(result: CaseResult) -> str | None:
-    """The signature text of a failing result; ``None`` for a pass or a skip."""
-    if result.outcome.is_failure and result.signature is not None:
-        return result.signature.text
-    return None
-
-
-def _config_key(config: Config) -> str:
-    return json.dumps(config, sort_keys=True, default=str)
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """One distinct run of an explore: its 1-based number and what asked for it."""
-
-    number: int
-    phase: str
-    config: Config
-    target: str
-    result: CaseResult
-
-
-class Evaluator:
-    """Runs cases through the engine's isolation, each ``(config, target)`` at most once.
-
-    Every distinct run is logged in :attr:`evaluations`, so its length is the
-    cost of the search so far.
-    """
-
-    def __init__(
-        self,
-        found: Found,
-        execution: Execution,
-        work_dir: Path,
-        on_evaluation: Callable[[Evaluation], None] = lambda evaluation: None,
-        workers: Workers | None = None,
-        launch_arch: int | None = None,
-    ) -> None:
-        self.found = found
-        self.launch_arch = launch_arch
-        self.sanitize = execution.sanitize
-        self.execution = replace(execution, sanitize=False)
-        self.workers = workers
-        self.work_dir = work_dir
-        self.on_evaluation = on_evaluation
-        self.evaluations: list[Evaluation] = []
-        self.phase = "search"
-        self._cache: dict[tuple[str, str], CaseResult] = {}
-
-    @property
-    def repro(self) -> Reproducer:
-        return self.found.repro
-
-    @property
-    def launching(self) -> bool:
-        """Whether cases of some target launch (a GPU of that arch is visible)."""
-        return self.launch_arch is not None and self.repro.launch_fn is not None
-
-    def launches(self, target: str) -> bool:
-        return self.launching and limits_for(target).arch == self.launch_arch
-
-    @contextmanager
-    def during(self, phase: str) -> Iterator[None]:
-        """Label the runs made inside the block with ``phase``."""
-        outer, self.phase = self.phase, phase
-        try:
-            yield
-        finally:
-            self.phase = outer
-
-    def sanitizer_evidence(self, config: Config, target: str) -> dict[str, object] | None:
-        """compute-sanitizer's reading of one failing launch, for a finding: run once at the
-        end, never for every evaluation of the search (a memcheck rerun costs many launches)."""
-        result = self(config, target)
-        if not (self.sanitize and result.gpu and result.outcome.is_failure):
-            return None
-        spec = CaseSpec(self.found, config, target, True)
-        case_dir = self.work_dir / f"sanitized-{safe_name(spec.case_id)}"
-        rerun = run_one(spec, case_dir, replace(self.execution, sanitize=True), self.workers)
-        return rerun.notes.sanitizer if rerun else None
-
-    def __call__(self, config: Config, target: str) -> CaseResult:
-        problems = self.repro.problems(config)
-        if problems:
-            raise ValueError(f"{self.repro.id}: not in the space: {'; '.join(problems)}")
-        config = {name: config[name] for name in self.repro.param_names}
-        key = (_config_key(config), target)
-        if key not in self._cache:
-            number = len(self.evaluations) + 1
-            spec = CaseSpec(self.found, config, target, self.launches(target))
-            case_dir = self.work_dir / f"{number:05d}-{safe_name(spec.case_id)}"
-            result = run_one(spec, case_dir, self.execution, self.workers)
-            if result is None:  # the search was stopped (SIGINT, SIGTERM) while it ran
-                raise KeyboardInterrupt
-            self._cache[key] = result
-            evaluation = Evaluation(number, self.phase, config, target, result)
-            self.evaluations.append(evaluation)
-            self.on_evaluation(evaluation)
-        return self._cache[key]
-
-
-def interesting(evaluate: Evaluator, signature: str, target: str, config: Config) -> bool:
-    """Does ``config`` on ``target`` still fail with exactly ``signature``?
-
-    The one interestingness test of the module: a config outside the
-    reproducer's space (a value not in a domain, a broken constraint) is not
-    interesting, and neither is a pass, a skip or a different failure.
-    """
-    if evaluate.repro.problems(config):
-        return False
-    return failure_signature(evaluate(config, target)) == signature
 
 
 def shrink(
@@ -462,7 +347,7 @@ class _Explorer:
             todo = [
                 (signature, config, target)
                 for signature, (config, target) in self.minimal.items()
-                if self.boundaries.get(signature, ("",))[0] != _config_key(config)
+                if self.boundaries.get(signature, ("",))[0] != config_key(config)
             ]
             if not todo:
                 return
@@ -472,7 +357,7 @@ class _Explorer:
                 with self.evaluate.during("targets"):
                     for other in self.targets:
                         self.evaluate(config, other)
-                self.boundaries[signature] = (_config_key(config), table)
+                self.boundaries[signature] = (config_key(config), table)
 
     def findings(
         self,
@@ -561,10 +446,10 @@ def _remember(store: FindingsStore, database: ExampleDatabase, finding: Finding)
     ):
         database.delete(
             _database_key(previous.repro, previous.target),
-            _config_key(previous.minimal_config).encode(),
+            config_key(previous.minimal_config).encode(),
         )
     database.save(
-        _database_key(finding.repro, finding.target), _config_key(finding.minimal_config).encode()
+        _database_key(finding.repro, finding.target), config_key(finding.minimal_config).encode()
     )
     return store.record(finding)
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from suite.api import Reproducer
-from suite.search.explore import Evaluator, failure_signature, interesting
+from suite.search.evaluate import Evaluator, failure_signature, interesting
 from suite.search.findings import BoundaryStep
 
 
