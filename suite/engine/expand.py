@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from suite.api import Reproducer
+from suite.api import Config, Reproducer
 from suite.engine.discover import Found
 from suite.errors import UsageError
 from suite.files import load_structured
@@ -25,7 +24,7 @@ class CaseSpec:
     """One case to run: a found reproducer, a config, a target, and whether to launch."""
 
     found: Found
-    config: dict[str, Any]
+    config: Config
     target: str
     gpu: bool = False
 
@@ -38,11 +37,11 @@ class CaseSpec:
         return case_id(self.repro, self.target, self.config)
 
 
-def case_id(repro: Reproducer, target: str, config: dict[str, Any]) -> str:
+def case_id(repro: Reproducer, target: str, config: Config) -> str:
     return f"{repro.id}[{target}-{repro.case_label(config)}]"
 
 
-def load_config_file(path: str) -> list[dict[str, Any]]:
+def load_config_file(path: str) -> list[Config]:
     """A YAML or TOML list of configs (TOML: an array of tables named ``configs``)."""
     file = Path(path)
     loaded = load_structured(file, "config file")
@@ -65,7 +64,7 @@ def expand(
     found: Sequence[Found],
     targets: Sequence[str] = (),
     sets: Sequence[str] = (),
-    configs: Sequence[dict[str, Any]] = (),
+    configs: Sequence[Config] = (),
     gpu_arch: int | None = None,
 ) -> list[CaseSpec]:
     """Every case of the selection, in a stable order, without duplicates.
@@ -104,7 +103,7 @@ def expand(
     return specs
 
 
-def _configs_of(repro: Reproducer, sets: Sequence[str]) -> list[dict[str, Any]]:
+def _configs_of(repro: Reproducer, sets: Sequence[str]) -> list[Config]:
     """The configs of the named sets (the reproducer's defaults, else all, when none is named)."""
     wanted = list(sets) or list(repro.default_sets) or list(repro.configs)
     if "all" in wanted:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from enum import Enum
 from typing import Any
 
+from suite.api import Config
 from suite.engine.protocol import FailureSite, fits
 from suite.engine.signature import family_of, message_of
 
@@ -131,7 +132,7 @@ class RunNotes:
     not_launched: str | None = None  # it launches but was only compiled: needs a GPU
     planted: tuple[str, ...] | None = None  # links, FIFOs ... the case left, removed
     output_bytes: OutputBytes | None = None
-    sanitizer: dict[str, Any] | None = None  # the sanitizer's evidence (Evidence.to_json)
+    sanitizer: dict[str, object] | None = None  # the sanitizer's evidence (Evidence.to_json)
 
 
 _RENAMED = {"pass_name": "pass", "limit_target": "target", "launched_on": "cuda_visible_devices"}
@@ -202,7 +203,7 @@ class CaseResult:
     case_id: str
     repro: str
     target: str
-    config: dict[str, Any]
+    config: Config
     outcome: Outcome
     signature: Signature | None = None
     message: str = ""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ class CarriedSource:
         return {k: v for k, v in record.items() if v}
 
     @classmethod
-    def from_json(cls, record: dict[str, Any] | None) -> CarriedSource | None:
+    def from_json(cls, record: Mapping[str, object] | None) -> CarriedSource | None:
         if not record or not record.get("sha256"):
             return None
         known = set(cls.__dataclass_fields__)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Any
 
 from jinja2 import Environment
+
+from suite.api import Config
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
@@ -160,7 +161,7 @@ def launch_script(
     env: Environment,
     text: str,
     repro_id: str,
-    config: dict[str, Any],
+    config: Config,
     expected: str,
     title: str,
     target: str,

@@ -27,9 +27,9 @@ class CompileCall:
     kernels: list[str]
     globals_: list[tuple[str, str]]
     signature: dict[str, str]
-    constexprs: dict[str, Any]
+    constexprs: dict[str, object]
     arch: int
-    options: dict[str, Any]
+    options: dict[str, object]
     arg_names: list[str] = field(default_factory=list)
     # The specialization of the compile, by argument: [["tt.divisibility", 16], ...].
     attrs: dict[str, list[list[Any]]] = field(default_factory=dict)

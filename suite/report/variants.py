@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from suite.api import Config
 from suite.engine import Bounds, Execution, Outcome, needs_gpu, runtime_failure
 from suite.errors import UsageError
 from suite.explain.explain import explain
@@ -46,7 +47,7 @@ class VariantRow:
     change: str
     outcome: str
     verdict: str
-    config: dict[str, Any]
+    config: Config
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ def _row(step: BoundaryStep, differentials: list[Differential]) -> VariantRow:
     return VariantRow(step.param, change, step.outcome, verdict, dict(step.config))
 
 
-def passing_variant(subject: Subject, table: VariantTable | None) -> dict[str, Any] | None:
+def passing_variant(subject: Subject, table: VariantTable | None) -> Config | None:
     """The change that avoids the failure: a passing row of ``table`` that changes the stage
     count or warp specialization, else the variant of the differential oracle named by the
     signature (``wrong-result:launch:differential:num_stages``). None when neither."""
@@ -141,7 +142,7 @@ def passing_variant(subject: Subject, table: VariantTable | None) -> dict[str, A
     return None
 
 
-def explain_variant(subject: Subject, change: dict[str, Any], folder: Path) -> None:
+def explain_variant(subject: Subject, change: Config, folder: Path) -> None:
     """Compile the failing config and ``change`` with per-pass dumps into ``folder``
     (``explain.json``: what the report's IR section reads); a compile that cannot be
     made is a note of the report, not its end."""
