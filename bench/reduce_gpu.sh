@@ -59,7 +59,7 @@ from suite.engine.environment import capture
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.engine.sources import capture as carry
-from suite.search.findings import Finding
+from suite.search.findings import Finding, SeenConfig
 
 program, folder = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
 found = discover.from_source({"path": str(program)}, str(program))[0]
@@ -73,7 +73,7 @@ environment["python_executable"] = sys.executable
 finding = Finding(
     repro=found.repro.id, signature=result.signature.text, kind="bug", outcome=result.outcome.label,
     message=result.message, target="sm_90", targets=["sm_90"], minimal_config=trigger,
-    failing_configs=[], passing_neighbours=[{"target": "sm_90", "config": dict(found.repro.configs["nearest-pass"][0])}],
+    failing_configs=[], passing_neighbours=[SeenConfig("sm_90", dict(found.repro.configs["nearest-pass"][0]))],
     boundary=[], environment=environment, seed=None, first_seen="", last_seen="",
     source=carry({"path": str(program)}).to_json(with_text=True),
 )

@@ -78,7 +78,7 @@ def _judged_fresh(reduced: Path, finding: Finding, work: Path):
         target=finding.target,
         config=dict(finding.minimal_config),
         launch=True,
-        passing_config=dict(finding.passing_neighbours[0]["config"]),
+        passing_config=dict(finding.passing_neighbours[0].config),
     )
     work.mkdir(parents=True, exist_ok=True)
     return SignatureTest(expectation, work, None, Execution(warm=False, sanitize=False))(reduced)
