@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from suite.engine import CaseResult, Found, Outcome, scrub_secrets
 from suite.errors import UsageError
@@ -26,9 +27,13 @@ from suite.reduce.tree import is_jit
 from suite.search.findings import Finding
 from suite.templating import template_environment
 
+if TYPE_CHECKING:
+    from suite.report.standalone import CompileCall
 
-def reducer_form(finding: Finding, found: Found, python: str, origin: str, finding_id: str) -> str:
-    """The finding's reproducer as a self-contained file the passes can edit."""
+
+def _captured_compile(finding: Finding, found: Found, python: str, origin: str) -> CompileCall:
+    """The compile call of the finding's minimal config, as the report's standalone form
+    captures it; a usage error when it cannot be captured."""
     from suite.report.standalone import capture_compile
 
     probe = CaseResult(
@@ -41,6 +46,12 @@ def reducer_form(finding: Finding, found: Found, python: str, origin: str, findi
     call, why = capture_compile(probe, found.source, python)
     if call is None:
         raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
+    return call
+
+
+def reducer_form(finding: Finding, found: Found, python: str, origin: str, finding_id: str) -> str:
+    """The finding's reproducer as a self-contained file the passes can edit."""
+    call = _captured_compile(finding, found, python, origin)
     repro = found.repro
     # Scrubbed once, here: a credential in the source never reaches a candidate or reduced.py.
     return scrub_secrets(
@@ -158,7 +169,6 @@ def launching_form(
 ) -> str:
     """The finding's reproducer as a self-contained launching file the passes can edit."""
     from suite.report.launch_repro import launch_source
-    from suite.report.standalone import capture_compile
 
     text = Path(found.source["path"]).read_text()
     repro = found.repro
@@ -168,16 +178,7 @@ def launching_form(
             f"cannot reduce {origin}: its launch declares no @REPRO.inputs (the reducer "
             "launches a kernel on fresh inputs and judges it with the reproducer's oracles)"
         )
-    probe = CaseResult(
-        case_id=f"{finding.repro}[{finding.target}]",
-        repro=finding.repro,
-        target=finding.target,
-        config=dict(finding.minimal_config),
-        outcome=Outcome.from_label(finding.outcome),
-    )
-    call, why = capture_compile(probe, found.source, python)
-    if call is None:
-        raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
+    call = _captured_compile(finding, found, python, origin)
     support = ast.parse(source.body)
     # The kernels come from the capture (the passes edit them there); the launch keeps the rest.
     support.body = [n for n in support.body if not (isinstance(n, ast.FunctionDef) and is_jit(n))]
