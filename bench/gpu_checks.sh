@@ -5,12 +5,13 @@
 # capture (bench/capture_inductor_gpu.sh), side by side: they share the GPU, and each
 # reduction serializes its own launches. The device brings back only a few files from $OUT,
 # so everything goes into $OUT/gpu-checks.tgz, and the summaries are printed.
-#   OUT=/tmp/out EXPLORE_S=40 REDUCE_S=200 bash bench/gpu_checks.sh
+# GPU_CHECKS picks the scripts (default: all three).
+#   OUT=/tmp/out EXPLORE_S=40 REDUCE_S=200 GPU_CHECKS="reduce_gpu variants_gpu" bash bench/gpu_checks.sh
 set -u
 OUT=${OUT:-$(mktemp -d)}
 export EXPLORE_S=${EXPLORE_S:-40} REDUCE_S=${REDUCE_S:-200}
 results=$(mktemp -d)
-for script in reduce_gpu variants_gpu capture_inductor_gpu; do
+for script in ${GPU_CHECKS:-reduce_gpu variants_gpu capture_inductor_gpu}; do
   mkdir -p "$results/$script"
   (
     start=$(date +%s)
@@ -22,6 +23,7 @@ wait
 tar -czf "$OUT/gpu-checks.tgz" -C "$results" .
 cat "$results/done.txt"
 for summary in reduce_gpu/summary.txt capture_inductor_gpu/log.txt; do
+  [ -f "$results/$summary" ] || continue
   echo "== $summary"
   head -c 4000 "$results/$summary"
 done

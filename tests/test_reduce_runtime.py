@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.engine import discover
+from suite.engine import COMPILE_LAUNCHES, LAUNCH_ONLY, Outcome, discover
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.engine.sources import capture
@@ -190,3 +190,35 @@ def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     finding = Finding.from_json(json.loads(path.read_text()))
     verdict = _judged_fresh(reduced, finding, tmp_path / "judge")
     assert verdict.interesting, verdict
+
+
+def _built(cache: Path) -> set[str]:
+    """The Triton cache's entries: one folder per kernel compiled or launcher built."""
+    return {p.name for p in cache.iterdir()} if cache.is_dir() else set()
+
+
+@pytest.mark.gpu
+def test_a_candidates_launch_finds_its_kernels_built_by_the_compile_only_run(tmp_path):
+    # The compile-only run holds no GPU; the launches after it do. What they launch (the
+    # failing config and its passing twin) must already be built, so the GPU waits for no
+    # compiler, and the launch still fails as the finding does.
+    port = ROOT / "repros" / "upstream" / "descriptor_1d_pipelined_misaligned.py"
+    found = discover.from_source({"path": str(port)}, str(port))[0]
+    failing = dict(found.repro.configs["trigger"][0])
+    passing = dict(found.repro.configs["nearest-pass"][0])
+    cache = tmp_path / "cache"
+    knobs = {"TRITON_CACHE_DIR": str(cache)}
+    execution = Execution(warm=False, sanitize=False)
+    ahead = {**knobs, COMPILE_LAUNCHES: json.dumps([failing, passing])}
+    compiled = run_case(
+        CaseSpec(found, failing, "sm_90", gpu=False), tmp_path / "c", execution, None, ahead
+    )
+    assert compiled.outcome is Outcome.PASSED, compiled.message
+    built = _built(cache)
+    launch_only = {**knobs, LAUNCH_ONLY: "1"}
+    for config, fails in ((failing, True), (passing, False)):
+        launched = run_case(
+            CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "l", execution, None, launch_only
+        )
+        assert launched.outcome.is_failure is fails, launched.message
+        assert _built(cache) == built, "the launch compiled what the compile-only run had not"

@@ -50,6 +50,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "runtime_failure": ("gpu_evidence", "runtime_failure"),
     "shown_outcome": ("gpu_evidence", "shown_outcome"),
     "Bounds": ("isolate", "Bounds"),
+    "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
     "LAUNCH_ONLY": ("launch", "LAUNCH_ONLY"),
     "Exit": ("isolate", "Exit"),
     "run_isolated": ("isolate", "run_isolated"),
@@ -110,6 +111,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "COMPILER_BUG",
+    "COMPILE_LAUNCHES",
     "DEFAULTS",
     "DEFAULT_BASELINE",
     "DRIVER_BUG",
@@ -236,7 +238,7 @@ if TYPE_CHECKING:
         shown_outcome,
     )
     from suite.engine.isolate import Bounds, Exit, run_isolated
-    from suite.engine.launch import LAUNCH_ONLY
+    from suite.engine.launch import COMPILE_LAUNCHES, LAUNCH_ONLY
     from suite.engine.outcome import (
         TOOLCHAIN_GAP,
         UNSUPPORTED,

@@ -16,12 +16,13 @@ import faulthandler
 import hashlib
 import importlib
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
 
 from suite.api import Case, Reproducer, Target, Unsupported
-from suite.engine.launch import LAUNCH_ONLY, run_launch
+from suite.engine.launch import COMPILE_LAUNCHES, LAUNCH_ONLY, compile_launches, run_launch
 from suite.engine.protocol import (
     ChildSpec,
     Compiled,
@@ -106,6 +107,10 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
             return 1
         if phase == "compile" and compiled is not None:
             emit(Compiled(compiled.shared_bytes, compiled.tmem_columns, compiled.extra))
+    ahead = os.environ.get(COMPILE_LAUNCHES)
+    if ahead and not case.gpu and repro.launch_fn is not None:
+        launching = Case(case.repro_id, case.config, case.target, True)
+        compile_launches(repro, launching, json.loads(ahead))
     emit(Done())
     return 0
 

@@ -9,6 +9,7 @@ reproducer with ``@REPRO.inputs`` is judged by its oracles (``suite.oracles``); 
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -31,6 +32,12 @@ Emit = Callable[[LaunchEvent], None]
 #: Environment knob of a case: launch without the compile phase before it (a caller that
 #: has judged that compile in a child of its own: ``repro reduce``'s candidates).
 LAUNCH_ONLY = "REPRO_LAUNCH_ONLY"
+
+#: Environment knob of a case compiled without launching (a JSON list of configs): after the
+#: compile phase, the launch phase runs for each config with every kernel compiled, loaded
+#: and its launcher built, but nothing launched. A launch that follows under the same
+#: ``TRITON_CACHE_DIR`` then finds everything built and holds its GPU only to launch.
+COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 
 
 def _synchronize() -> None:
@@ -88,3 +95,27 @@ def run_launch(repro: Reproducer, case: Case, emit: Emit) -> None:
             judgement = identical(oracle.name, outputs, again)
         if judgement is not None:
             emit(Judged(judgement.oracle, judgement.difference, judgement.message))
+
+
+def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]]) -> None:
+    """Build what launching ``case`` under each of ``configs`` would build (Triton's
+    ``warmup``: compiled, not launched), oracle variants included; launches nothing."""
+    from triton.runtime.jit import JITFunction
+
+    original = JITFunction.run
+
+    def build_only(self: JITFunction, *args: Any, **kwargs: Any) -> Any:
+        kwargs["warmup"] = True
+        kernel = original(self, *args, **kwargs)
+        if kernel is not None and hasattr(kernel, "_init_handles"):
+            kernel._init_handles()  # loads the binary and builds its launcher
+        return kernel
+
+    JITFunction.run = build_only
+    try:
+        for config in configs:
+            # Only a head start: the launch that follows meets any failure again and judges it.
+            with contextlib.suppress(Exception):
+                run_launch(repro, _variant(case, config), lambda event: None)
+    finally:
+        JITFunction.run = original

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from suite.api import Config, Reproducer
 from suite.engine import (
+    COMPILE_LAUNCHES,
     LAUNCH_ONLY,
     CaseInterrupted,
     CaseResult,
@@ -149,10 +150,11 @@ class SignatureTest:
         workers: Workers | None,
         launch: bool | None = None,
         config: Config | None = None,
+        knobs: dict[str, str] | None = None,
     ) -> CaseResult:
         spec = self.spec(source, launch, config)
         # A launch after the compile-only run needs no compile phase of its own.
-        knobs = {LAUNCH_ONLY: "1"} if spec.gpu else None
+        knobs = {**(knobs or {}), **({LAUNCH_ONLY: "1"} if spec.gpu else {})}
         try:
             return run_one(spec, case_dir, execution, workers, knobs)
         except CaseInterrupted:
@@ -160,27 +162,55 @@ class SignatureTest:
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
 
-    def _twin_fails(self, source: Path, name: str) -> str:
+    def _twin_fails(self, source: Path, name: str, knobs: dict[str, str]) -> str:
         """What the candidate shows under the passing config ('' when it passes there)."""
         passing = self.expectation.passing_config
         if passing is None:
             return ""
-        twin = self._run(source, self.work / name, self.execution, self.workers, None, passing)
+        twin = self._run(
+            source, self.work / name, self.execution, self.workers, None, passing, knobs
+        )
         if twin.outcome is Outcome.PASSED:
             return ""
         return twin.signature.text if twin.signature else twin.outcome.label
 
     def __call__(self, source: Path, name: str = "case") -> Verdict:
+        # One Triton cache for every run of this candidate: what the compile-only run builds,
+        # the launches that follow find built (they hold a GPU; it does not).
+        cache = self.work / f"{name}-cache"
+        try:
+            return self._judge(source, name, {"TRITON_CACHE_DIR": str(cache)})
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+
+    def _judge(self, source: Path, name: str, knobs: dict[str, str]) -> Verdict:
         launch = self.expectation.launch
         if launch and os.environ.get("TRITON_INTERPRET") != "1":
             # A candidate that does not compile cannot launch: it is turned away by a compile
-            # alone, which holds no GPU (launches wait for one; compiles run in parallel).
-            compiled = self._run(source, self.work / name, self.execution, self.workers, False)
+            # alone, which holds no GPU (launches wait for one; compiles run in parallel). The
+            # same run builds the kernels both launches below will need.
+            configs = [self.expectation.config, self.expectation.passing_config]
+            ahead = json.dumps([c for c in configs if c is not None])
+            compiled = self._run(
+                source,
+                self.work / name,
+                self.execution,
+                self.workers,
+                False,
+                None,
+                {**knobs, COMPILE_LAUNCHES: ahead},
+            )
             if compiled.outcome is not Outcome.PASSED:
                 return replace(judge(compiled, self.expectation.signature), interesting=False)
-        result = self._run(source, self.work / name, self.execution, self.workers)
+        result = self._run(
+            source, self.work / name, self.execution, self.workers, None, None, knobs
+        )
         verdict = judge(result, self.expectation.signature)
-        if verdict.interesting and launch and (other := self._twin_fails(source, f"{name}-pass")):
+        if (
+            verdict.interesting
+            and launch
+            and (other := self._twin_fails(source, f"{name}-pass", knobs))
+        ):
             return replace(
                 verdict,
                 interesting=False,
@@ -190,7 +220,9 @@ class SignatureTest:
         if not verdict.interesting or not self.expectation.fixed_python:
             return verdict
         fixed = replace(self.execution, python=self.expectation.fixed_python)
-        seen = self._run(source, self.work / f"{name}-fixed", fixed, self.fixed_workers)
+        seen = self._run(
+            source, self.work / f"{name}-fixed", fixed, self.fixed_workers, None, None, knobs
+        )
         passed = seen.outcome is Outcome.PASSED
         return replace(verdict, interesting=passed, fixed_outcome=seen.outcome.label)
 
