@@ -35,7 +35,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Protocol
 
@@ -148,7 +148,14 @@ def _pump(pipe: IO[bytes], drain: _Drain) -> None:
             drain.feed(chunk)
 
 
-Overdue = Callable[[], bool]
+class Watch(Protocol):
+    """A case's bounds of its own making beside the timeout: ``overdue`` once it broke one
+    (a launch past the hang oracle's bound); ``waited_s``, the time it spent waiting for its
+    turn on a GPU, which its timeout does not count (another case's launch held the GPU)."""
+
+    def overdue(self) -> bool: ...
+
+    def waited_s(self) -> float: ...
 
 
 class Started(Protocol):
@@ -206,7 +213,7 @@ def run_isolated(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     bounds: Bounds | None = None,
-    overdue: Overdue | None = None,
+    watch: Watch | None = None,
 ) -> Exit:
     """Run ``argv`` as a fresh process to completion or to a bound, and say how it ended."""
     token = new_token()
@@ -233,7 +240,7 @@ def run_isolated(
         raise
     finally:
         os.close(report_write)
-    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started, overdue)
+    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started, watch)
 
 
 def _check_runnable(program: str, env: Mapping[str, str], cwd: str | None) -> None:
@@ -284,13 +291,13 @@ def stopping() -> bool:
 
 
 def supervise(
-    case: Started, token: str, bounds: Bounds, started: float, overdue: Overdue | None = None
+    case: Started, token: str, bounds: Bounds, started: float, watch: Watch | None = None
 ) -> Exit:
-    """Watch a started case until it ends or breaks a bound (``overdue``: a bound of its own
+    """Watch a started case until it ends or breaks a bound (``watch``: bounds of its own
     making, e.g. a launch past the hang oracle's); then clean up after it."""
     WATCHED.add(case.pid)
     try:
-        return _supervise(case, token, bounds, started, overdue)
+        return _supervise(case, token, bounds, started, watch)
     except BaseException:
         # Stopped (a signal in this thread) or broken: the case must not outlive its watcher.
         kill_tree(case.pid)
@@ -301,7 +308,7 @@ def supervise(
 
 
 def _supervise(
-    case: Started, token: str, bounds: Bounds, started: float, overdue: Overdue | None
+    case: Started, token: str, bounds: Bounds, started: float, watch: Watch | None
 ) -> Exit:
     _no_core_files(case.pid)
     drains = (_Drain(bounds.output_bytes), _Drain(bounds.output_bytes))
@@ -316,7 +323,10 @@ def _supervise(
     returncode = case.wait_for(0 if stopping() else POLL_SECONDS)
     while returncode is None:
         if not (timed_out or memory_exceeded):
-            timed_out = time.monotonic() - started > bounds.timeout_s or bool(overdue and overdue())
+            waited = watch.waited_s() if watch else 0.0
+            timed_out = time.monotonic() - started - waited > bounds.timeout_s or bool(
+                watch and watch.overdue()
+            )
             rss = _tree_rss(case.pid)
             peak = max(peak, rss)
             memory_exceeded = bounds.memory_bytes is not None and rss > bounds.memory_bytes

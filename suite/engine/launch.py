@@ -10,12 +10,14 @@ reproducer with ``@REPRO.inputs`` is judged by its oracles (``suite.oracles``); 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from suite.api import Case, Reproducer
-from suite.engine.protocol import Judged, LaunchEvent, LaunchFinished, started
+from suite.engine.protocol import GpuWait, Judged, LaunchEvent, LaunchFinished, started
 from suite.oracles import (
     Determinism,
     Differential,
@@ -39,6 +41,24 @@ LAUNCH_ONLY = "REPRO_LAUNCH_ONLY"
 #: ``TRITON_CACHE_DIR`` then finds everything built and holds its GPU only to launch.
 COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 
+#: Environment knob of a case that launches: a lock file of its GPU, held around each launch
+#: (and the synchronize after it) so that launches on one GPU are one at a time while the
+#: cases around them (start, CUDA context, inputs, oracles) run side by side.
+GPU_LOCK = "REPRO_GPU_LOCK"
+
+
+@contextlib.contextmanager
+def gpu_turn(emit: Emit) -> Iterator[None]:
+    """Hold this case's GPU for one launch (no lock named: the GPU is this case's alone)."""
+    path = os.environ.get(GPU_LOCK)
+    if not path:
+        yield
+        return
+    emit(GpuWait(time.monotonic()))
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the case dies
+        yield
+
 
 def _synchronize() -> None:
     """Wait for the GPU (a fault often surfaces only here); nothing to wait for on the CPU."""
@@ -58,10 +78,11 @@ class _Launcher:
 
     def __call__(self, launch: str, role: str, case: Case, inputs: Mapping[str, Any]) -> Any:
         assert self.repro.launch_fn is not None
-        self.emit(started(launch, role, self.bound_s))
-        outputs = self.repro.launch_fn(case, **inputs)
-        _synchronize()
-        self.emit(LaunchFinished(launch))
+        with gpu_turn(self.emit):
+            self.emit(started(launch, role, self.bound_s))
+            outputs = self.repro.launch_fn(case, **inputs)
+            _synchronize()
+            self.emit(LaunchFinished(launch))
         return outputs
 
 
@@ -73,10 +94,11 @@ def run_launch(repro: Reproducer, case: Case, emit: Emit) -> None:
     """Launch ``case`` and judge it; raises what a launch raised (a fault)."""
     assert repro.launch_fn is not None
     if repro.inputs_fn is None:
-        emit(started("kernel", "kernel", None))
-        repro.launch_fn(case)
-        _synchronize()
-        emit(LaunchFinished("kernel"))
+        with gpu_turn(emit):
+            emit(started("kernel", "kernel", None))
+            repro.launch_fn(case)
+            _synchronize()
+            emit(LaunchFinished("kernel"))
         return
     launch = _Launcher(repro, emit)
     inputs = dict(repro.inputs_fn(case))

@@ -143,6 +143,15 @@ class Skipped(Event):
 
 
 @dataclass(frozen=True)
+class GpuWait(Event):
+    """The child waits for its turn on its GPU (one launch at a time per GPU); the wait
+    ends at its next ``LaunchStarted``. ``at``: the child's monotonic clock."""
+
+    KIND: ClassVar[str] = "gpu-wait"
+    at: float
+
+
+@dataclass(frozen=True)
 class LaunchStarted(Event):
     """A launch is about to be made (``role``: kernel, variant:<name>, repeat).
 
@@ -183,7 +192,7 @@ class Done(Event):
     KIND: ClassVar[str] = "done"
 
 
-LaunchEvent = LaunchStarted | LaunchFinished | Judged
+LaunchEvent = GpuWait | LaunchStarted | LaunchFinished | Judged
 EVENT_TYPES: dict[str, type[Event]] = {
     kind.KIND: kind
     for kind in (
@@ -193,6 +202,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Error,
         Compiled,
         Skipped,
+        GpuWait,
         LaunchStarted,
         LaunchFinished,
         Judged,
@@ -342,6 +352,9 @@ class ChildReport:
     def on_skipped(self, event: Skipped) -> None:
         self.skipped = event
 
+    def on_gpu_wait(self, event: GpuWait) -> None:
+        self.launches.append(event)
+
     def on_launch_started(self, event: LaunchStarted) -> None:
         self.launches.append(event)
 
@@ -390,14 +403,17 @@ def errors_in(records: list[dict[str, Any]]) -> list[Error]:
 
 
 class LaunchWatch:
-    """The parent's watch on a running case's launches: :meth:`overdue` is true once a
-    launch has run past its hang bound. Reads the events file as it grows."""
+    """The parent's watch on a running case's launches (``suite.engine.isolate.Watch``):
+    :meth:`overdue` is true once a launch has run past its hang bound; :meth:`waited_s` is the
+    time the case waited for its turn on the GPU. Reads the events file as it grows."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._offset = 0
         self._partial = b""
         self._open: LaunchStarted | None = None
+        self._waiting_since: float | None = None
+        self._waited = 0.0
 
     def _read(self) -> None:
         try:
@@ -414,8 +430,13 @@ class LaunchWatch:
                 event = decode(record)
             except Unreadable:
                 continue
-            if isinstance(event, LaunchStarted):
+            if isinstance(event, GpuWait):
+                self._waiting_since = event.at
+            elif isinstance(event, LaunchStarted):
                 self._open = event
+                if self._waiting_since is not None:
+                    self._waited += max(0.0, event.at - self._waiting_since)
+                    self._waiting_since = None
             elif isinstance(event, LaunchFinished):
                 self._open = None
 
@@ -425,3 +446,8 @@ class LaunchWatch:
         if running is None or not running.bound_s:
             return False
         return time.monotonic() - running.at > running.bound_s
+
+    def waited_s(self) -> float:
+        self._read()
+        waiting = time.monotonic() - self._waiting_since if self._waiting_since else 0.0
+        return self._waited + max(0.0, waiting)

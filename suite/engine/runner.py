@@ -14,6 +14,7 @@ import queue
 import shutil
 import stat
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -25,7 +26,8 @@ from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_evidence import needs_gpu
-from suite.engine.isolate import Bounds, Captured, Exit, Overdue, run_isolated, stop_all
+from suite.engine.isolate import Bounds, Captured, Exit, Watch, run_isolated, stop_all
+from suite.engine.launch import GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
 from suite.engine.record import RunStore
@@ -56,9 +58,10 @@ class Execution:
 class Workers:
     """Starts cases: forked from a warm template, or as fresh interpreters.
 
-    Also hands out GPUs: a case that launches takes one visible GPU for itself
-    (``CUDA_VISIBLE_DEVICES``), so with several GPUs there is one launching
-    worker per GPU, and with one GPU launches never share it.
+    Also hands out GPUs: a case that launches gets one visible GPU (``CUDA_VISIBLE_DEVICES``)
+    and that GPU's lock file (``GPU_LOCK``), which it holds around each launch: up to
+    ``execution.workers`` cases per GPU run side by side, and their launches on one GPU are
+    one at a time.
     """
 
     def __init__(self, execution: Execution, specs: Sequence[CaseSpec] = ()) -> None:
@@ -71,8 +74,10 @@ class Workers:
         self.cold_reason = ""  # why cases run fresh although warm was asked for
         self._lock = threading.Lock()
         self._gpus: queue.Queue[str] = queue.Queue()
-        for gpu in execution.gpus or ("0",):
-            self._gpus.put(gpu)
+        for _ in range(max(1, execution.workers)):
+            for gpu in execution.gpus or ("0",):
+                self._gpus.put(gpu)
+        self._gpu_locks: list[Path] = []  # the folder of the GPUs' lock files, once made
 
     def _warm(self) -> Template | None:
         """The running template, started (again) if need be; None once it cannot start."""
@@ -99,9 +104,10 @@ class Workers:
             return self._template
 
     def share_gpus(self, other: Workers) -> None:
-        """Take GPUs from ``other``'s pool: launches of both (two interpreters, say) never
-        share a GPU."""
+        """Take GPUs from ``other``'s pool: launches of both (two interpreters, say) are one
+        at a time per GPU too."""
         self._gpus = other._gpus
+        self._gpu_locks = other._gpu_locks
 
     def fresh_because(self, target: str) -> str:
         """Why a case of ``target`` runs as a fresh interpreter ("" when it is forked warm)."""
@@ -121,26 +127,36 @@ class Workers:
         cwd: Path,
         gpu: bool,
         target: str = "",
-        overdue: Overdue | None = None,
+        watch: Watch | None = None,
     ) -> Exit:
         bounds = self.execution.bounds
         gpu_id = self._gpus.get() if gpu else None
         try:
+            if gpu_id is not None:
+                env = {**env, GPU_LOCK: str(self._lock_folder() / f"gpu-{gpu_id}.lock")}
             if gpu_id is not None and self.execution.gpus:
                 env = {**env, "CUDA_VISIBLE_DEVICES": gpu_id}
             template = self._warm() if self.execution.warm else None
             if template is not None and not self.fresh_because(target):
                 try:
-                    return run_warm(template, str(spec_file), env, str(cwd), bounds, overdue)
+                    return run_warm(template, str(spec_file), env, str(cwd), bounds, watch)
                 except WarmUnavailable:
                     pass  # it died before forking this case: the case runs fresh
             argv = [self.execution.python, "-m", "suite.engine.child", str(spec_file)]
-            return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds, overdue=overdue)
+            return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds, watch=watch)
         finally:
             if gpu_id is not None:
                 self._gpus.put(gpu_id)
 
+    def _lock_folder(self) -> Path:
+        with self._lock:
+            if not self._gpu_locks:
+                self._gpu_locks.append(Path(tempfile.mkdtemp(prefix="repro-gpu-locks-")))
+            return self._gpu_locks[0]
+
     def close(self) -> None:
+        for folder in self._gpu_locks:
+            shutil.rmtree(folder, ignore_errors=True)
         if self._template is not None:
             self._template.close()
             self._template = None
@@ -232,14 +248,14 @@ def run_case(
         }
     )
     # A launch past the hang oracle's bound is killed as the timeout kills a case.
-    overdue = LaunchWatch(str(report)).overdue if spec.gpu else None
+    watch = LaunchWatch(str(report)) if spec.gpu else None
     if workers is None:
         with Workers(replace(execution, warm=False)) as fresh:
-            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target, overdue)
+            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target, watch)
         fresh_because = ""
     else:
         fresh_because = workers.fresh_because(spec.target)
-        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target, overdue)
+        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target, watch)
     if exit.interrupted:
         raise CaseInterrupted(spec.case_id)
     # Secrets out first: the signature is normalized from this text, and kept with the case.

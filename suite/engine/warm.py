@@ -34,7 +34,7 @@ from suite.engine.isolate import (
     TOKEN_VARIABLE,
     Bounds,
     Exit,
-    Overdue,
+    Watch,
     kill_tree,
     new_token,
     supervise,
@@ -241,10 +241,10 @@ def run_warm(
     env: Mapping[str, str],
     cwd: str,
     bounds: Bounds,
-    overdue: Overdue | None = None,
+    watch: Watch | None = None,
 ) -> Exit:
     """Run one case forked from ``template``, supervised like a fresh process."""
     token = new_token()
     case_env = {**env, TOKEN_VARIABLE: token}
     started = time.monotonic()
-    return supervise(template.start(spec, case_env, cwd), token, bounds, started, overdue)
+    return supervise(template.start(spec, case_env, cwd), token, bounds, started, watch)

@@ -25,7 +25,7 @@ def interpreted() -> bool:
 def launch_gpus(
     finding: Finding, finding_name: str, environment: dict[str, object]
 ) -> tuple[str, ...]:
-    """The GPU ids a reduction of ``finding`` launches on (one launching worker each); ``()``
+    """The GPU ids a reduction of ``finding`` launches on (launches take turns on each); ``()``
     under Triton's interpreter. A usage error when there is no GPU of the finding's target."""
     from suite.engine import visible_gpus
     from suite.toolchain.limits import limits_for

@@ -239,7 +239,7 @@ def reduce(
     """Reduce ``found`` (the finding's reproducer) into ``folder/reduced.py``; with
     ``fixed_python`` (a release where the bug is fixed) every kept kernel passes there.
     ``gpus`` (a runtime failure's: ``suite.reduce.launching.launch_gpus``) launches every
-    candidate, one launch at a time per GPU; None compiles them."""
+    candidate (launches take turns per GPU); None compiles them."""
     original_text = Path(found.source["path"]).read_text()
     expectation = Expectation(
         repro=finding.repro,
@@ -261,7 +261,12 @@ def reduce(
     work.mkdir()
     # No sanitizer reruns of a candidate: the reduction asks only whether it fails the same way.
     execution = Execution(
-        python=python, bounds=DEFAULTS.bounds, warm=DEFAULTS.warm, gpus=gpus or (), sanitize=False
+        python=python,
+        bounds=DEFAULTS.bounds,
+        workers=jobs,  # as many cases at once on a GPU (their launches take turns)
+        warm=DEFAULTS.warm,
+        gpus=gpus or (),
+        sanitize=False,
     )
     spec = CaseSpec(found, dict(finding.minimal_config), finding.target, gpus is not None)
     workers = ForkingWorkers(execution, [spec])
@@ -269,7 +274,7 @@ def reduce(
     if fixed_python:
         fixed_execution = replace(execution, python=fixed_python)
         fixed_workers = ForkingWorkers(fixed_execution, [spec])
-        fixed_workers.share_gpus(workers)  # one launch at a time per GPU, either release
+        fixed_workers.share_gpus(workers)  # launches of either release take turns per GPU
     test = SignatureTest(expectation, work, workers, execution, fixed_workers)
     previous = Progress.read(state_path)
     resumed = bool(

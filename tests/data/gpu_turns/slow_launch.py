@@ -1,0 +1,28 @@
+"""A launch that takes ``SECONDS`` and writes down when it ran (tests/test_gpu_turns.py).
+
+No kernel: the launch phase alone, under Triton's interpreter (no GPU needed), so that
+the engine's turns on a GPU can be watched from the outside.
+"""
+
+import json
+import time
+
+from suite import Choice, Reproducer
+
+REPRO = Reproducer(
+    id="slow-launch",
+    title="a launch that takes a while",
+    family="test",
+    params=(Choice("SECONDS", (1.5,)), Choice("LOG", ("",)), Choice("N", (0, 1))),
+    configs={},
+    targets=("sm_90",),
+    label="n{N}",
+)
+
+
+@REPRO.launch
+def launch(case):
+    began = time.monotonic()
+    time.sleep(case.config["SECONDS"])
+    with open(case.config["LOG"], "a") as log:
+        log.write(json.dumps([began, time.monotonic()]) + "\n")
