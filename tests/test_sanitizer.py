@@ -123,7 +123,7 @@ def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tm
         (ROOT / "docs" / "results" / "2026-11-25-runtime-gpu" / f"{finding}.json").read_text()
     )
     first = parse((SAVED / "memcheck-descriptor.txt").read_text(), "memcheck")
-    evidence = Evidence(True, ("memcheck",), first, {}, {"consan": "exit 1"})
+    evidence = Evidence(True, ("memcheck",), first, {}, {"consan": "exit 1: no error reported"})
     record["sanitizer"] = evidence.to_json()
     (tmp_path / "findings").mkdir()
     (tmp_path / "findings" / f"{finding}.json").write_text(json.dumps(record))
@@ -140,5 +140,5 @@ def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tm
         "issue.md": "**compute-sanitizer** (the launch run again under memcheck): misaligned,",
     }[body]
     assert category in text
-    assert "`consan`" in text and "`exit 1`" in text
+    assert "`consan`" in text and "`exit 1: no error reported`" in text
     assert max(len(line) for line in text.splitlines()) <= 300

@@ -254,7 +254,7 @@ def gather(failure: str, python: str, folder: Path, rerun: Rerun) -> Evidence:
         output = folder / f"instrumentation-{mode}.txt"
         status, text = rerun([], {"TRITON_INSTRUMENTATION_MODE": mode}, output)
         said = next((ln for ln in text.splitlines() if "error" in ln.lower()), "")
-        modes[mode] = f"exit {status}" + (f": {said.strip()[:300]}" if said else "")
+        modes[mode] = f"exit {status}: " + (said.strip()[:300] if said else "no error reported")
     return Evidence(sanitizer is not None, tuple(tools), first, outputs, modes, note)
 
 
