@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, repro_cli
@@ -113,17 +114,12 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     assert "**compute-sanitizer**" in issue and "Misaligned shared or local address" in issue
 
 
-@pytest.mark.parametrize("body", ["comment.md", "issue.md"])
-def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tmp_path, body):
-    """#10474's finding from the H100, with the evidence memcheck printed there for the same
-    misaligned descriptor store (``memcheck-descriptor.txt``) as its ``sanitizer`` record:
-    the report quotes the first error, as a comment on the known issue or as a new issue."""
-    finding = "upstream-10474-descriptor-1d-pipelined-126948bb4a6c"
+def _reported(tmp_path: Path, finding: str, evidence: Evidence, body: str) -> str:
+    """``body`` of the report of a finding recorded on the H100, given ``evidence`` as its
+    sanitizer record (a comment on the known issue, or a new issue without a baseline)."""
     record = json.loads(
         (ROOT / "docs" / "results" / "2026-11-25-runtime-gpu" / f"{finding}.json").read_text()
     )
-    first = parse((SAVED / "memcheck-descriptor.txt").read_text(), "memcheck")
-    evidence = Evidence(True, ("memcheck",), first, {}, {"consan": "exit 1: no error reported"})
     record["sanitizer"] = evidence.to_json()
     (tmp_path / "findings").mkdir()
     (tmp_path / "findings" / f"{finding}.json").write_text(json.dumps(record))
@@ -132,7 +128,19 @@ def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tm
     baseline = ["--baseline", str(empty)] if body == "issue.md" else []
     done = repro_cli("report", finding, "-o", str(tmp_path), "--no-rerun", *baseline)
     assert done.code == 0, done.stdout + done.stderr
-    text = (tmp_path / finding / body).read_text()
+    return (tmp_path / finding / body).read_text()
+
+
+@pytest.mark.parametrize("body", ["comment.md", "issue.md"])
+def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tmp_path, body):
+    """#10474's finding from the H100, with the evidence memcheck printed there for the same
+    misaligned descriptor store (``memcheck-descriptor.txt``) as its ``sanitizer`` record:
+    the report quotes the first error, as a comment on the known issue or as a new issue."""
+    first = parse((SAVED / "memcheck-descriptor.txt").read_text(), "memcheck")
+    evidence = Evidence(True, ("memcheck",), first, {}, {"consan": "exit 1: no error reported"})
+    text = _reported(
+        tmp_path, "upstream-10474-descriptor-1d-pipelined-126948bb4a6c", evidence, body
+    )
     said = "memcheck: Misaligned shared or local address at copy_1d+0xcd0 (sanitizer_kernels.py:21)"
     assert said in text, text
     category = {
@@ -141,4 +149,16 @@ def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tm
     }[body]
     assert category in text
     assert "`consan`" in text and "`exit 1: no error reported`" in text
+    assert max(len(line) for line in text.splitlines()) <= 300
+
+
+@pytest.mark.parametrize("body", ["comment.md", "issue.md"])
+def test_a_wrong_result_that_the_sanitizers_ran_clean_on_says_so(tmp_path, body):
+    """#6691's wrong result from the H100: racecheck and synccheck found nothing, which tells a
+    wrong value apart from a race or an out-of-bounds access."""
+    evidence = Evidence(True, ("racecheck", "synccheck"), None, {}, {})
+    text = _reported(tmp_path, "upstream-6691-pipelined-dot-and-sum-f4683ab7d156", evidence, body)
+    assert "compute-sanitizer** (racecheck, synccheck): no memory error" in text or (
+        "- compute-sanitizer (racecheck, synccheck): no memory error" in text
+    ), text
     assert max(len(line) for line in text.splitlines()) <= 300
