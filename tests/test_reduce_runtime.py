@@ -222,3 +222,12 @@ def test_a_candidates_launch_finds_its_kernels_built_by_the_compile_only_run(tmp
         )
         assert launched.outcome.is_failure is fails, launched.message
         assert _built(cache) == built, "the launch compiled what the compile-only run had not"
+    # A kernel that does not compile fails that run's compile phase, as its launch would.
+    broken = tmp_path / "broken.py"
+    text = port.read_text().replace("tl.make_tensor_descriptor(", "tl.make_tensor_descriptr(")
+    broken.write_text(text)
+    found = discover.from_source({"path": str(broken)}, str(broken))[0]
+    spec = CaseSpec(found, failing, "sm_90", gpu=False)
+    refused = run_case(spec, tmp_path / "b", execution, None, ahead)
+    assert refused.outcome.is_failure and refused.site.phase == "compile", refused.message
+    assert "make_tensor_descriptr" in refused.message

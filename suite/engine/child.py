@@ -19,7 +19,9 @@ import importlib.util
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from suite.api import Case, Reproducer, Target, Unsupported
 from suite.engine.launch import COMPILE_LAUNCHES, LAUNCH_ONLY, compile_launches, run_launch
@@ -86,7 +88,19 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
     skip_compile = case.gpu and (
         os.environ.get("TRITON_INTERPRET") == "1" or os.environ.get(LAUNCH_ONLY) == "1"
     )
-    for phase, fn in (("compile", repro.compile_fn), ("launch", repro.launch_fn)):
+    compile_fn: Callable[[Case], Any] | None = repro.compile_fn
+    ahead = os.environ.get(COMPILE_LAUNCHES)
+    if ahead and not case.gpu and repro.launch_fn is not None:
+        # The launches' own compiles, built for the launch that follows this case.
+        launching = Case(case.repro_id, case.config, case.target, True)
+        configs = json.loads(ahead)
+
+        def build_launches(_: Case) -> None:
+            compile_launches(repro, launching, configs)
+
+        compile_fn = build_launches
+
+    for phase, fn in (("compile", compile_fn), ("launch", repro.launch_fn)):
         if fn is None or (phase == "launch" and not case.gpu):
             continue
         if phase == "compile" and skip_compile:
@@ -107,10 +121,6 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
             return 1
         if phase == "compile" and compiled is not None:
             emit(Compiled(compiled.shared_bytes, compiled.tmem_columns, compiled.extra))
-    ahead = os.environ.get(COMPILE_LAUNCHES)
-    if ahead and not case.gpu and repro.launch_fn is not None:
-        launching = Case(case.repro_id, case.config, case.target, True)
-        compile_launches(repro, launching, json.loads(ahead))
     emit(Done())
     return 0
 

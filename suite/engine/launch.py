@@ -35,10 +35,10 @@ Emit = Callable[[LaunchEvent], None]
 #: has judged that compile in a child of its own: ``repro reduce``'s candidates).
 LAUNCH_ONLY = "REPRO_LAUNCH_ONLY"
 
-#: Environment knob of a case compiled without launching (a JSON list of configs): after the
-#: compile phase, the launch phase runs for each config with every kernel compiled, loaded
-#: and its launcher built, but nothing launched. A launch that follows under the same
-#: ``TRITON_CACHE_DIR`` then finds everything built and holds its GPU only to launch.
+#: Environment knob of a case compiled without launching (a JSON list of configs, the case's
+#: own first): its compile phase is the launch phase run for each config with every kernel
+#: compiled, loaded and its launcher built, but nothing launched. A launch that follows
+#: under the same ``TRITON_CACHE_DIR`` finds everything built and holds its GPU only to launch.
 COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 
 #: Environment knob of a case that launches: a lock file of its GPU, held around each launch
@@ -121,7 +121,8 @@ def run_launch(repro: Reproducer, case: Case, emit: Emit) -> None:
 
 def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]]) -> None:
     """Build what launching ``case`` under each of ``configs`` would build (Triton's
-    ``warmup``: compiled, not launched), oracle variants included; launches nothing."""
+    ``warmup``: compiled, not launched), oracle variants included; launches nothing. What the
+    first config's launch raises (its kernel does not compile, say) is raised."""
     from triton.runtime.jit import JITFunction
 
     original = JITFunction.run
@@ -135,7 +136,9 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
 
     JITFunction.run = build_only
     try:
-        for config in configs:
+        first, *others = configs
+        run_launch(repro, _variant(case, first), lambda event: None)
+        for config in others:
             # Only a head start: the launch that follows meets any failure again and judges it.
             with contextlib.suppress(Exception):
                 run_launch(repro, _variant(case, config), lambda event: None)

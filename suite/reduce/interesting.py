@@ -175,16 +175,12 @@ class SignatureTest:
         return twin.signature.text if twin.signature else twin.outcome.label
 
     def __call__(self, source: Path, name: str = "case") -> Verdict:
-        # One Triton cache for every run of this candidate: what the compile-only run builds,
-        # the launches that follow find built (they hold a GPU; it does not).
-        cache = self.work / f"{name}-cache"
-        try:
-            return self._judge(source, name, {"TRITON_CACHE_DIR": str(cache)})
-        finally:
-            shutil.rmtree(cache, ignore_errors=True)
-
-    def _judge(self, source: Path, name: str, knobs: dict[str, str]) -> Verdict:
+        # One Triton cache for the candidates of a runtime failure (under ``work``, removed
+        # with it): what a compile-only run builds, the launches after it find built, and
+        # Triton's launcher and driver modules are built once, not once per candidate. A
+        # candidate's kernels are keyed by their source, so no candidate sees another's.
         launch = self.expectation.launch
+        knobs = {"TRITON_CACHE_DIR": str(self.work / "triton-cache")} if launch else {}
         if launch and os.environ.get("TRITON_INTERPRET") != "1":
             # A candidate that does not compile cannot launch: it is turned away by a compile
             # alone, which holds no GPU (launches wait for one; compiles run in parallel). The
