@@ -63,6 +63,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "EVENTS": ("protocol", "EVENTS"),
     "Error": ("protocol", "Error"),
     "FailureSite": ("protocol", "FailureSite"),
+    "Unreadable": ("protocol", "Unreadable"),
+    "typed": ("protocol", "typed"),
     "errors_in": ("protocol", "errors_in"),
     "parse_lines": ("protocol", "parse_lines"),
     "read_lines": ("protocol", "read_lines"),
@@ -140,6 +142,7 @@ __all__ = [
     "Selection",
     "Signature",
     "Triage",
+    "Unreadable",
     "Workers",
     "capture_environment",
     "capture_source",
@@ -194,6 +197,7 @@ __all__ = [
     "shown_outcome",
     "triage_family",
     "triage_of",
+    "typed",
     "unique_folder",
     "visible_gpus",
     "write_entry",
@@ -246,7 +250,16 @@ if TYPE_CHECKING:
         RunNotes,
         Signature,
     )
-    from suite.engine.protocol import EVENTS, Error, FailureSite, errors_in, parse_lines, read_lines
+    from suite.engine.protocol import (
+        EVENTS,
+        Error,
+        FailureSite,
+        Unreadable,
+        errors_in,
+        parse_lines,
+        read_lines,
+        typed,
+    )
     from suite.engine.record import RESULTS, RunStore, safe_name, unique_folder
     from suite.engine.runner import CaseInterrupted, Execution, Workers, execute
     from suite.engine.same_bug import completed_stage, named_pass
