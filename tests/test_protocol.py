@@ -1,5 +1,6 @@
 """What a child and its parent say to each other: each side refuses a line it cannot read
-instead of crashing on it (the warm template's pipes, the gate's GPU child, the replay child)."""
+instead of crashing on it (the warm template's pipes, the gate's GPU child, the replay child);
+and the environment, typed, reading its recorded files back."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from suite.engine.environment import Environment
+from suite.engine.environment import capture as capture_environment
 from suite.engine.isolate import Bounds
 from suite.engine.protocol import (
     ChildReport,
@@ -27,6 +30,19 @@ from suite.engine.shim import child_env
 from suite.engine.warm import Template, run_warm
 from suite.gate.events import Begin, Done, GpuSpec, Prior, SpecItem, Start, Timed
 from suite.gate.gpu import GpuEvents, GpuRun
+from suite.replay.bindings import Binding
+from suite.replay.passes import ProbeReader, ir_types, probe
+from suite.replay.protocol import (
+    PassPlan,
+    Probed,
+    Probing,
+    TypesSaid,
+    Version,
+)
+from suite.replay.protocol import (
+    read_message as read_replay_message,
+)
+from suite.search.findings import Finding
 
 PASSING = """
 from suite import Choice, Compiled, Reproducer
@@ -204,3 +220,115 @@ def test_the_gate_parent_skips_ill_typed_events_and_says_so(tmp_path):
     assert run.measured["k1"].times == {"512x512x512": [0.25]}
     assert not run.measured["k1"].checked  # the ill-typed check was not taken as a pass
     assert run.notes == ["2 unreadable event(s) from the GPU child skipped"]
+
+
+def test_a_replay_pass_plan_reads_back_and_a_malformed_one_is_refused():
+    plan = PassPlan("passes.ttgpuir.add_pipeline", [{"kind": "int", "value": 3}], "tritongpu-x")
+    assert PassPlan.from_json(plan.to_json()) == plan
+    assert plan.binding_args[0].value == 3
+    for broken in (
+        "",
+        '{"binding": 7, "args": [], "pass": "x"}',
+        '{"binding": "b", "args": [{"value": 3}], "pass": "x"}',  # an argument with no kind
+        '{"binding": "b", "args": {}, "pass": "x"}',
+        '{"args": [], "pass": "x"}',
+    ):
+        with pytest.raises(Unreadable):
+            PassPlan.from_json(broken)
+
+
+def test_the_replay_child_refuses_a_malformed_plan_with_exit_2(tmp_path):
+    plan = tmp_path / "pass.json"
+    plan.write_text('{"binding": "passes.common.add_cse", "args": "none"}')
+    done = subprocess.run(
+        [sys.executable, "-m", "suite.replay.child", "run", str(tmp_path / "x.mlir"), str(plan)],
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "refused" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_probe_file_with_torn_and_foreign_lines_reads_what_it_can():
+    good = Binding("passes.common.add_cse", pass_key="cse", params=())
+    text = "".join(
+        [
+            Version("3.9.0").to_line(),
+            "a warning some library printed\n",
+            Probing("passes.common.add_cse").to_line(),
+            Probed(good.to_json()).to_line(),
+            Probing("passes.common.add_bad").to_line(),
+            Probed({"pass": "no path"}).to_line(),  # ill-formed binding: skipped
+            '{"said": "probed", "binding": ',  # torn: the probe died mid-line
+        ]
+    )
+    table: dict[str, Binding] = {}
+    seen = ProbeReader(table).feed(text)
+    assert seen.version == "3.9.0" and not seen.done
+    assert table == {good.path: good}
+    assert seen.current == "passes.common.add_bad"  # the binding to blame and skip
+
+
+def test_the_replay_child_s_answers_read_back(tmp_path):
+    """A real probe and a real ``types`` query under the installed Triton."""
+    version, table = probe(sys.executable, tmp_path)
+    assert version != "unknown" and any(b.pass_key for b in table)
+    ir = tmp_path / "m.mlir"
+    ir.write_text(
+        "module {\n  tt.func @f(%a: i32) -> i32 {\n    %b = arith.addi %a, %a : i32\n"
+        "    tt.return %b : i32\n  }\n}\n"
+    )
+    types = ir_types(sys.executable, ir)
+    assert types is not None and types.ops == 4 and types.results == {"3": ["i32"]}
+    said = TypesSaid(2, {"3": ["i32"]})
+    assert read_replay_message(said.to_line()) == said
+    with pytest.raises(Unreadable):
+        read_replay_message('{"said": "types", "ops": "2", "results": {}}')
+
+
+# ---------------------------------------------------------------------- the environment
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _is_finding(path: Path) -> bool:
+    record = json.loads(path.read_text())
+    return isinstance(record, dict) and {"repro", "environment", "signature"} <= set(record)
+
+
+RECORDED_FINDINGS = sorted(
+    p
+    for p in [*(ROOT / "tests" / "data").glob("**/*.json"), *(ROOT / "docs").glob("**/*.json")]
+    if _is_finding(p)
+)
+
+
+@pytest.mark.parametrize("path", RECORDED_FINDINGS, ids=lambda p: p.stem)
+def test_a_recorded_finding_s_environment_reads_back(path):
+    record = json.loads(path.read_text())
+    finding = Finding.from_json(record)
+    assert isinstance(finding.environment, Environment)
+    assert finding.environment.triton == record["environment"]["triton"]
+    written = finding.to_json()["environment"]
+    # Every recorded fact is kept; a fact the record lacks is written as unknown.
+    assert {k: written[k] for k in record["environment"]} == record["environment"]
+    assert all(written[k] in (None, "", {}, []) for k in set(written) - set(record["environment"]))
+    assert Finding.from_json(json.loads(json.dumps(finding.to_json()))) == finding
+
+
+def test_the_probed_environment_reads_back_as_itself():
+    captured = capture_environment(sys.executable)
+    assert captured.triton and captured.python_executable
+    assert Environment.from_json(json.loads(json.dumps(captured.to_json()))) == captured
+
+
+def test_an_ill_typed_environment_is_refused():
+    for broken in ([], {"triton": 3.5}, {"gpu_arch": "90"}, {"gpus": [{"name": 1}]}):
+        with pytest.raises(Unreadable):
+            Environment.from_json(broken)
+    record = json.loads(RECORDED_FINDINGS[0].read_text())
+    with pytest.raises(TypeError):
+        Finding.from_json({**record, "environment": {"triton": ["3.5.0"]}})

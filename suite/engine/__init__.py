@@ -35,6 +35,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "catalogue": ("discover", "catalogue"),
     "from_source": ("discover", "from_source"),
     "select": ("discover", "select"),
+    "Environment": ("environment", "Environment"),
     "capture_environment": ("environment", "capture"),
     "gpu_arch": ("environment", "gpu_arch"),
     "CaseSpec": ("expand", "CaseSpec"),
@@ -128,6 +129,7 @@ __all__ = [
     "CaseInterrupted",
     "CaseResult",
     "CaseSpec",
+    "Environment",
     "Error",
     "Execution",
     "Exit",
@@ -227,8 +229,8 @@ if TYPE_CHECKING:
     from suite.engine.child import load_reproducers
     from suite.engine.defaults import DEFAULTS, choose_defaults
     from suite.engine.discover import Found, catalogue, from_source, select
+    from suite.engine.environment import Environment, gpu_arch
     from suite.engine.environment import capture as capture_environment
-    from suite.engine.environment import gpu_arch
     from suite.engine.expand import CaseSpec, case_id, check_targets, load_config_file, shard
     from suite.engine.expand import expand as expand_cases
     from suite.engine.gpu_evidence import (

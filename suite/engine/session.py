@@ -13,7 +13,7 @@ from typing import Any
 
 from suite.engine import discover
 from suite.engine.baseline import Baseline, exit_status
-from suite.engine.environment import capture
+from suite.engine.environment import Environment, capture
 from suite.engine.expand import CaseSpec, expand, load_config_file, shard
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
@@ -56,23 +56,23 @@ class Selection:
 class RunOutcome:
     store: RunStore
     results: list[CaseResult]
-    environment: dict[str, Any]
+    environment: Environment
     exit_status: int
 
 
-def visible_gpus(environment: dict[str, Any]) -> tuple[str, ...]:
+def visible_gpus(environment: Environment) -> tuple[str, ...]:
     """The GPU ids a launching case may be pinned to: ``CUDA_VISIBLE_DEVICES``, else all."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return tuple(v.strip() for v in visible.split(",") if v.strip())
-    return tuple(str(i) for i in range(len(environment.get("gpus") or ())))
+    return tuple(str(i) for i in range(len(environment.gpus)))
 
 
-def plan(selection: Selection, environment: dict[str, Any]) -> list[CaseSpec]:
+def plan(selection: Selection, environment: Environment) -> list[CaseSpec]:
     """The cases of a selection, given what the environment offers (a GPU or not)."""
     found = discover.select(selection.repros)
     configs = load_config_file(selection.config_file) if selection.config_file else []
-    gpu_arch = environment.get("gpu_arch")
+    gpu_arch = environment.gpu_arch
     if selection.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if selection.gpu != "off" else None
@@ -104,10 +104,10 @@ def run(
     if store is None:
         store = RunStore.create(output, asdict(selection))
     if not (store.folder / "environment.json").exists():
-        store.write_json("environment.json", environment)
+        store.write_json("environment.json", environment.to_json())
     done = {r.case_id for r in store.results()}
     todo = [s for s in specs if s.case_id not in done]
-    triton_version = environment["triton"]
+    triton_version = str(environment.triton)
     on_start(len(specs), len(specs) - len(todo))
 
     sources = carry_sources(specs, store.folder)

@@ -104,7 +104,7 @@ def find_gpu(state: GateState) -> None:
     from suite.engine import capture_environment as capture
 
     state.environment = capture(options.python)
-    arch = state.environment.get("gpu_arch")
+    arch = state.environment.gpu_arch
     if arch is None:
         raise UsageError("--gpu/--suggest, but no NVIDIA GPU is visible (nvidia-smi found none)")
     matching = [t for t in state.targets if limits_for(t).arch == arch]
