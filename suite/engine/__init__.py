@@ -93,7 +93,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "visible_gpus": ("session", "visible_gpus"),
     "child_env": ("shim", "child_env"),
     "PTXAS_ERROR_LINE": ("signature", "PTXAS_ERROR_LINE"),
-    "describe_printed": ("signature", "describe_printed"),
+    "describe_printed": ("exception_facts", "describe_printed"),
     "diagnostic_verdict": ("signature", "diagnostic_verdict"),
     "family_of": ("signature", "family_of"),
     "judge": ("signature", "judge"),
@@ -272,7 +272,6 @@ if TYPE_CHECKING:
     from suite.engine.shim import child_env
     from suite.engine.signature import (
         PTXAS_ERROR_LINE,
-        describe_printed,
         diagnostic_verdict,
         family_of,
         judge,

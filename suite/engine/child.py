@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from suite.api import Case, Reproducer, Target, Unsupported
+from suite.engine.exception_facts import describe_exception, stages_entered
 from suite.engine.launch import LAUNCH_ONLY, run_launch
 from suite.engine.protocol import (
     ChildSpec,
@@ -32,7 +33,6 @@ from suite.engine.protocol import (
     Stage,
     Start,
 )
-from suite.engine.signature import describe_exception, stages_entered
 
 
 def load_reproducers(source: dict[str, str]) -> list[Reproducer]:

@@ -102,7 +102,7 @@ class Stage(Event):
 
 @dataclass(frozen=True)
 class Error(Event):
-    """The facts of the exception that ended a phase (``signature.describe_exception``)."""
+    """The facts of the exception that ended a phase (``exception_facts.describe_exception``)."""
 
     KIND: ClassVar[str] = "error"
     phase: str = "compile"
