@@ -76,7 +76,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CaseInterrupted": ("runner", "CaseInterrupted"),
     "Execution": ("runner", "Execution"),
     "Workers": ("runner", "Workers"),
-    "execute": ("runner", "execute"),
     "completed_stage": ("same_bug", "completed_stage"),
     "is_same_bug": ("same_bug", "same_bug"),
     "named_pass": ("same_bug", "named_pass"),
@@ -86,10 +85,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "scrub_secrets": ("scrub", "scrub_secrets"),
     "scrub_text": ("scrub", "scrub"),
     "Selection": ("session", "Selection"),
-    "Planned": ("session", "Planned"),
-    "cases": ("session", "cases"),
     "plan": ("session", "plan"),
     "run_one": ("session", "run_one"),
+    "recorded_cases": ("session", "recorded_cases"),
     "visible_gpus": ("session", "visible_gpus"),
     "child_env": ("shim", "child_env"),
     "PTXAS_ERROR_LINE": ("signature", "PTXAS_ERROR_LINE"),
@@ -138,7 +136,6 @@ __all__ = [
     "FailureSite",
     "Found",
     "Outcome",
-    "Planned",
     "RunNotes",
     "RunStore",
     "Selection",
@@ -150,7 +147,6 @@ __all__ = [
     "capture_source",
     "capture_variables",
     "case_id",
-    "cases",
     "catalogue",
     "check_targets",
     "child_env",
@@ -162,7 +158,6 @@ __all__ = [
     "diagnostic_verdict",
     "entry_problem",
     "errors_in",
-    "execute",
     "exit_status",
     "expand_cases",
     "failure_of",
@@ -186,6 +181,7 @@ __all__ = [
     "range_problem",
     "read_lines",
     "record_range",
+    "recorded_cases",
     "reproducer_for",
     "run_isolated",
     "run_one",
@@ -263,12 +259,18 @@ if TYPE_CHECKING:
         typed,
     )
     from suite.engine.record import RESULTS, RunStore, safe_name, unique_folder
-    from suite.engine.runner import CaseInterrupted, Execution, Workers, execute
+    from suite.engine.runner import CaseInterrupted, Execution, Workers
     from suite.engine.same_bug import completed_stage, named_pass
     from suite.engine.same_bug import same_bug as is_same_bug
     from suite.engine.scrub import capture_variables, home_to_tilde, safe_facts, scrub_secrets
     from suite.engine.scrub import scrub as scrub_text
-    from suite.engine.session import Planned, Selection, cases, plan, run_one, visible_gpus
+    from suite.engine.session import (
+        Selection,
+        plan,
+        recorded_cases,
+        run_one,
+        visible_gpus,
+    )
     from suite.engine.shim import child_env
     from suite.engine.signature import (
         PTXAS_ERROR_LINE,

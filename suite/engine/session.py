@@ -6,7 +6,7 @@ pytest plugin are doors onto this.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -122,7 +122,7 @@ def run(
 
     finished = False
     try:
-        execute(todo, store, execution, judged)
+        recorded_cases(todo, store, execution, judged)
         finished = True
     finally:
         # Also for a run stopped by a signal or broken: what finished is summarized.
@@ -160,6 +160,20 @@ def cases(
     in parallel, recorded as they end). Raises ``CaseInterrupted`` when stopped meanwhile."""
     for case in planned:
         yield run_case(case.spec, case.folder, execution, workers, case.knobs)
+
+
+def recorded_cases(
+    specs: Sequence[CaseSpec],
+    store: RunStore,
+    execution: Execution,
+    on_result: Callable[[CaseResult], CaseResult] = lambda result: result,
+) -> list[CaseResult]:
+    """The way a command runs a set of cases at once (a run of a selection, the gate's static
+    checks): in parallel on ``execution.workers``, each result seen by ``on_result`` and then
+    recorded in ``store`` as it ends, in the order they end. Not :func:`cases`: that one runs
+    one case at a time, as the caller asks, and records nothing. Raises what stopped it
+    (cases finished meanwhile are recorded)."""
+    return execute(specs, store, execution, on_result)
 
 
 def run_one(

@@ -3,8 +3,9 @@
 Three steps, each through the engine:
 
 1. **Static, no GPU** (:func:`static_checks`): every config x target runs as an
-   isolated case (:func:`suite.engine.expand.expand` + :func:`suite.engine.runner.execute`,
-   warm workers): it compiles, its shared/tensor memory fits (the classifier's
+   isolated case (:func:`suite.engine.expand.expand` +
+   :func:`suite.engine.session.recorded_cases`, warm workers): it compiles, its
+   shared/tensor memory fits (the classifier's
    ``resource-limit``), registers and spills come from the cubin
    (``registers``, ``local_bytes``), and the reason of a failure comes from
    :func:`suite.engine.triage.triage` when that module is there (else the outcome and
