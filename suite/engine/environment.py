@@ -36,7 +36,7 @@ class Environment:
     triton_error: str | None = None  # why, then
     triton_commit: str | None = None
     ptxas: dict[str, dict[str, str]] = field(default_factory=dict)  # file name -> path, version
-    cache_env: dict[str, Any] | None = None  # the variables that invalidate Triton's cache
+    cache_env: dict[str, object] | None = None  # the variables that invalidate Triton's cache
     triton_env: dict[str, str] = field(default_factory=dict)  # TRITON_* (secret-like: dropped)
     gpu: str | None = None  # the first visible GPU's name; None without one
     gpus: list[dict[str, str]] = field(default_factory=list)  # name, driver, compute_cap
@@ -44,7 +44,7 @@ class Environment:
     cuda_driver_api: str | None = None
     gpu_arch: int | None = None  # 90 for sm_90
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod

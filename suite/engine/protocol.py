@@ -17,6 +17,7 @@ import json
 import time
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -235,7 +236,7 @@ def fits(hint: Any, value: Any) -> bool:
     return isinstance(value, origin)
 
 
-def typed(kind: type[T], record: dict[str, Any], name: str) -> T:
+def typed(kind: type[T], record: Mapping[str, object], name: str) -> T:
     """``kind`` made of the fields of ``record`` (other keys ignored), each checked against
     its annotation. Raises :class:`Unreadable` for a missing or ill-typed field."""
     hints = typing.get_type_hints(kind)

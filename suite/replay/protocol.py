@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from suite.engine import Unreadable, typed
 from suite.replay.bindings import Binding, BindingArg, Mapped
@@ -28,7 +28,7 @@ class PassPlan:
     """The one pass ``run`` adds: the binding, its arguments, the pass as recorded."""
 
     binding: str
-    args: list[dict[str, Any]]  # BindingArg.to_json() each
+    args: list[dict[str, object]]  # BindingArg.to_json() each
     pass_text: str  # in JSON: ``pass``
 
     @classmethod
@@ -82,7 +82,7 @@ class Probed(ReplayMessage):
     """What the probe learned of one binding (``Binding.to_json()``)."""
 
     KIND: ClassVar[str] = "probed"
-    binding: dict[str, Any]
+    binding: dict[str, object]
 
     @property
     def read(self) -> Binding:
@@ -138,7 +138,7 @@ def read_message(line: str) -> ReplayMessage:
     return typed(kind, record, kind.KIND)
 
 
-def _object(text: str) -> dict[str, Any]:
+def _object(text: str) -> dict[str, object]:
     try:
         record = json.loads(text)
     except ValueError:
@@ -148,7 +148,7 @@ def _object(text: str) -> dict[str, Any]:
     return record
 
 
-def _binding_arg(record: dict[str, Any]) -> BindingArg:
+def _binding_arg(record: object) -> BindingArg:
     if not isinstance(record, dict) or not isinstance(record.get("kind"), str):
         raise Unreadable(f"a binding argument without a kind: {record!r}"[:120])
     return BindingArg.from_json(record)
