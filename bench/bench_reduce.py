@@ -29,7 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from suite.engine import Execution
+from suite.engine import Environment, Execution
 from suite.engine import capture_source as capture
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import kernel_measure
@@ -161,7 +161,7 @@ def run_reduce(
         failing_configs=[],
         passing_neighbours=[],
         boundary=[],
-        environment={"triton": planted.bad, "python_executable": python},
+        environment=Environment(triton=planted.bad, python_executable=python),
         seed=0,
         first_seen="",
         last_seen="",

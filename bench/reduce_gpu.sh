@@ -51,7 +51,7 @@ EOF
 if [ -z "$FINDING" ]; then
   # No runtime finding from explore: one launch of the trigger config makes it.
   FINDING=$(timeout 300 python3 - "$PROGRAM" "$WORK/findings" 2>"$OUT/finding-fallback.txt" <<'EOF'
-import json, sys
+import dataclasses, json, sys
 from pathlib import Path
 
 from suite.engine import discover
@@ -68,8 +68,7 @@ result = run_case(CaseSpec(found, trigger, "sm_90", gpu=True), folder.parent / "
 print(f"trigger: {result.outcome.label} {result.signature.text if result.signature else ''}", file=sys.stderr)
 if result.signature is None or ":launch" not in result.signature.text:
     sys.exit(1)
-environment = capture(sys.executable)
-environment["python_executable"] = sys.executable
+environment = dataclasses.replace(capture(sys.executable), python_executable=sys.executable)
 finding = Finding(
     repro=found.repro.id, signature=result.signature.text, kind="bug", outcome=result.outcome.label,
     message=result.message, target="sm_90", targets=["sm_90"], minimal_config=trigger,

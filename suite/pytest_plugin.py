@@ -104,7 +104,7 @@ class ReproSession:
         except UsageError as exc:
             # Bad input is exit 2 and one line, under pytest as under `repro`.
             pytest.exit(f"repro: error: {exc}", returncode=2)
-        self.triton = self.environment["triton"]
+        self.triton = str(self.environment.triton)
         self.output = Path(tempfile.mkdtemp(prefix="repro-pytest-"))
         self._workers: Workers | None = None
 

@@ -24,14 +24,13 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from suite.engine import (
     RESULTS,
     CaseResult,
+    Environment,
     FailureFacts,
     FailureSite,
     Found,
@@ -54,7 +53,7 @@ class Subject:
     """One failure a command is about, with everything known about it."""
 
     result: CaseResult
-    environment: dict[str, Any]
+    environment: Environment
     report_id: str
     origin: dict[str, str]
     finding: Finding | None = None
@@ -74,8 +73,7 @@ class Subject:
     @property
     def recorded_triton(self) -> str | None:
         """The Triton release the failure was recorded under, when known."""
-        version = self.environment.get("triton")
-        return str(version) if version else None
+        return self.environment.triton or None
 
     @property
     def triton_version(self) -> str:
@@ -165,7 +163,7 @@ def split_result_ref(ref: str, case: str | None, output: Path) -> tuple[Path, st
     return None
 
 
-def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, object]]:
+def load_result(folder: Path, case: str | None) -> tuple[CaseResult, Environment]:
     """The result of ``case`` in the run ``folder`` (its one failing case when None), and
     the environment the run recorded."""
     results = RunStore(folder).results()
@@ -183,11 +181,11 @@ def load_result(folder: Path, case: str | None) -> tuple[CaseResult, dict[str, o
     raise UsageError(f"no case {case!r} in {folder / RESULTS}")
 
 
-def environment_of(folder: Path) -> dict[str, object]:
-    """A run's ``environment.json`` ({} when it is missing or unreadable)."""
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        return dict(json.loads((folder / "environment.json").read_text()))
-    return {}
+def environment_of(folder: Path) -> Environment:
+    """A run's ``environment.json`` (every field unknown when it is missing or unreadable)."""
+    with contextlib.suppress(OSError, ValueError):
+        return Environment.from_json(json.loads((folder / "environment.json").read_text()))
+    return Environment()
 
 
 def result_from_finding(finding: Finding) -> CaseResult:
@@ -253,7 +251,7 @@ def subject_of(ref: str, output: Path, case: str | None = None) -> Subject:
     finding, record, path = load_finding(ref, output)
     return Subject(
         result_from_finding(finding),
-        dict(finding.environment),
+        finding.environment,
         path.stem,
         {"finding": home_to_tilde(str(path))},
         finding,
@@ -262,17 +260,17 @@ def subject_of(ref: str, output: Path, case: str | None = None) -> Subject:
     )
 
 
-def interpreter_for(environment: Mapping[str, Any], python: str | None) -> str | None:
+def interpreter_for(environment: Environment, python: str | None) -> str | None:
     """The interpreter a case ran under: ``--python``, the recorded one, or the recorded
     release's cached venv (None when there is none; nothing is built)."""
     if python:
         return python
-    recorded = environment.get("python_executable")
-    if recorded and Path(str(recorded)).expanduser().exists():
-        return str(Path(str(recorded)).expanduser())
-    version = environment.get("triton")
+    recorded = environment.python_executable
+    if recorded and Path(recorded).expanduser().exists():
+        return str(Path(recorded).expanduser())
+    version = environment.triton
     if version:
-        cached = folder_for(str(version)) / "bin" / "python"
+        cached = folder_for(version) / "bin" / "python"
         if cached.exists():
             return str(cached)
     return None

@@ -141,7 +141,7 @@ def test_two_bugs_are_two_findings_each_shrunk_to_its_own_minimum(two_bugs, tmp_
 
     stored = DirectoryFindingsStore(tmp_path / "out" / "findings").all()
     assert sorted(f.signature for f in stored) == sorted(findings)
-    assert all(f.seed == SEED and f.environment.get("triton") for f in stored)
+    assert all(f.seed == SEED and f.environment.triton for f in stored)
     assert not list((tmp_path / "out").glob(".explore-*")), "case folders are cleaned up"
 
 

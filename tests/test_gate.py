@@ -333,7 +333,9 @@ def fake_gpu(tmp_path, monkeypatch):
     import suite.engine.environment
 
     monkeypatch.setattr(
-        suite.engine.environment, "capture", lambda python: {"gpu_arch": 90, "gpu": "Fake H200"}
+        suite.engine.environment,
+        "capture",
+        lambda python: suite.engine.environment.Environment(gpu_arch=90, gpu="Fake H200"),
     )
     return tmp_path
 

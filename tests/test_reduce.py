@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.engine.environment import Environment
 from suite.engine.runner import Execution
 from suite.engine.sources import capture
 from suite.reduce.interesting import Expectation, SignatureTest, Verdict
@@ -98,7 +99,7 @@ def _finding(
         failing_configs=[],
         passing_neighbours=[],
         boundary=[],
-        environment={"triton": release, "python_executable": python},
+        environment=Environment(triton=release, python_executable=python),
         seed=0,
         first_seen="",
         last_seen="",

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from suite.engine import COMPILE_LAUNCHES, LAUNCH_ONLY, Outcome, discover
+from suite.engine.environment import Environment
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.engine.sources import capture
@@ -59,7 +60,7 @@ def _finding(program: Path, signature: str, outcome: str, folder: Path) -> Path:
             {"target": "sm_90", "config": dict(found.repro.configs["nearest-pass"][0])}
         ],
         boundary=[],
-        environment={"triton": "3.9.0", "python_executable": sys.executable},
+        environment=Environment(triton="3.9.0", python_executable=sys.executable),
         seed=0,
         first_seen="",
         last_seen="",

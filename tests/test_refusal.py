@@ -20,7 +20,8 @@ import pytest
 from conftest import ROOT, checkout_env, repro_cli
 
 from suite.api import Case, Target
-from suite.engine.signature import Origin, describe_exception, judge
+from suite.engine.exception_facts import Origin, describe_exception
+from suite.engine.signature import judge
 from suite.tritonc import compile_kernel
 
 REFUSALS = ROOT / "tests" / "data" / "refusals.py"

@@ -28,7 +28,7 @@ from suite.capture.site.repro_capture_records import (
     load_uncaught,
     read_bounded,
 )
-from suite.engine import Error
+from suite.engine import Error, exception_facts
 from suite.engine import signature as signatures
 from suite.templating import template_environment
 
@@ -266,9 +266,9 @@ def _judged(
         qualname=facts.qualname,
         message=facts.message,
         cause=facts.cause,
-        stage=signatures.stage_of(facts.frames),
+        stage=exception_facts.stage_of(facts.frames),
         compiling=phase == "compile",  # the hook wraps the compile entry point itself
-        origin=signatures.origin_of(facts.frames, phase == "compile").value,
+        origin=exception_facts.origin_of(facts.frames, phase == "compile").value,
         traceback=facts.traceback,
     )
     verdict = signatures.judge(

@@ -20,7 +20,15 @@ from suite.api import Config
 from suite.capture import generate, program
 from suite.capture.generate import Failure
 from suite.capture.site.repro_capture_records import load_autotune
-from suite.engine import Baseline, Bounds, CaseResult, Execution, capture_source, scrub_secrets
+from suite.engine import (
+    Baseline,
+    Bounds,
+    CaseResult,
+    Environment,
+    Execution,
+    capture_source,
+    scrub_secrets,
+)
 from suite.engine import session as engine
 from suite.files import own_folder
 from suite.search.findings import DirectoryFindingsStore, Finding, SeenConfig, kind_of
@@ -212,7 +220,7 @@ def _remember(
     store: DirectoryFindingsStore,
     captured: Captured,
     result: CaseResult,
-    environment: dict[str, object],
+    environment: Environment,
 ) -> str:
     now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     carried = capture_source({"path": str(captured.file)})
@@ -234,7 +242,7 @@ def _remember(
         first_seen=now,
         last_seen=now,
         source=carried.to_json(with_text=True) if carried else None,
-        signatures={str(environment.get("triton") or "unknown"): signature},
+        signatures={environment.triton or "unknown": signature},
         sanitizer=result.notes.sanitizer,
     )
     return store.path_of(store.record(finding)).stem

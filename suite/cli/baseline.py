@@ -122,7 +122,7 @@ def _show(args: argparse.Namespace) -> int:
 
     path = _path(args)
     baseline = Baseline.load(path)
-    release = str(capture(args.python or sys.executable)["triton"])
+    release = str(capture(args.python or sys.executable).triton)
     listing = render.Listing(
         (
             render.Column("id", "id"),

@@ -119,7 +119,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
     )
     environment = capture(execution.python)
-    gpu_arch = environment.get("gpu_arch")
+    gpu_arch = environment.gpu_arch
     if args.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if args.gpu != "off" else None

@@ -19,13 +19,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 from suite.files import check_plain_name, locked, own_folder, write_replacing
+
+if TYPE_CHECKING:
+    from suite.engine import Environment
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -70,7 +73,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     add_output_options(reduce, formats=False)
 
 
-def _interpreter(environment: Mapping[str, object], python: str | None) -> str:
+def _interpreter(environment: Environment, python: str | None) -> str:
     from suite.subject import interpreter_for
     from suite.toolchain.venvs import for_version
 
@@ -79,7 +82,7 @@ def _interpreter(environment: Mapping[str, object], python: str | None) -> str:
     chosen = interpreter_for(environment, python)
     if chosen:
         return chosen
-    version = environment.get("triton")
+    version = environment.triton
     if not version:
         raise UsageError("the finding records no Triton release; name one with --python")
     return for_version(str(version)).python

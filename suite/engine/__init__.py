@@ -35,6 +35,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "catalogue": ("discover", "catalogue"),
     "from_source": ("discover", "from_source"),
     "select": ("discover", "select"),
+    "Environment": ("environment", "Environment"),
     "capture_environment": ("environment", "capture"),
     "gpu_arch": ("environment", "gpu_arch"),
     "CaseSpec": ("expand", "CaseSpec"),
@@ -64,6 +65,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "EVENTS": ("protocol", "EVENTS"),
     "Error": ("protocol", "Error"),
     "FailureSite": ("protocol", "FailureSite"),
+    "Unreadable": ("protocol", "Unreadable"),
+    "typed": ("protocol", "typed"),
     "errors_in": ("protocol", "errors_in"),
     "parse_lines": ("protocol", "parse_lines"),
     "read_lines": ("protocol", "read_lines"),
@@ -74,7 +77,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "CaseInterrupted": ("runner", "CaseInterrupted"),
     "Execution": ("runner", "Execution"),
     "Workers": ("runner", "Workers"),
-    "execute": ("runner", "execute"),
     "completed_stage": ("same_bug", "completed_stage"),
     "is_same_bug": ("same_bug", "same_bug"),
     "named_pass": ("same_bug", "named_pass"),
@@ -84,14 +86,13 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "scrub_secrets": ("scrub", "scrub_secrets"),
     "scrub_text": ("scrub", "scrub"),
     "Selection": ("session", "Selection"),
-    "Planned": ("session", "Planned"),
-    "cases": ("session", "cases"),
     "plan": ("session", "plan"),
     "run_one": ("session", "run_one"),
+    "recorded_cases": ("session", "recorded_cases"),
     "visible_gpus": ("session", "visible_gpus"),
     "child_env": ("shim", "child_env"),
     "PTXAS_ERROR_LINE": ("signature", "PTXAS_ERROR_LINE"),
-    "describe_printed": ("signature", "describe_printed"),
+    "describe_printed": ("exception_facts", "describe_printed"),
     "diagnostic_verdict": ("signature", "diagnostic_verdict"),
     "family_of": ("signature", "family_of"),
     "judge": ("signature", "judge"),
@@ -128,6 +129,7 @@ __all__ = [
     "CaseInterrupted",
     "CaseResult",
     "CaseSpec",
+    "Environment",
     "Error",
     "Execution",
     "Exit",
@@ -136,18 +138,17 @@ __all__ = [
     "FailureSite",
     "Found",
     "Outcome",
-    "Planned",
     "RunNotes",
     "RunStore",
     "Selection",
     "Signature",
     "Triage",
+    "Unreadable",
     "Workers",
     "capture_environment",
     "capture_source",
     "capture_variables",
     "case_id",
-    "cases",
     "catalogue",
     "check_targets",
     "child_env",
@@ -159,7 +160,6 @@ __all__ = [
     "diagnostic_verdict",
     "entry_problem",
     "errors_in",
-    "execute",
     "exit_status",
     "expand_cases",
     "failure_of",
@@ -183,6 +183,7 @@ __all__ = [
     "range_problem",
     "read_lines",
     "record_range",
+    "recorded_cases",
     "reproducer_for",
     "run_isolated",
     "run_one",
@@ -196,6 +197,7 @@ __all__ = [
     "shown_outcome",
     "triage_family",
     "triage_of",
+    "typed",
     "unique_folder",
     "visible_gpus",
     "write_entry",
@@ -225,8 +227,8 @@ if TYPE_CHECKING:
     from suite.engine.child import load_reproducers
     from suite.engine.defaults import DEFAULTS, choose_defaults
     from suite.engine.discover import Found, catalogue, from_source, select
+    from suite.engine.environment import Environment, gpu_arch
     from suite.engine.environment import capture as capture_environment
-    from suite.engine.environment import gpu_arch
     from suite.engine.expand import CaseSpec, case_id, check_targets, load_config_file, shard
     from suite.engine.expand import expand as expand_cases
     from suite.engine.gpu_evidence import (
@@ -248,18 +250,32 @@ if TYPE_CHECKING:
         RunNotes,
         Signature,
     )
-    from suite.engine.protocol import EVENTS, Error, FailureSite, errors_in, parse_lines, read_lines
+    from suite.engine.protocol import (
+        EVENTS,
+        Error,
+        FailureSite,
+        Unreadable,
+        errors_in,
+        parse_lines,
+        read_lines,
+        typed,
+    )
     from suite.engine.record import RESULTS, RunStore, safe_name, unique_folder
-    from suite.engine.runner import CaseInterrupted, Execution, Workers, execute
+    from suite.engine.runner import CaseInterrupted, Execution, Workers
     from suite.engine.same_bug import completed_stage, named_pass
     from suite.engine.same_bug import same_bug as is_same_bug
     from suite.engine.scrub import capture_variables, home_to_tilde, safe_facts, scrub_secrets
     from suite.engine.scrub import scrub as scrub_text
-    from suite.engine.session import Planned, Selection, cases, plan, run_one, visible_gpus
+    from suite.engine.session import (
+        Selection,
+        plan,
+        recorded_cases,
+        run_one,
+        visible_gpus,
+    )
     from suite.engine.shim import child_env
     from suite.engine.signature import (
         PTXAS_ERROR_LINE,
-        describe_printed,
         diagnostic_verdict,
         family_of,
         judge,

@@ -19,12 +19,8 @@ from string import Template
 from typing import Any
 
 from suite.api import Case, Target
-from suite.engine.signature import (
-    PASS_STAGE_FUNCTIONS,
-    Origin,
-    describe_exception,
-    python_message,
-)
+from suite.engine.exception_facts import PASS_STAGE_FUNCTIONS, Origin, describe_exception
+from suite.engine.signature import python_message
 from suite.toolchain.accepts import check_call
 from suite.tritonc import compile_kernel
 

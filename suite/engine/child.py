@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Case, Reproducer, Target, Unsupported
+from suite.engine.exception_facts import describe_exception, stages_entered
 from suite.engine.launch import COMPILE_LAUNCHES, LAUNCH_ONLY, compile_launches, run_launch
 from suite.engine.protocol import (
     ChildSpec,
@@ -35,7 +36,6 @@ from suite.engine.protocol import (
     Stage,
     Start,
 )
-from suite.engine.signature import describe_exception, stages_entered
 
 
 def load_reproducers(source: dict[str, str]) -> list[Reproducer]:

@@ -15,10 +15,45 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.engine.protocol import Unreadable, typed
 from suite.engine.scrub import home_to_tilde, safe_variables
+
+
+@dataclass(frozen=True)
+class Environment:
+    """What the cases ran on, as :func:`probe` saw it (``environment.json``, a finding's
+    ``environment``). A field the probe could not tell is None (or empty); a recorded file
+    missing a field reads as that default, and a key no field holds is dropped."""
+
+    python: str = ""
+    python_executable: str = ""  # ~ for the home folder
+    platform: str = ""
+    triton: str | None = None  # None: the interpreter cannot import triton
+    triton_error: str | None = None  # why, then
+    triton_commit: str | None = None
+    ptxas: dict[str, dict[str, str]] = field(default_factory=dict)  # file name -> path, version
+    cache_env: dict[str, object] | None = None  # the variables that invalidate Triton's cache
+    triton_env: dict[str, str] = field(default_factory=dict)  # TRITON_* (secret-like: dropped)
+    gpu: str | None = None  # the first visible GPU's name; None without one
+    gpus: list[dict[str, str]] = field(default_factory=list)  # name, driver, compute_cap
+    driver: str | None = None
+    cuda_driver_api: str | None = None
+    gpu_arch: int | None = None  # 90 for sm_90
+
+    def to_json(self) -> dict[str, object]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, record: object) -> Environment:
+        """The environment of a record; raises :class:`Unreadable` (a ValueError) for one
+        that is no object or holds a field of the wrong type."""
+        if not isinstance(record, dict):
+            raise Unreadable(f"the environment is a {type(record).__name__}, not an object")
+        return typed(cls, record, "environment")
 
 
 def _run(argv: list[str]) -> str:
@@ -112,7 +147,7 @@ def gpu_arch() -> int | None:
     return int(arch) if arch is not None else None
 
 
-def capture(python: str) -> dict[str, Any]:
+def capture(python: str) -> Environment:
     """Run the probe under ``python`` in isolation; a broken interpreter is a usage error."""
     from suite.engine.isolate import Bounds, run_isolated
     from suite.engine.shim import child_env
@@ -122,13 +157,13 @@ def capture(python: str) -> dict[str, Any]:
         [python, "-m", "suite.engine.environment"], env=child_env(), bounds=Bounds(timeout_s=180)
     )
     try:
-        facts = json.loads(probed.stdout.text.strip().splitlines()[-1])
-    except (IndexError, json.JSONDecodeError):
+        facts = Environment.from_json(json.loads(probed.stdout.text.strip().splitlines()[-1]))
+    except (IndexError, ValueError):
         line = probed.stderr.text.strip().splitlines()[-1:] or ["no output"]
         raise UsageError(f"cannot probe the interpreter {python}: {line[0]}") from None
-    if not facts.get("triton"):
-        raise UsageError(f"{python} cannot import triton: {facts.get('triton_error', '')}")
-    return dict(facts)
+    if not facts.triton:
+        raise UsageError(f"{python} cannot import triton: {facts.triton_error or ''}")
+    return facts
 
 
 if __name__ == "__main__":

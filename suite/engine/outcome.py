@@ -91,7 +91,7 @@ class FailureFacts:
 
     diagnostic: str | None = None  # the first meaningful message, as shown
     exception: str | None = None  # the Python error's type
-    origin: str | None = None  # who raised it (suite.engine.signature.Origin)
+    origin: str | None = None  # who raised it (suite.engine.exception_facts.Origin)
     returncode: int | None = None  # of a child that exited without reporting
     triton_refused: bool | None = None  # Triton's own Python refused the program
     refusal: str | None = None  # what it said

@@ -17,12 +17,14 @@ import json
 import time
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 #: The file a case's child writes its events to, in the case's folder.
 EVENTS = "events.jsonl"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -101,7 +103,7 @@ class Stage(Event):
 
 @dataclass(frozen=True)
 class Error(Event):
-    """The facts of the exception that ended a phase (``signature.describe_exception``)."""
+    """The facts of the exception that ended a phase (``exception_facts.describe_exception``)."""
 
     KIND: ClassVar[str] = "error"
     phase: str = "compile"
@@ -225,6 +227,8 @@ def fits(hint: Any, value: Any) -> bool:
         return any(fits(h, value) for h in typing.get_args(hint))
     if hint is Any:
         return True
+    if typing.is_typeddict(hint):
+        return isinstance(value, dict)
     if hint is type(None):
         return value is None
     origin = typing.get_origin(hint) or hint
@@ -232,7 +236,31 @@ def fits(hint: Any, value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if origin is int:
         return isinstance(value, int) and not isinstance(value, bool)
+    args = typing.get_args(hint)
+    if origin is list and args:
+        return isinstance(value, list) and all(fits(args[0], item) for item in value)
+    if origin is dict and args:
+        return isinstance(value, dict) and all(
+            fits(args[0], k) and fits(args[1], v) for k, v in value.items()
+        )
     return isinstance(value, origin)
+
+
+def typed(kind: type[T], record: Mapping[str, object], name: str) -> T:
+    """``kind`` made of the fields of ``record`` (other keys ignored), each checked against
+    its annotation. Raises :class:`Unreadable` for a missing or ill-typed field."""
+    hints = typing.get_type_hints(kind)
+    values = {}
+    for f in fields(kind):  # type: ignore[arg-type]
+        if f.name not in record:
+            continue
+        if not fits(hints[f.name], record[f.name]):
+            raise Unreadable(f"{name}: {f.name} is {type(record[f.name]).__name__}")
+        values[f.name] = record[f.name]
+    try:
+        return kind(**values)
+    except TypeError as exc:  # a required field is missing
+        raise Unreadable(f"{name}: {exc}") from None
 
 
 def decode(record: Any) -> Event | None:
@@ -246,18 +274,7 @@ def decode(record: Any) -> Event | None:
     kind = EVENT_TYPES.get(name) if isinstance(name, str) else None
     if kind is None:
         return None
-    hints = typing.get_type_hints(kind)
-    values = {}
-    for f in fields(kind):
-        if f.name not in record:
-            continue
-        if not fits(hints[f.name], record[f.name]):
-            raise Unreadable(f"{kind.KIND}: {f.name} is {type(record[f.name]).__name__}")
-        values[f.name] = record[f.name]
-    try:
-        return kind(**values)
-    except TypeError as exc:  # a required field is missing
-        raise Unreadable(f"{kind.KIND}: {exc}") from None
+    return typed(kind, record, kind.KIND)
 
 
 def parse_lines(text: str) -> list[dict[str, Any]]:
@@ -451,3 +468,99 @@ class LaunchWatch:
         self._read()
         waiting = time.monotonic() - self._waiting_since if self._waiting_since else 0.0
         return self._waited + max(0.0, waiting)
+
+
+# --- the warm template's pipes (suite.engine.warm <-> suite.engine.template) ----------------
+
+
+@dataclass(frozen=True)
+class Message:
+    """One JSON line between the parent and its warm template; ``KIND`` goes under
+    ``message``."""
+
+    KIND: ClassVar[str] = ""
+
+    def to_line(self) -> bytes:
+        return json.dumps({"message": self.KIND, **asdict(self)}).encode() + b"\n"
+
+
+@dataclass(frozen=True)
+class Fork(Message):
+    """Parent to template: fork a child for the case whose spec file is ``spec``; its
+    stdout and stderr go to the FIFOs the parent reads."""
+
+    KIND: ClassVar[str] = "fork"
+    id: int
+    spec: str
+    env: dict[str, str]
+    cwd: str
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class Ready(Message):
+    """Template to parent, once: imports done; the targets whose warm-up compile failed."""
+
+    KIND: ClassVar[str] = "ready"
+    pid: int
+    failed_warm_up: list[int]
+
+
+@dataclass(frozen=True)
+class Forked(Message):
+    """The child of request ``id`` runs as ``pid``."""
+
+    KIND: ClassVar[str] = "forked"
+    id: int
+    pid: int
+
+
+@dataclass(frozen=True)
+class Exited(Message):
+    """The child ``pid`` ended with ``code`` (negative: the signal that killed it)."""
+
+    KIND: ClassVar[str] = "exited"
+    pid: int
+    code: int
+
+
+@dataclass(frozen=True)
+class Refused(Message):
+    """The template could not read a request (``id`` when it could tell which): no fork."""
+
+    KIND: ClassVar[str] = "refused"
+    reason: str
+    id: int | None = None
+
+
+MESSAGE_TYPES: dict[str, type[Message]] = {
+    kind.KIND: kind for kind in (Fork, Ready, Forked, Exited, Refused)
+}
+
+
+def read_message(line: bytes | str) -> Message:
+    """The typed message of one line; raises :class:`Unreadable` for a line that is no
+    message of a known kind with every field of its type (a foreign or torn line)."""
+    try:
+        record = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        raise Unreadable(f"not JSON: {line[:80]!r}") from None
+    name = record.get("message") if isinstance(record, dict) else None
+    kind = MESSAGE_TYPES.get(name) if isinstance(name, str) else None
+    if kind is None:
+        raise Unreadable(f"no message: {line[:80]!r}")
+    return typed(kind, record, kind.KIND)
+
+
+def read_request(line: bytes) -> Fork | Refused:
+    """The template's side: the fork request of one line, or why it is refused."""
+    try:
+        request = read_message(line)
+    except Unreadable as exc:
+        return Refused(str(exc))
+    if isinstance(request, Fork):
+        return request
+    said = getattr(request, "id", None)
+    reason = f"a {request.KIND} message is no request"
+    return Refused(reason, said if isinstance(said, int) else None)

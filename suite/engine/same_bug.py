@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 import re
 
-from suite.engine.signature import STAGE_FUNCTIONS, family_of, message_of
+from suite.engine.exception_facts import STAGE_FUNCTIONS
+from suite.engine.signature import family_of, message_of
 
 # A pass: CamelCase with at least one lower-case letter (TritonGPUAssignLatencies,
 # NVGPUWarpSpecialization, NVWSInsertAref; never a signal like SIGABRT), or a dashed

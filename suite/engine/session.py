@@ -6,14 +6,14 @@ pytest plugin are doors onto this.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from suite.engine import discover
 from suite.engine.baseline import Baseline, exit_status
-from suite.engine.environment import capture
+from suite.engine.environment import Environment, capture
 from suite.engine.expand import CaseSpec, expand, load_config_file, shard
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
@@ -56,23 +56,23 @@ class Selection:
 class RunOutcome:
     store: RunStore
     results: list[CaseResult]
-    environment: dict[str, Any]
+    environment: Environment
     exit_status: int
 
 
-def visible_gpus(environment: dict[str, Any]) -> tuple[str, ...]:
+def visible_gpus(environment: Environment) -> tuple[str, ...]:
     """The GPU ids a launching case may be pinned to: ``CUDA_VISIBLE_DEVICES``, else all."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return tuple(v.strip() for v in visible.split(",") if v.strip())
-    return tuple(str(i) for i in range(len(environment.get("gpus") or ())))
+    return tuple(str(i) for i in range(len(environment.gpus)))
 
 
-def plan(selection: Selection, environment: dict[str, Any]) -> list[CaseSpec]:
+def plan(selection: Selection, environment: Environment) -> list[CaseSpec]:
     """The cases of a selection, given what the environment offers (a GPU or not)."""
     found = discover.select(selection.repros)
     configs = load_config_file(selection.config_file) if selection.config_file else []
-    gpu_arch = environment.get("gpu_arch")
+    gpu_arch = environment.gpu_arch
     if selection.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if selection.gpu != "off" else None
@@ -104,10 +104,10 @@ def run(
     if store is None:
         store = RunStore.create(output, asdict(selection))
     if not (store.folder / "environment.json").exists():
-        store.write_json("environment.json", environment)
+        store.write_json("environment.json", environment.to_json())
     done = {r.case_id for r in store.results()}
     todo = [s for s in specs if s.case_id not in done]
-    triton_version = environment["triton"]
+    triton_version = str(environment.triton)
     on_start(len(specs), len(specs) - len(todo))
 
     sources = carry_sources(specs, store.folder)
@@ -122,7 +122,7 @@ def run(
 
     finished = False
     try:
-        execute(todo, store, execution, judged)
+        recorded_cases(todo, store, execution, judged)
         finished = True
     finally:
         # Also for a run stopped by a signal or broken: what finished is summarized.
@@ -160,6 +160,20 @@ def cases(
     in parallel, recorded as they end). Raises ``CaseInterrupted`` when stopped meanwhile."""
     for case in planned:
         yield run_case(case.spec, case.folder, execution, workers, case.knobs)
+
+
+def recorded_cases(
+    specs: Sequence[CaseSpec],
+    store: RunStore,
+    execution: Execution,
+    on_result: Callable[[CaseResult], CaseResult] = lambda result: result,
+) -> list[CaseResult]:
+    """The way a command runs a set of cases at once (a run of a selection, the gate's static
+    checks): in parallel on ``execution.workers``, each result seen by ``on_result`` and then
+    recorded in ``store`` as it ends, in the order they end. Not :func:`cases`: that one runs
+    one case at a time, as the caller asks, and records nothing. Raises what stopped it
+    (cases finished meanwhile are recorded)."""
+    return execute(specs, store, execution, on_result)
 
 
 def run_one(

@@ -32,7 +32,6 @@ import contextlib
 import ctypes
 import gc
 import importlib
-import json
 import os
 import select
 import shutil
@@ -40,7 +39,10 @@ import signal
 import sys
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from suite.engine.protocol import Fork, Message
 
 PRELOAD_VARIABLE = "REPRO_PRELOAD"
 WARM_UP_VARIABLE = "REPRO_WARM_UP"
@@ -148,7 +150,7 @@ def _preload() -> list[int]:
     return failed
 
 
-def _case(request: dict[str, Any], protocol: int) -> int:
+def _case(request: Fork, protocol: int) -> int:
     """In the forked child: become an isolated case and run it."""
     os.setsid()
     os.close(protocol)
@@ -157,18 +159,18 @@ def _case(request: dict[str, Any], protocol: int) -> int:
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environ.update(request.env)
     import tempfile
 
     tempfile.tempdir = None  # the case's own TMPDIR, not the one the template looked up
-    os.chdir(request["cwd"])
-    for fd, fifo in ((1, request["stdout"]), (2, request["stderr"])):
+    os.chdir(request.cwd)
+    for fd, fifo in ((1, request.stdout), (2, request.stderr)):
         os.dup2(os.open(fifo, os.O_WRONLY), fd)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     from suite.engine import child
 
-    return child.main(["suite.engine.child", request["spec"]])
+    return child.main(["suite.engine.child", request.spec])
 
 
 def serve() -> None:
@@ -187,6 +189,9 @@ def serve() -> None:
 
 
 def _serve(children: set[int]) -> None:
+    # Imported here: the keeper runs this file alone (``-I -S``), without the package.
+    from suite.engine.protocol import Exited, Fork, Forked, Ready, read_request
+
     protocol = int(os.environ.pop(PROTOCOL_FD_VARIABLE))
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     failed = _preload()
@@ -194,9 +199,13 @@ def _serve(children: set[int]) -> None:
     # would copy every page on write.
     gc.collect()
     gc.freeze()
-    out = os.fdopen(protocol, "w", closefd=False)
-    out.write(json.dumps({"ready": os.getpid(), "failed_warm_up": failed}) + "\n")
-    out.flush()
+    out = os.fdopen(protocol, "wb", closefd=False)
+
+    def answer(message: Message) -> None:
+        out.write(message.to_line())
+        out.flush()
+
+    answer(Ready(os.getpid(), failed))
     stdin = sys.stdin.fileno()
     # A child's exit wakes the loop at once: SIGCHLD writes a byte to this pipe.
     wake_read, wake_write = os.pipe()
@@ -215,8 +224,10 @@ def _serve(children: set[int]) -> None:
             buffer += chunk
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
-                request = json.loads(line)
-                out.flush()
+                request = read_request(line)
+                if not isinstance(request, Fork):
+                    answer(request)
+                    continue
                 pid = os.fork()
                 if pid == 0:
                     code = 1
@@ -230,16 +241,14 @@ def _serve(children: set[int]) -> None:
                             sys.stderr.flush()
                         os._exit(code)
                 children.add(pid)
-                out.write(json.dumps({"id": request["id"], "pid": pid}) + "\n")
-                out.flush()
+                answer(Forked(request.id, pid))
         exited: dict[int, int] = {}
         _reap(children, exited)
         if exited:
             # The orphans of a case that ended are ours now: none outlives its case's report.
             _kill_adopted(children, exited)
         for pid, code in exited.items():
-            out.write(json.dumps({"exited": pid, "code": code}) + "\n")
-            out.flush()
+            answer(Exited(pid, code))
 
 
 def keeper_argv(python: str, argv: list[str], report_fd: int) -> list[str]:

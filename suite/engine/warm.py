@@ -18,7 +18,6 @@ fresh interpreters. Neither ends a run.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
@@ -38,6 +37,15 @@ from suite.engine.isolate import (
     kill_tree,
     new_token,
     supervise,
+)
+from suite.engine.protocol import (
+    Exited,
+    Fork,
+    Forked,
+    Ready,
+    Refused,
+    Unreadable,
+    read_message,
 )
 from suite.engine.template import (
     FOLDER_VARIABLE,
@@ -122,11 +130,14 @@ class Template:
             os.close(answers_write)
         assert self.proc.stdin is not None
         self._stdin = self.proc.stdin
-        self._stdout = os.fdopen(answers, "rb")
-        ready = self._stdout.readline() if self._answer_within(start_timeout_s) else b""
-        try:
-            self.failed_warm_up = frozenset(json.loads(ready)["failed_warm_up"])
-        except (ValueError, KeyError, TypeError):
+        # Unbuffered: a line read leaves no other line in a buffer that select cannot see.
+        self._stdout = os.fdopen(answers, "rb", buffering=0)
+        #: Lines from the template this side could not read (skipped, never fatal).
+        self.unreadable: list[str] = []
+        ready = self._wait_ready(time.monotonic() + start_timeout_s)
+        if ready is not None:
+            self.failed_warm_up = frozenset(ready.failed_warm_up)
+        else:
             last = (self._log.read_text(errors="replace").strip().splitlines() or ["no output"])[-1]
             self.close()
             raise WarmUnavailable(
@@ -136,13 +147,28 @@ class Template:
         self._changed = threading.Condition()
         self._pids: dict[int, int] = {}
         self._codes: dict[int, int] = {}
+        self._refused: dict[int | None, str] = {}
         self._next = 0
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
-    def _answer_within(self, seconds: float) -> bool:
-        readable, _, _ = select.select([self._stdout], [], [], seconds)
-        return bool(readable)
+    def _wait_ready(self, deadline: float) -> Ready | None:
+        """The template's ready message (lines before it that are none are skipped); None
+        when it died or said nothing in time."""
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self._stdout], [], [], left)
+            line = self._stdout.readline() if readable else b""
+            if not line:
+                return None
+            try:
+                said = read_message(line)
+            except Unreadable as exc:
+                self.unreadable.append(str(exc))
+                continue
+            if isinstance(said, Ready):
+                return said
+            self.unreadable.append(f"a {said.KIND} message before ready")
+        return None
 
     def _read(self) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -152,15 +178,31 @@ class Template:
 
     def _read_answers(self) -> None:
         for line in self._stdout:
-            message = json.loads(line)
             with self._changed:
-                if "pid" in message:
-                    self._pids[message["id"]] = message["pid"]
-                elif "exited" in message:
-                    self._codes[message["exited"]] = message["code"]
+                try:
+                    message = read_message(line)
+                except Unreadable as exc:  # skipped: a foreign line never ends the reader
+                    self.unreadable.append(str(exc))
+                    continue
+                handler = getattr(self, "on_" + message.KIND, None)
+                if handler is None:
+                    self.unreadable.append(f"a {message.KIND} message is no answer")
+                else:
+                    handler(message)
                 self._changed.notify_all()
         with self._changed:
             self._changed.notify_all()
+
+    # One handler per answer (called with ``_changed`` held).
+
+    def on_forked(self, message: Forked) -> None:
+        self._pids[message.id] = message.pid
+
+    def on_exited(self, message: Exited) -> None:
+        self._codes[message.pid] = message.code
+
+    def on_refused(self, message: Refused) -> None:
+        self._refused[message.id] = message.reason
 
     @property
     def alive(self) -> bool:
@@ -181,25 +223,23 @@ class Template:
             keep.append(os.open(fifo, os.O_WRONLY))
             os.set_blocking(read_fd, True)
             streams.append(os.fdopen(read_fd, "rb"))
-        request = {
-            "id": request_id,
-            "spec": spec,
-            "env": dict(env),
-            "cwd": cwd,
-            "stdout": str(fifos[0]),
-            "stderr": str(fifos[1]),
-        }
+        request = Fork(request_id, spec, dict(env), cwd, str(fifos[0]), str(fifos[1]))
         with self._lock:
-            self._stdin.write(json.dumps(request).encode() + b"\n")
+            self._stdin.write(request.to_line())
             self._stdin.flush()
         with self._changed:
             while request_id not in self._pids:
-                if not self.alive:
+                refused = self._refused.pop(request_id, None)
+                if refused is not None or not self.alive:
                     for fd in keep:
                         os.close(fd)
                     for stream in streams:
                         stream.close()
-                    raise WarmUnavailable("the warm template died")
+                    raise WarmUnavailable(
+                        f"the warm template refused the case: {refused}"
+                        if refused is not None
+                        else "the warm template died"
+                    )
                 self._changed.wait(0.5)
             pid = self._pids.pop(request_id)
         return _ForkedCase(self, pid, fifos, keep, streams)

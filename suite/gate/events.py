@@ -4,7 +4,9 @@
 One module for both sides: the child (:mod:`suite.gate.gpu_child`), the parent
 (:func:`suite.gate.gpu.gpu_measure`, and :class:`suite.gate.gpu.GpuEvents`, one method per
 event) and the tests' fake child import these types, so a field renamed on one side cannot
-silently go missing on the other. Standard library only (and :mod:`suite.api`): the child
+silently go missing on the other; a line of a known kind with a missing or ill-typed field
+is refused (:class:`suite.engine.Unreadable`), never half-read. Standard library only (and
+:mod:`suite.api`, and the engine's protocol checks, :func:`suite.engine.typed`): the child
 runs in a venv that may hold nothing but triton and torch.
 """
 
@@ -12,11 +14,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar, TypedDict
 
 from suite.api import Config
+from suite.engine import Unreadable, typed
 
 #: The key cuBLAS's timings go under, beside the configs' keys.
 CUBLAS = "cublas"
@@ -77,16 +79,33 @@ class GpuSpec:
 
     @classmethod
     def from_json(cls, text: str) -> GpuSpec:
-        record = json.loads(text)
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in record.items() if k in known and v is not None}
-        values["items"] = [SpecItem(**item) for item in record["items"]]
-        values["prior"] = {k: Prior(**v) for k, v in (record.get("prior") or {}).items()}
-        values["deadline"] = record.get("deadline")
-        return cls(**values)
+        """The spec of ``text``; raises :class:`suite.engine.Unreadable` for one that is not
+        (a missing or ill-typed field)."""
+        try:
+            record = json.loads(text)
+        except ValueError:
+            raise Unreadable("the GPU spec is not JSON") from None
+        if not isinstance(record, dict):
+            raise Unreadable("the GPU spec is no JSON object")
+        items, prior = record.pop("items", None), record.pop("prior", None) or {}
+        if not isinstance(items, list) or not isinstance(prior, dict):
+            raise Unreadable("the GPU spec's items or prior are malformed")
+        values = {k: v for k, v in record.items() if v is not None or k == "deadline"}
+        spec = typed(cls, {**values, "items": [], "prior": {}}, "GPU spec")
+        return replace(
+            spec,
+            items=[typed(SpecItem, _object(i), "spec item") for i in items],
+            prior={str(k): typed(Prior, _object(p), "prior") for k, p in prior.items()},
+        )
 
     def prior_of(self, key: str) -> Prior:
         return self.prior.get(key) or Prior()
+
+
+def _object(value: object) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise Unreadable(f"{type(value).__name__} where a JSON object belongs")
+    return value
 
 
 @dataclass(frozen=True)
@@ -230,13 +249,16 @@ EVENT_TYPES: dict[str, type[GateEvent]] = {
 }
 
 
-def parse(record: Mapping[str, object]) -> GateEvent | None:
-    """The typed event of one decoded JSON line; None for a kind this side does not know."""
+def parse(record: dict[str, object]) -> GateEvent | None:
+    """The typed event of one decoded JSON line; None for a kind this side does not know.
+
+    Raises :class:`suite.engine.Unreadable` for a known kind with a missing or ill-typed
+    field (the parent skips it and says so in the run's notes).
+    """
     kind = EVENT_TYPES.get(str(record.get("event")))
     if kind is None:
         return None
-    known = {f.name for f in fields(kind)}
-    return kind(**{k: v for k, v in record.items() if k in known})
+    return typed(kind, record, kind.name)
 
 
 class EventLog:

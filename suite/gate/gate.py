@@ -3,8 +3,9 @@
 Three steps, each through the engine:
 
 1. **Static, no GPU** (:func:`static_checks`): every config x target runs as an
-   isolated case (:func:`suite.engine.expand.expand` + :func:`suite.engine.runner.execute`,
-   warm workers): it compiles, its shared/tensor memory fits (the classifier's
+   isolated case (:func:`suite.engine.expand.expand` +
+   :func:`suite.engine.session.recorded_cases`, warm workers): it compiles, its
+   shared/tensor memory fits (the classifier's
    ``resource-limit``), registers and spills come from the cubin
    (``registers``, ``local_bytes``), and the reason of a failure comes from
    :func:`suite.engine.triage.triage` when that module is there (else the outcome and
@@ -104,7 +105,7 @@ def find_gpu(state: GateState) -> None:
     from suite.engine import capture_environment as capture
 
     state.environment = capture(options.python)
-    arch = state.environment.get("gpu_arch")
+    arch = state.environment.gpu_arch
     if arch is None:
         raise UsageError("--gpu/--suggest, but no NVIDIA GPU is visible (nvidia-smi found none)")
     matching = [t for t in state.targets if limits_for(t).arch == arch]

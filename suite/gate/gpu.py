@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.engine import Bounds, Exit, Found, child_env, read_lines, run_isolated
+from suite.engine import Bounds, Exit, Found, Unreadable, child_env, read_lines, run_isolated
 from suite.gate import events
 from suite.gate.events import CONTEXT_LOST, CUBLAS
 from suite.gate.inputs import GateConfig, JitKernel, size_label
@@ -88,10 +88,17 @@ class GpuEvents:
         self.open_stage: str | None = None
 
     def feed(self, path: Path) -> GpuEvents:
+        unreadable = 0
         for record in read_lines(path):
-            event = events.parse(record)
+            try:
+                event = events.parse(record)
+            except Unreadable:  # a known event with an ill-typed field: skipped, counted
+                unreadable += 1
+                continue
             if event is not None:
                 getattr(self, "on_" + event.name.replace("-", "_"))(event)
+        if unreadable:
+            self.run.notes.append(f"{unreadable} unreadable event(s) from the GPU child skipped")
         return self
 
     def on_start(self, event: events.Start) -> None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.engine import Unreadable
 from suite.gate.events import (
     CONTEXT_LOST,
     CUBLAS,
@@ -354,7 +355,11 @@ def run(spec: GpuSpec, events: EventLog) -> int:
 
 
 def main(argv: list[str]) -> int:
-    spec = GpuSpec.from_json(Path(argv[1]).read_text())
+    try:
+        spec = GpuSpec.from_json(Path(argv[1]).read_text())
+    except Unreadable as exc:  # no events file to say it in: one line on stderr
+        print(f"gpu_child: refused {argv[1]}: {exc}", file=sys.stderr)
+        return 2
     events = EventLog(spec.events)
     try:
         return run(spec, events)

@@ -75,7 +75,9 @@ def inputs_section(state: GateState) -> Report:
         "input_sets": options.input_sets,
         "noise_floor": options.noise_floor,
         "triton": triton.__version__,
-        "environment": {k: state.environment.get(k) for k in ("gpu", "driver", "python", "triton")},
+        "environment": {
+            k: getattr(state.environment, k, None) for k in ("gpu", "driver", "python", "triton")
+        },
         "counts": {
             "current": len(configs.with_role("current")),
             "proposed": len(configs.with_role("proposed")),

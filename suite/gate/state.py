@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.engine import Execution, Found
+from suite.engine import Environment, Execution, Found
 from suite.gate.decide import Decision
 from suite.gate.events import Budget
 from suite.gate.gpu import GpuRun
@@ -68,7 +68,7 @@ class GateState:
     proposed: list[Config] = field(default_factory=list)
     kernel: JitKernel | None = None
     tunable: list[str] = field(default_factory=list)
-    environment: dict[str, object] = field(default_factory=dict)  # environment.json
+    environment: Environment | None = None  # captured for --gpu/--suggest
     gpu_targets: list[str] = field(default_factory=list)
     configs: Configs | None = None
     folder: Path = Path()

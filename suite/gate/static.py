@@ -17,8 +17,8 @@ from suite.engine import (
     RunStore,
     case_id,
     errors_in,
-    execute,
     read_lines,
+    recorded_cases,
 )
 from suite.engine import expand_cases as expand
 from suite.engine import triage_of as triage
@@ -145,5 +145,5 @@ def static_checks(
         on_result(result)
         return result
 
-    results = execute(specs, RunStore(folder), execution, seen)
+    results = recorded_cases(specs, RunStore(folder), execution, seen)
     return {(keys[r.case_id], r.target): judge_static(r) for r in results}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 from suite.api import Config
-from suite.engine import command_there
+from suite.engine import Environment, command_there
 from suite.errors import UsageError
 from suite.search.findings import Finding
 
@@ -22,9 +22,7 @@ def interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
-def launch_gpus(
-    finding: Finding, finding_name: str, environment: dict[str, object]
-) -> tuple[str, ...]:
+def launch_gpus(finding: Finding, finding_name: str, environment: Environment) -> tuple[str, ...]:
     """The GPU ids a reduction of ``finding`` launches on (launches take turns on each); ``()``
     under Triton's interpreter. A usage error when there is no GPU of the finding's target."""
     from suite.engine import visible_gpus
@@ -32,8 +30,8 @@ def launch_gpus(
 
     if interpreted():
         return ()
-    arch = environment.get("gpu_arch")
-    if arch is None or int(str(arch)) != limits_for(finding.target).arch:
+    arch = environment.gpu_arch
+    if arch is None or arch != limits_for(finding.target).arch:
         seen = f"this machine's GPU is sm_{arch}" if arch is not None else "there is no GPU here"
         there = command_there(f"repro reduce {finding_name}", finding.target)
         raise UsageError(

@@ -116,7 +116,7 @@ def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> Entr
 
 
 def _release(finding: Finding) -> str:
-    return str(finding.environment.get("triton", "unknown"))
+    return finding.environment.triton or "unknown"
 
 
 def accept(finding: Finding, path: Path, upstream: str = "") -> tuple[str, EntryFields]:

@@ -108,7 +108,7 @@ class Matrix:
                 {"case": c.case, "before": c.before, "after": c.after, **c.commits.to_json()}
                 for c in self.changes()
             ],
-            "versions": {k: r.environment["triton"] for k, r in self.runs.items()},
+            "versions": {k: r.environment.triton for k, r in self.runs.items()},
             "runs": {k: str(r.store.folder) for k, r in self.runs.items()},
             "rows": [{"repro": r, "case": c, "cells": cells} for r, c, cells in self.rows()],
             "verdicts": self.verdicts(),

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine import RESULTS, Baseline, CaseResult, RunStore, exit_status
+from suite.engine import RESULTS, Baseline, CaseResult, Environment, RunStore, exit_status
 from suite.errors import UsageError
 
 #: What a run folder holds besides its results, written afresh for the merged run.
@@ -28,7 +28,7 @@ REWRITTEN = {RESULTS, "run.json", "run.lock", "summary.json", "junit.xml", "envi
 class Merged:
     store: RunStore
     results: list[CaseResult]
-    environment: dict[str, object]  # environment.json of the runs merged
+    environment: Environment  # of the runs merged
     exit_status: int
 
 
@@ -37,6 +37,13 @@ def _read_json(folder: Path, name: str) -> Any:
         return json.loads((folder / name).read_text())
     except (OSError, ValueError) as exc:
         raise UsageError(f"unreadable {name} in {folder}: {exc}") from None
+
+
+def _environment(folder: Path) -> Environment:
+    try:
+        return Environment.from_json(_read_json(folder, "environment.json"))
+    except ValueError as exc:
+        raise UsageError(f"unreadable environment.json in {folder}: {exc}") from None
 
 
 def _moved(value: Any, old: str, new: str) -> Any:
@@ -61,15 +68,15 @@ def merge(shards: list[Path], output: Path, baseline: Baseline) -> Merged:
     if len(set(folders)) != len(folders):
         raise UsageError("a run folder is named twice")
     selections = [_read_json(f, "run.json") for f in folders]
-    environments = [_read_json(f, "environment.json") for f in folders]
+    environments = [_environment(f) for f in folders]
     unsharded = [{k: v for k, v in s.items() if k != "shard"} for s in selections]
     for folder, selection, environment in zip(folders, unsharded, environments, strict=True):
         if selection != unsharded[0]:
             raise UsageError(f"{folder} ran another selection than {folders[0]}")
-        if environment.get("triton") != environments[0].get("triton"):
+        if environment.triton != environments[0].triton:
             raise UsageError(
-                f"{folder} ran triton {environment.get('triton')}, "
-                f"{folders[0]} triton {environments[0].get('triton')}"
+                f"{folder} ran triton {environment.triton}, "
+                f"{folders[0]} triton {environments[0].triton}"
             )
     seen: dict[str, Path] = {}
     shard_results: list[tuple[Path, list[CaseResult]]] = []
@@ -85,13 +92,13 @@ def merge(shards: list[Path], output: Path, baseline: Baseline) -> Merged:
 
     store = RunStore.create(output, {**unsharded[0], "shard": ""})
     try:
-        store.write_json("environment.json", environments[0])
+        store.write_json("environment.json", environments[0].to_json())
         for folder, results in shard_results:
             _copy_files(folder, store.folder)
             for result in results:
                 record = _moved(result.to_json(), str(folder), str(store.folder))
                 store.append(CaseResult.from_json(record))
-        triton = str(environments[0]["triton"])
+        triton = str(environments[0].triton)
         merged = sorted(store.results(), key=lambda r: r.case_id)
         judged = [baseline.judge(r, triton) for r in merged]
         status = exit_status(judged)

@@ -33,7 +33,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from suite.engine import Baseline, CaseResult, Outcome, RunStore, Signature, could_show, safe_name
+from suite.engine import (
+    Baseline,
+    CaseResult,
+    Environment,
+    Outcome,
+    RunStore,
+    Signature,
+    could_show,
+    safe_name,
+)
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, read_regular_text, write_atomic
@@ -213,10 +222,13 @@ def read_run(folder: Path) -> tuple[str, list[CaseResult]]:
     if not (folder / "run.json").is_file() or not (folder / "environment.json").is_file():
         raise UsageError(f"not a finished run folder: {folder} (no run.json/environment.json)")
     try:
-        environment = json.loads((folder / "environment.json").read_text())
-        release = str(environment["triton"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        release = Environment.from_json(
+            json.loads((folder / "environment.json").read_text())
+        ).triton
+    except (OSError, ValueError) as exc:
         raise UsageError(f"unreadable environment.json in {folder}: {exc}") from None
+    if release is None:
+        raise UsageError(f"unreadable environment.json in {folder}: no triton release")
     results = sorted(RunStore(folder).results(), key=lambda r: r.case_id)
     if not results:
         raise UsageError(f"run {folder} holds no results")

@@ -5,7 +5,7 @@ release a reproducer came from. Reading reproducers and pipelines
 (:mod:`suite.replay.pipeline`) and mapping passes to bindings (:mod:`suite.replay.bindings`)
 live beside it, without triton.
 
-Commands:
+Commands (what they write: :mod:`suite.replay.protocol`):
 
 ``probe OUT.jsonl [SKIP ...]``
     Introspect ``triton._C.libtriton``: every ``add_*`` function under ``passes.*`` and
@@ -15,10 +15,11 @@ Commands:
     before the next, so that a binding that aborts costs only itself (the engine runs
     the probe again with it in SKIP).
 ``run IR PASS.json [OUT_IR]``
-    Parse ``IR`` (exit 3 when it does not parse or verify in this release), add the one
-    pass described in ``PASS.json`` through its binding (exit 4 when this release has no
-    such binding), run it (exit 1 when it fails; MLIR's diagnostics are on stderr) and
-    write the IR after it to ``OUT_IR``. Exit 0 when the pass succeeds.
+    Read the pass plan (exit 2 when it is malformed), parse ``IR`` (exit 3 when it does not
+    parse or verify in this release), add the one pass the plan describes through its
+    binding (exit 4 when this release has no such binding), run it (exit 1 when it fails;
+    MLIR's diagnostics are on stderr) and write the IR after it to ``OUT_IR``. Exit 0 when
+    the pass succeeds.
 ``types IR``
     Parse ``IR`` and print, as JSON, the result types of the operation on each line and
     the number of operations (the reducer's type table).
@@ -26,14 +27,25 @@ Commands:
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from dataclasses import replace
 from typing import Any
 
-from suite.replay.bindings import Binding, BindingArg, BindingParam, doc_params, param_kind
+from suite.engine import Unreadable
+from suite.replay.bindings import Binding, BindingParam, doc_params, param_kind
 from suite.replay.pipeline import PassSpec, parse_pipeline
+from suite.replay.protocol import (
+    PassOk,
+    PassPlan,
+    PipelineSaid,
+    Probed,
+    ProbeDone,
+    Probing,
+    ReplayMessage,
+    TypesSaid,
+    Version,
+)
 
 EXIT_OK = 0
 EXIT_PASS_FAILED = 1
@@ -203,16 +215,18 @@ def cmd_probe(out_path: str, skip: list[str]) -> int:
     import triton
 
     with open(out_path, "a", encoding="utf-8") as out:
-        out.write(json.dumps({"triton": triton.__version__}) + "\n")
-        out.flush()
+
+        def say(message: ReplayMessage) -> None:
+            out.write(message.to_line())
+            out.flush()
+
+        say(Version(triton.__version__))
         for path, function in iter_bindings(lt):
             if path in skip:
                 continue
-            out.write(json.dumps({"probing": path}) + "\n")
-            out.flush()
-            out.write(json.dumps(probe_binding(lt, ctx, path, function).to_json()) + "\n")
-            out.flush()
-        out.write(json.dumps({"done": True}) + "\n")
+            say(Probing(path))
+            say(Probed(probe_binding(lt, ctx, path, function).to_json()))
+        say(ProbeDone())
     return EXIT_OK
 
 
@@ -247,17 +261,22 @@ def _module_text(module: Any) -> str:
 
 def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
     with open(pass_json, encoding="utf-8") as handle:
-        plan = json.load(handle)
+        text = handle.read()
+    try:
+        plan = PassPlan.from_json(text)
+    except Unreadable as exc:
+        print(f"replay_child: refused {pass_json}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     parsed = _parsed(ir_path)
     if parsed is None:
         return EXIT_UNPARSABLE
     lt, ctx, module = parsed
-    function = resolve_binding(lt, plan["binding"])
+    function = resolve_binding(lt, plan.binding)
     if function is None:
-        print(f"replay_child: no binding {plan['binding']} in this release", file=sys.stderr)
+        print(f"replay_child: no binding {plan.binding} in this release", file=sys.stderr)
         return EXIT_NO_BINDING
     args = []
-    for arg in (BindingArg.from_json(a) for a in plan["args"]):
+    for arg in plan.binding_args:
         if arg.kind == "object":
             try:
                 args.append(_build_object(lt, str(arg.cls)))
@@ -270,11 +289,11 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
     try:
         function(pm, *args)
     except TypeError as exc:
-        print(f"replay_child: {plan['binding']} rejects {args}: {exc}", file=sys.stderr)
+        print(f"replay_child: {plan.binding} rejects {args}: {exc}", file=sys.stderr)
         return EXIT_NO_BINDING
     if hasattr(pm, "get_pipeline_str"):
-        print(json.dumps({"pipeline": pm.get_pipeline_str()}), flush=True)
-    print(f"replay_child: running {plan.get('pass', plan['binding'])}", file=sys.stderr)
+        print(PipelineSaid(pm.get_pipeline_str()).to_line(), end="", flush=True)
+    print(f"replay_child: running {plan.pass_text or plan.binding}", file=sys.stderr)
     sys.stderr.flush()
     try:
         _run_pm(pm, module)
@@ -284,7 +303,7 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
     if out_path:
         with open(out_path, "w", encoding="utf-8") as out:
             out.write(_module_text(module))
-    print(json.dumps({"ok": True}), flush=True)
+    print(PassOk().to_line(), end="", flush=True)
     return EXIT_OK
 
 
@@ -308,7 +327,7 @@ def cmd_types(ir_path: str) -> int:
             lines[int(found.group(1))] = types
 
     module.walk(visit)
-    print(json.dumps({"ops": count[0], "results": {str(k): v for k, v in lines.items()}}))
+    print(TypesSaid(count[0], {str(k): v for k, v in lines.items()}).to_line(), end="")
     return EXIT_OK
 
 

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.engine import DEFAULTS, Bounds, Exit, child_env, run_isolated
+from suite.engine import DEFAULTS, Bounds, Exit, Unreadable, child_env, run_isolated
 from suite.replay.bindings import Binding, Mapped
 from suite.replay.child import EXIT_NO_BINDING, EXIT_OK, EXIT_PASS_FAILED, EXIT_UNPARSABLE
 from suite.replay.diagnostic import PROBE_RESTARTS, Diagnostic, ReplayError, parse_diagnostic
+from suite.replay.protocol import (
+    PassPlan,
+    PipelineSaid,
+    Probed,
+    ProbeDone,
+    Probing,
+    TypesSaid,
+    Version,
+    read_message,
+)
 
 
 def _env() -> dict[str, str]:
@@ -49,14 +58,15 @@ def run_pass(
 ) -> PassRun:
     """Run one pass on ``ir`` in an isolated child; write the IR after it to ``out``."""
     plan = work / f"pass-{os.getpid()}-{threading.get_ident()}.json"
-    plan.write_text(json.dumps({**mapped.to_json(), "pass": mapped.spec.text}))
+    plan.write_text(PassPlan.of(mapped).to_json())
     args = ["run", str(ir), str(plan)] + ([str(out)] if out is not None else [])
     ended = _child(python, args, timeout_s)
     stderr = ended.stderr.text
     pipeline = None
-    for line in ended.stdout.text.splitlines():
-        with contextlib.suppress(json.JSONDecodeError, AttributeError):
-            pipeline = json.loads(line).get("pipeline", pipeline)
+    for line in ended.stdout.text.splitlines():  # MLIR may print there too: skipped
+        with contextlib.suppress(Unreadable):
+            said = read_message(line)
+            pipeline = said.pipeline if isinstance(said, PipelineSaid) else pipeline
     diagnostic = parse_diagnostic(stderr, ended.signal_name)
     if ended.timed_out:
         status = "timeout"
@@ -85,6 +95,40 @@ def first_error_line(stderr: str) -> str:
     return lines[-1].strip() if lines else "no output"
 
 
+class ProbeReader:
+    """Reads one probe's file, one ``on_<kind>`` handler per message; a line it cannot read
+    (the probe died mid-line) is skipped."""
+
+    def __init__(self, table: dict[str, Binding]) -> None:
+        self.table = table
+        self.version: str | None = None
+        self.current: str | None = None  # the binding being probed when the file ends
+        self.done = False
+
+    def feed(self, text: str) -> ProbeReader:
+        for line in text.splitlines():
+            with contextlib.suppress(Unreadable):
+                said = read_message(line)
+                handler = getattr(self, "on_" + said.KIND.replace("-", "_"), None)
+                if handler is not None:  # another command's message: none of the probe's
+                    handler(said)
+        return self
+
+    def on_version(self, said: Version) -> None:
+        self.version = said.triton
+
+    def on_probing(self, said: Probing) -> None:
+        self.current = said.path
+
+    def on_probed(self, said: Probed) -> None:
+        binding = said.read
+        self.table[binding.path] = binding
+        self.current = None
+
+    def on_probe_done(self, said: ProbeDone) -> None:
+        self.done = True
+
+
 def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[Binding]]:
     """The installed release's version and its binding table, probed in children.
 
@@ -97,26 +141,15 @@ def probe(python: str, work: Path, timeout_s: float = 300.0) -> tuple[str, list[
         out = work / f"probe-{len(skip)}.jsonl"
         out.unlink(missing_ok=True)
         ended = _child(python, ["probe", str(out), *skip], timeout_s)
-        current = None
-        done = False
-        for line in out.read_text().splitlines() if out.exists() else []:
-            record = json.loads(line)
-            if "triton" in record:
-                version = record["triton"]
-            elif "probing" in record:
-                current = record["probing"]
-            elif "path" in record:
-                table[record["path"]] = Binding.from_json(record)
-                current = None
-            elif record.get("done"):
-                done = True
-        if done:
+        seen = ProbeReader(table).feed(out.read_text() if out.exists() else "")
+        version = seen.version or version
+        if seen.done:
             return version, list(table.values())
-        if current is None:
+        if seen.current is None:
             reason = first_error_line(ended.stderr.text)
             raise ReplayError(f"cannot introspect Triton's bindings under {python}: {reason}")
-        table[current] = Binding(current, error="aborted")
-        skip.append(current)
+        table[seen.current] = Binding(seen.current, error="aborted")
+        skip.append(seen.current)
     raise ReplayError(f"the binding probe under {python} kept aborting ({', '.join(skip)})")
 
 
@@ -134,7 +167,7 @@ def ir_types(python: str, ir: Path, timeout_s: float = 120.0) -> IRTypes | None:
     if ended.returncode != EXIT_OK:
         return None
     try:
-        said = json.loads(ended.stdout.text.strip().splitlines()[-1])
-        return IRTypes(int(said["ops"]), dict(said["results"]))
-    except (json.JSONDecodeError, IndexError, KeyError, TypeError, ValueError):
+        said = read_message((ended.stdout.text.strip().splitlines() or [""])[-1])
+    except Unreadable:
         return None
+    return IRTypes(said.ops, said.results) if isinstance(said, TypesSaid) else None

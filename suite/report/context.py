@@ -11,6 +11,7 @@ from suite.engine import (
     DRIVER_BUG,
     Baseline,
     CaseResult,
+    Environment,
     Expectation,
     Outcome,
     Triage,
@@ -142,14 +143,14 @@ def _passing_steps(finding: Finding | None) -> list[str]:
     return [f"{s.param}={s.value_to}" for s in finding.boundary if s.passed]
 
 
-def _facts(environment: Mapping[str, Any], result: CaseResult) -> list[tuple[str, str]]:
-    env = safe_facts(dict(environment))
+def _facts(environment: Environment, result: CaseResult) -> list[tuple[str, str]]:
+    env = safe_facts(environment.to_json())
     facts: list[tuple[str, str]] = [("Triton", str(env.get("triton") or "unknown"))]
     if env.get("triton_commit"):
         facts.append(("Triton commit", str(env["triton_commit"])))
     if result.gpu or env.get("gpu"):
         gpu = env.get("gpu") or "unknown"
-        facts.append(("GPU", f"{gpu} (compute capability {env.get('gpu_arch', '?')})"))
+        facts.append(("GPU", f"{gpu} (compute capability {env.get('gpu_arch') or '?'})"))
     else:
         facts.append(("GPU", f"none needed: compile-only for {result.target}"))
     if env.get("driver"):
@@ -194,7 +195,7 @@ def common_context(
         "triage": found_triage,
         "triton_version": subject.triton_version,
         "facts": _facts(subject.environment, result),
-        "variables_run": capture_variables(subject.environment.get("triton_env") or {}),
+        "variables_run": capture_variables(subject.environment.triton_env),
         "variables_now": capture_variables(),
         "boundary": _boundary_rows(finding),
         "passing_steps": _passing_steps(finding),

@@ -55,6 +55,7 @@ from hypothesis.database import ExampleDatabase
 from suite.api import Config, Reproducer
 from suite.engine import (
     CaseSpec,
+    Environment,
     Execution,
     Found,
     Workers,
@@ -361,7 +362,7 @@ class _Explorer:
 
     def findings(
         self,
-        environment: dict[str, object],
+        environment: Environment,
         seed: int | None,
         source: dict[str, str] | None,
         stopped: bool = False,
@@ -401,7 +402,7 @@ class _Explorer:
                     first_seen=now,
                     last_seen=now,
                     source=source,
-                    signatures={str(environment.get("triton") or "unknown"): signature},
+                    signatures={environment.triton or "unknown": signature},
                     evaluations={"first_failure": failing[0].number, "minimal": minimal},
                     sanitizer=None if stopped else self.evaluate.sanitizer_evidence(config, target),
                 )

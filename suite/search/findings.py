@@ -29,7 +29,15 @@ from typing import Any, TypedDict
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from suite.api import Config
-from suite.engine import CaseResult, Outcome, Signature, family_of, message_of, safe_name
+from suite.engine import (
+    CaseResult,
+    Environment,
+    Outcome,
+    Signature,
+    family_of,
+    message_of,
+    safe_name,
+)
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, own_folder, read_regular, write_replacing
@@ -130,7 +138,7 @@ class Finding:
     failing_configs: list[SeenConfig]
     passing_neighbours: list[SeenConfig]
     boundary: list[BoundaryStep]
-    environment: dict[str, object]  # where it ran (suite.engine.environment), as recorded
+    environment: Environment  # where it ran
     seed: int | None
     first_seen: str
     last_seen: str
@@ -188,6 +196,11 @@ class Finding:
         if not all(isinstance(step, dict) for step in steps):
             raise TypeError("boundary holds a step that is not a mapping")
         values["boundary"] = [BoundaryStep(**step) for step in steps]
+        if "environment" in values:
+            try:
+                values["environment"] = Environment.from_json(values["environment"])
+            except ValueError as exc:
+                raise TypeError(str(exc)) from None
         for name in ("failing_configs", "passing_neighbours"):
             if name in values:
                 values[name] = [SeenConfig.from_json(entry) for entry in values[name]]
