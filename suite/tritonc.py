@@ -215,29 +215,17 @@ def warm_up(arch: int) -> None:
     import triton
     from triton.backends.compiler import GPUTarget
 
+    from suite.warm_kernel import add_one
+
     with tempfile.TemporaryDirectory(prefix="repro-warm-") as cache:
         previous = os.environ.get("TRITON_CACHE_DIR")
         os.environ["TRITON_CACHE_DIR"] = cache
         try:
             signature = {"x_ptr": "*fp32"}
-            source = _ast_source(
-                _warm_kernel(), signature, {"BLOCK": 128}, specialization(signature)
-            )
+            source = _ast_source(add_one, signature, {"BLOCK": 128}, specialization(signature))
             triton.compile(source, target=GPUTarget("cuda", arch, 32), options={"num_warps": 4})
         finally:
             if previous is None:
                 os.environ.pop("TRITON_CACHE_DIR", None)
             else:
                 os.environ["TRITON_CACHE_DIR"] = previous
-
-
-def _warm_kernel() -> Any:
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def add_one(x_ptr, BLOCK: tl.constexpr):
-        offsets = tl.arange(0, BLOCK)
-        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + 1)
-
-    return add_one

@@ -110,6 +110,29 @@ def test_old_release_compiles_each_specialization(release, tmp_path):
 
 
 @pytest.mark.venv
+@pytest.mark.parametrize("release", ["3.0.0", "3.2.0", "3.3.1"])
+def test_the_warm_up_compiles_under_releases_that_read_only_module_globals(release):
+    """3.0-3.3 resolve a kernel's names in its module's globals: a kernel defined in a
+    function failed with NameError('tl is not defined') and every case ran fresh."""
+    from suite.toolchain.venvs import for_version
+
+    proc = subprocess.run(
+        [
+            str(for_version(release).python),
+            "-c",
+            "from suite.tritonc import warm_up; warm_up(80); warm_up(90); print('warm')",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=600,
+        check=False,
+    )
+    assert proc.stdout.strip() == "warm", proc.stderr[-2000:]
+
+
+@pytest.mark.venv
 def test_form_table_matches_every_cached_release():
     from suite.toolchain.venvs import for_version
 

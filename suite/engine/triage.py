@@ -17,8 +17,10 @@ lives in one place in the project and is only read here:
   breaks in ``metrics["static_findings"]``;
 - registers: ptxas's C7602 ("Insufficient registers"), with the per-thread limit of
   ``suite.toolchain.limits``;
-- the architecture suffix: ptxas or LLVM refusing ``wgmma``, ``setmaxnreg``,
+- the architecture suffix: ptxas refusing ``wgmma``, ``setmaxnreg``,
   ``tensormap.replace``, ``tcgen05``... on ``.target 'sm_90'``/``'sm_100'`` (no ``a``).
+  LLVM failing to select such an intrinsic is not one: Triton picks the ``a`` target
+  itself, so that is its bug (#8473's ``tcgen05.wait.st`` on sm_103a).
 
 Everything else that failed is a bug: in the compiler for Triton reproducers (and for
 every compile-phase failure: compiler errors, ptxas errors other than C7602, crashes and
@@ -140,7 +142,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "user-error:arch-suffix",
-        "ptxas/LLVM: an instruction 'not supported on .target sm_90/sm_100' (no 'a' suffix)",
+        "ptxas: an instruction 'not supported on .target sm_90/sm_100' (no 'a' suffix)",
         ARCH_SUFFIX_SOURCE,
     ),
     Rule(
@@ -169,9 +171,6 @@ _REGISTER_TARGET = re.compile(r"register target of (\d+)")
 _NOT_ON_TARGET = re.compile(
     r"(?:Instruction|Feature|Modifier|Directive)\s+'([^']+)'[^\n]*?"
     r"not supported on \.target '?(sm_(\d+))'?(?![\w])"
-)
-_LLVM_INTRINSIC = re.compile(
-    r"Cannot select: intrinsic %?llvm\.nvvm\.((?:wgmma|tcgen05|setmaxnreg|tensormap)[\w.]*)"
 )
 _SOURCE_LINE = re.compile(r"^source: (.+)$", re.MULTILINE)
 _LAUNCH_SHARED = re.compile(r"Required: (\d+), Hardware limit: (\d+)")
@@ -444,13 +443,9 @@ def _arch_suffix(result: CaseResult, text: str) -> Triage | None:
     if result.outcome not in (Outcome.PTXAS_ERROR, Outcome.COMPILER_ERROR, Outcome.CRASH):
         return None
     found = _NOT_ON_TARGET.search(text)
-    if found and int(found.group(3)) >= 90:
-        feature, target = found.group(1), found.group(2)
-    else:
-        intrinsic = _LLVM_INTRINSIC.search(text)
-        if intrinsic is None:
-            return None
-        feature, target = intrinsic.group(1), result.target
+    if found is None or int(found.group(3)) < 90:
+        return None
+    feature, target = found.group(1), found.group(2)
     try:
         wanted = limits_for(target).ptxas_arch
     except UnknownTarget:
