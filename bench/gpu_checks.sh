@@ -11,6 +11,8 @@ set -u
 OUT=${OUT:-$(mktemp -d)}
 export EXPLORE_S=${EXPLORE_S:-40} REDUCE_S=${REDUCE_S:-200}
 results=$(mktemp -d)
+# Killed by a time limit, it still packs what the checks wrote so far.
+trap 'tar -czf "$OUT/gpu-checks.tgz" -C "$results" .; exit 124' TERM
 for script in ${GPU_CHECKS:-reduce_gpu variants_gpu capture_inductor_gpu}; do
   mkdir -p "$results/$script"
   (
