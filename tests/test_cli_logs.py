@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PLANTED as CRASHES
-from conftest import ROOT, Completed, repro_cli
+from conftest import ROOT, Completed, SharedRun, repro_cli
 from test_cli_output import PLANTED, check_json, line_with
 
 from suite.engine.baseline import Baseline
@@ -212,16 +212,11 @@ def test_bisect_fills_the_entry_that_knows_the_finding(bisected):
 
 
 @pytest.fixture(scope="module")
-def run_350(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real run of the finding's case set under Triton 3.5.0: its run folder."""
-    python = venv_python("3.5.0")
-    out = tmp_path_factory.mktemp("logs350")
-    done = repro_cli(
-        "run", "tma-gemm-prefetch", "-t", "sm_100", "--python", python, "-o", str(out), "-q"
-    )
+def run_350(prefetch_run_350: SharedRun) -> Path:
+    """A real run of the finding's case set under Triton 3.5.0 (the session's): its folder."""
+    done = prefetch_run_350.done
     assert done.code == 0, done.stdout + done.stderr
-    (run,) = (out / "runs").iterdir()
-    return run
+    return prefetch_run_350.run
 
 
 @pytest.mark.venv

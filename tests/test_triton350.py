@@ -41,20 +41,10 @@ def test_second_run_still_fails_no_cache_hides_it(triton_350, tmp_path):
 
 
 @pytest.mark.venv
-def test_known_bug_is_exit_0_under_350(triton_350, tmp_path):
-    done = repro_cli(
-        "run",
-        "tma-gemm-prefetch",
-        "--target",
-        "sm_100",
-        "--python",
-        str(triton_350),
-        "-o",
-        str(tmp_path),
-    )
+def test_known_bug_is_exit_0_under_350(prefetch_run_350):
+    done = prefetch_run_350.done
     assert done.code == 0, done.stdout + done.stderr
-    (run,) = (tmp_path / "runs").iterdir()
-    lines = (run / "results.jsonl").read_text().splitlines()
+    lines = (prefetch_run_350.run / "results.jsonl").read_text().splitlines()
     verdicts = [json.loads(line)["verdict"] for line in lines]
     assert verdicts.count("known") == 3
     assert "triton 3.5.0" in done.stdout
