@@ -29,7 +29,7 @@ from conftest import ROOT, Completed, SharedRun, repro_cli
 from test_cli_output import PLANTED, check_json, line_with
 
 from suite.engine.baseline import Baseline
-from suite.toolchain.venvs import for_version, venv_root
+from suite.toolchain.venvs import for_version
 
 NARROW = {"COLUMNS": "80"}
 FINDING = ROOT / "tests" / "data" / "findings" / "tma-gemm-prefetch-assign-latencies-3.5.0.json"
@@ -40,10 +40,9 @@ PROGRESS = r"^\[\s*\d+\.\d+s\] "
 
 
 def venv_python(version: str) -> str:
-    python = venv_root() / f"triton-{version}" / "bin" / "python"
-    if not python.exists():
-        pytest.skip(f"no cached Triton {version} venv")
-    return str(python)
+    """The release's venv: built, or waited for while the session's prebuild builds it (on a
+    fresh machine, skipping when it was not there yet skipped these tests)."""
+    return str(for_version(version).python)
 
 
 def progress_lines(stderr: str) -> list[str]:
@@ -170,8 +169,7 @@ BISECT = ("--bad", "3.5.1", "--good", "3.6.0", "--versions", "3.5.1,3.6.0")
 def bisected(tmp_path_factory: pytest.TempPathFactory) -> Bisected:
     """Shared by the log test and the baseline test: each bisect compiles the finding's eight
     configs under each release."""
-    for release in ("3.5.1", "3.6.0"):
-        for_version(release)  # built, or waited for while the session's prebuild builds it
+    venv_python("3.5.1"), venv_python("3.6.0")
     root = tmp_path_factory.mktemp("bisected")
     (root / "findings").mkdir()
     shutil.copy(FINDING, root / "findings" / FINDING.name)
