@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -203,6 +204,44 @@ def triton_350() -> Path:
     from suite.toolchain.venvs import for_version
 
     return Path(for_version("3.5.0").python)
+
+
+@dataclass(frozen=True)
+class SharedRun:
+    """A ``repro run`` made once for the whole session, every xdist worker included: what it
+    printed and its run folder, which the tests that share it only read."""
+
+    done: Completed
+    run: Path
+
+
+def shared_run(factory: pytest.TempPathFactory, name: str, *args: str) -> SharedRun:
+    """``repro run ARGS -o <folder>`` in a folder of the session (under xdist, the one above
+    the workers' own), made by the first worker to ask while the others wait on its lock."""
+    from suite.files import locked
+
+    base = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by this session's workers, unlike its parent
+    folder = base / f"shared-{name}"
+    folder.mkdir(exist_ok=True)
+    answer = folder / "done.json"
+    with locked(folder):
+        if not answer.exists():
+            done = repro_cli("run", *args, "-o", str(folder / "out"))
+            answer.write_text(json.dumps(vars(done)))
+    done = Completed(**json.loads(answer.read_text()))
+    runs = sorted((folder / "out" / "runs").iterdir()) if done.code in (0, 1) else []
+    assert len(runs) == 1, done.stdout + done.stderr
+    return SharedRun(done, runs[0])
+
+
+@pytest.fixture(scope="session")
+def prefetch_run_350(tmp_path_factory: pytest.TempPathFactory, triton_350: Path) -> SharedRun:
+    """``repro run tma-gemm-prefetch -t sm_100`` under 3.5.0 (the AssignLatencies bug), read
+    by the 3.5.0 verdicts, the replay tests and the replay logs: one run, not three."""
+    args = ("tma-gemm-prefetch", "-t", "sm_100", "--python", str(triton_350))
+    return shared_run(tmp_path_factory, "prefetch-350", *args)
 
 
 def gpu_visible() -> bool:

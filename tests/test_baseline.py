@@ -309,22 +309,3 @@ def test_show_gives_each_entry_its_status_on_the_installed_release():
 
     fixed = Version(shown["triton"].split("+")[0]) >= Version("3.6.0")
     assert entry["state"] == ("fixed" if fixed else "known")
-
-
-@pytest.mark.venv
-def test_bisect_fills_the_entry_that_knows_the_finding(tmp_path):
-    """`repro bisect --baseline FILE` writes its conclusive answer (the first good release) into
-    the entry as fixed_in; the finding keeps it too."""
-    finding = tmp_path / "f.json"
-    finding.write_text(FINDING.read_text())
-    path = tmp_path / "b.toml"
-    shipped = (Path(__file__).parent.parent / "repros" / "baseline.toml").read_text()
-    path.write_text(shipped.replace('fixed_in = "3.6.0"\n', ""))
-    done = repro_cli(
-        "bisect", str(finding), "--bad", "3.5.0", "--good", "3.6.0",
-        "--versions", "3.5.0,3.5.1,3.6.0", "--baseline", str(path),
-    )  # fmt: skip
-    assert done.code == 0, done.stdout + done.stderr
-    assert "entry assign-latencies-prefetch updated" in done.stderr
-    assert Baseline.load(path).entry("assign-latencies-prefetch").fixed_in == "3.6.0"
-    assert json.loads(finding.read_text())["first_good"] == "3.6.0"

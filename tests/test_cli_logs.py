@@ -20,14 +20,16 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import PLANTED as CRASHES
-from conftest import ROOT, repro_cli
+from conftest import ROOT, Completed, SharedRun, repro_cli
 from test_cli_output import PLANTED, check_json, line_with
 
-from suite.toolchain.venvs import venv_root
+from suite.engine.baseline import Baseline
+from suite.toolchain.venvs import for_version
 
 NARROW = {"COLUMNS": "80"}
 FINDING = ROOT / "tests" / "data" / "findings" / "tma-gemm-prefetch-assign-latencies-3.5.0.json"
@@ -38,10 +40,9 @@ PROGRESS = r"^\[\s*\d+\.\d+s\] "
 
 
 def venv_python(version: str) -> str:
-    python = venv_root() / f"triton-{version}" / "bin" / "python"
-    if not python.exists():
-        pytest.skip(f"no cached Triton {version} venv")
-    return str(python)
+    """The release's venv: built, or waited for while the session's prebuild builds it (on a
+    fresh machine, skipping when it was not there yet skipped these tests)."""
+    return str(for_version(version).python)
 
 
 def progress_lines(stderr: str) -> list[str]:
@@ -151,12 +152,37 @@ def test_findings_log_has_the_minimal_case_id(finding_root):
     line_with(done.stdout, CASE, SIGNATURE)
 
 
-@pytest.mark.venv
-def test_bisect_log_has_the_case_and_its_signature_and_json_matches(finding_root):
+@dataclass(frozen=True)
+class Bisected:
+    """One plain ``repro bisect`` of the checked-in finding, 3.5.1 to 3.6.0, with a baseline
+    whose entry does not know the fix yet: its output and the files it wrote."""
+
+    done: Completed
+    root: Path
+    baseline: Path
+
+
+BISECT = ("--bad", "3.5.1", "--good", "3.6.0", "--versions", "3.5.1,3.6.0")
+
+
+@pytest.fixture(scope="module")
+def bisected(tmp_path_factory: pytest.TempPathFactory) -> Bisected:
+    """Shared by the log test and the baseline test: each bisect compiles the finding's eight
+    configs under each release."""
     venv_python("3.5.1"), venv_python("3.6.0")
-    args = ("bisect", FINDING.stem, "--bad", "3.5.1", "--good", "3.6.0",
-            "--versions", "3.5.1,3.6.0", "-o", str(finding_root))  # fmt: skip
-    done = repro_cli(*args, env=NARROW)
+    root = tmp_path_factory.mktemp("bisected")
+    (root / "findings").mkdir()
+    shutil.copy(FINDING, root / "findings" / FINDING.name)
+    baseline = root / "baseline.toml"
+    shipped = (ROOT / "repros" / "baseline.toml").read_text()
+    baseline.write_text(shipped.replace('fixed_in = "3.6.0"\n', ""))
+    args = ("bisect", FINDING.stem, *BISECT, "--baseline", str(baseline), "-o", str(root))
+    return Bisected(repro_cli(*args, env=NARROW), root, baseline)
+
+
+@pytest.mark.venv
+def test_bisect_log_has_the_case_and_its_signature_and_json_matches(bisected, finding_root):
+    done = bisected.done
     assert done.code == 0, done.stdout + done.stderr
     line = line_with(done.stdout, CASE, SIGNATURE)
     assert "first good: 3.6.0" in line
@@ -165,22 +191,30 @@ def test_bisect_log_has_the_case_and_its_signature_and_json_matches(finding_root
         "bisect 1/2: triton 3.5.1: bad",
         "bisect 2/2: triton 3.6.0: good",
     ]
-    document = check_json("bisect", repro_cli(*args, "--json", "-q").stdout)
+    args = ("bisect", FINDING.stem, *BISECT, "-o", str(finding_root), "--json", "-q")
+    document = check_json("bisect", repro_cli(*args).stdout)
     assert (document["case_id"], document["signature"]) == (CASE, SIGNATURE)
     assert document["first_good"] == "3.6.0"
 
 
-@pytest.fixture(scope="module")
-def run_350(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real run of the finding's case set under Triton 3.5.0: its run folder."""
-    python = venv_python("3.5.0")
-    out = tmp_path_factory.mktemp("logs350")
-    done = repro_cli(
-        "run", "tma-gemm-prefetch", "-t", "sm_100", "--python", python, "-o", str(out), "-q"
-    )
+@pytest.mark.venv
+def test_bisect_fills_the_entry_that_knows_the_finding(bisected):
+    """`repro bisect --baseline FILE` writes its conclusive answer (the first good release) into
+    the entry as fixed_in; the finding keeps it too."""
+    done = bisected.done
     assert done.code == 0, done.stdout + done.stderr
-    (run,) = (out / "runs").iterdir()
-    return run
+    assert "entry assign-latencies-prefetch updated" in done.stderr
+    assert Baseline.load(bisected.baseline).entry("assign-latencies-prefetch").fixed_in == "3.6.0"
+    finding = bisected.root / "findings" / FINDING.name
+    assert json.loads(finding.read_text())["first_good"] == "3.6.0"
+
+
+@pytest.fixture(scope="module")
+def run_350(prefetch_run_350: SharedRun) -> Path:
+    """A real run of the finding's case set under Triton 3.5.0 (the session's): its folder."""
+    done = prefetch_run_350.done
+    assert done.code == 0, done.stdout + done.stderr
+    return prefetch_run_350.run
 
 
 @pytest.mark.venv

@@ -36,11 +36,18 @@ def _run(tmp_path: Path, *args: str) -> Path:
     return run
 
 
+@pytest.fixture(scope="module")
+def descriptor_run(tmp_path_factory) -> Path:
+    """The descriptor copy's trigger run, made once: the tests explain its case (each into
+    its own output root) and only read the run."""
+    return _run(tmp_path_factory.mktemp("descriptor"), str(DESCRIPTOR), "-c", "trigger")
+
+
 # Checked on 3.9.0; on 3.5.0 the IR differs from the start and AssignLatencies (pass 28) is
 # the first pass that acts on the difference.
 @pytest.mark.triton(">=3.9")
-def test_the_pipeliner_is_where_three_stages_and_one_part(tmp_path):
-    run = _run(tmp_path, str(DESCRIPTOR), "-c", "trigger")
+def test_the_pipeliner_is_where_three_stages_and_one_part(descriptor_run, tmp_path):
+    run = descriptor_run
     case = "descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
     args = ("explain", f"{run}:{case}", "--variant", "STAGES=1", "-o", str(tmp_path))
     done = repro_cli(*args)
@@ -96,8 +103,8 @@ def test_a_stage_count_given_as_an_option_parts_at_assign_latencies(stage_count)
     assert all("loc(" not in s.text and "%arg" not in s.text for s in steps)
 
 
-def test_a_variant_the_space_does_not_hold_is_one_line(tmp_path):
-    run = _run(tmp_path, str(DESCRIPTOR), "-c", "trigger")
+def test_a_variant_the_space_does_not_hold_is_one_line(descriptor_run, tmp_path):
+    run = descriptor_run
     case = f"{run}:descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
     for variant, said in (
         ("STAGES=2", "not one of 1, 3"),

@@ -97,7 +97,9 @@ def test_run_survives_every_misbehaving_case(planted, tmp_path):
         "--configs",
         "all",
         "--timeout",
-        "6",
+        # The hangs wait this long; the 1 GiB flood must end well within it on a loaded
+        # machine (at 6 s it timed out twice under a load of 10 on two cores).
+        "15",
         "--memory-cap",
         "1",
         "-j",

@@ -24,7 +24,7 @@ from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.reducer import Progress
 from suite.report.reduced import reduced_of
 from suite.search.findings import Finding
-from suite.toolchain.venvs import venv_root
+from suite.toolchain.venvs import for_version
 from tests.conftest import SOURCE_SECRET
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,10 +76,8 @@ def compile_case(case):
 
 
 def _venv(version: str) -> str:
-    python = venv_root() / f"triton-{version}" / "bin" / "python"
-    if not python.exists():
-        pytest.skip(f"no cached Triton {version} venv")
-    return str(python)
+    """The release's venv: built, or waited for while the session's prebuild builds it."""
+    return str(for_version(version).python)
 
 
 def _finding(

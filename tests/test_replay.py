@@ -431,15 +431,12 @@ def test_a_stage_replayed_pass_by_pass_gives_triton_s_ir(installed_stage_reprodu
 
 
 @pytest.fixture(scope="module")
-def run_350(triton_350, tmp_path_factory) -> tuple[Path, Path]:
-    """A real ``repro run`` of tma-gemm-prefetch on sm_100 under 3.5.0: output root, run."""
-    out = tmp_path_factory.mktemp("replay350")
-    done = repro_cli(
-        "run", "tma-gemm-prefetch", "-t", "sm_100", "--python", str(triton_350), "-o", str(out)
-    )
+def run_350(prefetch_run_350, tmp_path_factory) -> tuple[Path, Path]:
+    """A real ``repro run`` of tma-gemm-prefetch on sm_100 under 3.5.0 (the session's, only
+    read here) and an output root of the module's own for what the replays write."""
+    done = prefetch_run_350.done
     assert done.code == 0, done.stdout + done.stderr
-    (run,) = (out / "runs").iterdir()
-    return out, run
+    return tmp_path_factory.mktemp("replay350"), prefetch_run_350.run
 
 
 @pytest.mark.venv

@@ -55,20 +55,10 @@ def test_the_sm103_tcgen05_abort_is_a_compiler_bug_not_an_arch_suffix(triton_350
 
 
 @pytest.mark.venv
-def test_known_bug_is_exit_0_under_350(triton_350, tmp_path):
-    done = repro_cli(
-        "run",
-        "tma-gemm-prefetch",
-        "--target",
-        "sm_100",
-        "--python",
-        str(triton_350),
-        "-o",
-        str(tmp_path),
-    )
+def test_known_bug_is_exit_0_under_350(prefetch_run_350):
+    done = prefetch_run_350.done
     assert done.code == 0, done.stdout + done.stderr
-    (run,) = (tmp_path / "runs").iterdir()
-    lines = (run / "results.jsonl").read_text().splitlines()
+    lines = (prefetch_run_350.run / "results.jsonl").read_text().splitlines()
     verdicts = [json.loads(line)["verdict"] for line in lines]
     assert verdicts.count("known") == 3
     assert "triton 3.5.0" in done.stdout
