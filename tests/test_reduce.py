@@ -20,7 +20,7 @@ from suite.engine.runner import Execution
 from suite.engine.sources import capture
 from suite.reduce.interesting import Expectation, SignatureTest, Verdict
 from suite.reduce.judge import Judge
-from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
+from suite.reduce.passes import PASSES, TIDY, candidates, kernel_measure, well_formed
 from suite.reduce.reducer import Progress
 from suite.report.reduced import reduced_of
 from suite.search.findings import Finding
@@ -255,6 +255,29 @@ def test_propagate_copies_takes_the_copies_inlining_leaves() -> None:
     assert "tl.store(y_ptr + offs" in texts[0]
     # `offs` and `mask` are read twice and are not copies: they stay in every candidate.
     assert all("offs = " in t and "mask = offs < n" in t for t in texts)
+
+
+def test_drop_unused_takes_every_helper_and_constant_left_unread_in_one_edit() -> None:
+    # `twice` inlined away leaves it unread; `half` is read only by `twice`, `SCALE` only by
+    # `half`; `LIMIT` is read by the kernel and stays.
+    kernel = (
+        SMALL.replace("        x = twice(x, 2)\n", "        x = x * 2\n")
+        .replace(
+            "@triton.jit\ndef twice",
+            "@triton.jit\ndef half(x):\n    return x * SCALE\n\n\n@triton.jit\ndef twice",
+        )
+        .replace("    return x * FACTOR\n", "    return half(x) * FACTOR\n")
+        .replace("\n\n@triton.jit\ndef half", "\nSCALE = 0.5\nLIMIT = 4\n\n\n@triton.jit\ndef half")
+        .replace("range(0, 4)", "range(0, LIMIT)")
+    )
+    assert well_formed(ast.parse(kernel)) and "def half" in kernel
+    texts = [text for _, text in candidates(kernel, TIDY)]
+    assert len(texts) == 1 and well_formed(ast.parse(texts[0]))
+    tidied = texts[0]
+    assert "def twice" not in tidied and "def half" not in tidied and "SCALE" not in tidied
+    assert "LIMIT = 4" in tidied and "def kernel" in tidied
+    # Nothing left to drop: no candidate.
+    assert list(candidates(tidied, TIDY)) == []
 
 
 class _Scripted:

@@ -52,7 +52,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "shown_outcome": ("gpu_evidence", "shown_outcome"),
     "Bounds": ("isolate", "Bounds"),
     "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
-    "LAUNCH_ONLY": ("launch", "LAUNCH_ONLY"),
     "Exit": ("isolate", "Exit"),
     "run_isolated": ("isolate", "run_isolated"),
     "CaseResult": ("outcome", "CaseResult"),
@@ -118,7 +117,6 @@ __all__ = [
     "DRIVER_BUG",
     "EVENTS",
     "EXIT_USAGE",
-    "LAUNCH_ONLY",
     "NEEDS_GPU",
     "PTXAS_ERROR_LINE",
     "RESULTS",
@@ -240,7 +238,7 @@ if TYPE_CHECKING:
         shown_outcome,
     )
     from suite.engine.isolate import Bounds, Exit, run_isolated
-    from suite.engine.launch import COMPILE_LAUNCHES, LAUNCH_ONLY
+    from suite.engine.launch import COMPILE_LAUNCHES
     from suite.engine.outcome import (
         TOOLCHAIN_GAP,
         UNSUPPORTED,

@@ -25,7 +25,7 @@ from typing import Any
 
 from suite.api import Case, Reproducer, Target, Unsupported
 from suite.engine.exception_facts import describe_exception, stages_entered
-from suite.engine.launch import COMPILE_LAUNCHES, LAUNCH_ONLY, compile_launches, run_launch
+from suite.engine.launch import COMPILE_LAUNCHES, compile_launches, run_launch
 from suite.engine.protocol import (
     ChildSpec,
     Compiled,
@@ -84,14 +84,11 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
         return 0
     # Triton's interpreter runs a launch as NumPy on the CPU and compiles nothing: a case it
     # launches has no compile phase (``triton.compile`` refuses an interpreted function).
-    # Nor has a launch whose compile the caller judged already.
-    skip_compile = case.gpu and (
-        os.environ.get("TRITON_INTERPRET") == "1" or os.environ.get(LAUNCH_ONLY) == "1"
-    )
+    skip_compile = case.gpu and os.environ.get("TRITON_INTERPRET") == "1"
     compile_fn: Callable[[Case], Any] | None = repro.compile_fn
     ahead = os.environ.get(COMPILE_LAUNCHES)
-    if ahead and not case.gpu and repro.launch_fn is not None:
-        # The launches' own compiles, built for the launch that follows this case.
+    if ahead and repro.launch_fn is not None:
+        # The launches' own compiles, built for this case's launch or a later one's.
         launching = Case(case.repro_id, case.config, case.target, True)
         configs = json.loads(ahead)
 

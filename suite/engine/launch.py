@@ -31,14 +31,11 @@ from suite.oracles import (
 
 Emit = Callable[[LaunchEvent], None]
 
-#: Environment knob of a case: launch without the compile phase before it (a caller that
-#: has judged that compile in a child of its own: ``repro reduce``'s candidates).
-LAUNCH_ONLY = "REPRO_LAUNCH_ONLY"
-
-#: Environment knob of a case compiled without launching (a JSON list of configs, the case's
-#: own first): its compile phase is the launch phase run for each config with every kernel
-#: compiled, loaded and its launcher built, but nothing launched. A launch that follows
-#: under the same ``TRITON_CACHE_DIR`` finds everything built and holds its GPU only to launch.
+#: Environment knob of a case (a JSON list of configs, the case's own first): its compile
+#: phase is its launch code run for each config with every kernel compiled, loaded and its
+#: launcher built, but nothing launched and no GPU turn taken. A case that launches then
+#: launches in the same process and holds its GPU only to launch; a compile-only case leaves
+#: the kernels built for launches under the same ``TRITON_CACHE_DIR``.
 COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 
 #: Environment knob of a case that launches: a lock file of its GPU, held around each launch
@@ -135,6 +132,7 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
         return kernel
 
     JITFunction.run = build_only
+    turns = os.environ.pop(GPU_LOCK, None)  # nothing is launched: no GPU turn to wait for
     try:
         first, *others = configs
         run_launch(repro, _variant(case, first), lambda event: None)
@@ -144,3 +142,5 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
                 run_launch(repro, _variant(case, config), lambda event: None)
     finally:
         JITFunction.run = original
+        if turns is not None:
+            os.environ[GPU_LOCK] = turns

@@ -19,6 +19,7 @@ from suite.reduce.tree import (
     head_end,
     is_jit,
     jit_functions,
+    names_read,
     put,
     slots,
 )
@@ -51,17 +52,49 @@ def drop_functions(tree: ast.Module) -> Iterator[Edit]:
     for index, node in enumerate(tree.body):
         if index <= head_end(tree):
             continue  # the head is written back verbatim (a runtime form's launch code is there)
-        helper = isinstance(node, ast.FunctionDef) and is_jit(node) and node.name != entry
-        constant = isinstance(node, ast.Assign) and all(
-            isinstance(t, ast.Name) and t.id.isupper() and t.id != "REPRO" for t in node.targets
-        )
-        if helper or constant:
+        if _droppable(node, entry):
 
             def edit(module: ast.Module, index: int = index) -> bool:
                 del module.body[index]
                 return True
 
             yield edit
+
+
+def _droppable(node: ast.stmt, entry: str) -> str:
+    """The name of a helper kernel or module-level upper-case constant ('' for anything else)."""
+    if isinstance(node, ast.FunctionDef) and is_jit(node) and node.name != entry:
+        return node.name
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id.isupper() and target.id != "REPRO":
+            return target.id
+    return ""
+
+
+def drop_unused(tree: ast.Module) -> Iterator[Edit]:
+    """Delete, in one edit, every helper and constant that nothing else reads any more (what
+    inlining and deletions leave behind)."""
+
+    def edit(module: ast.Module) -> bool:
+        entry, first = entry_name(module), head_end(module) + 1
+        dropped = False
+        while True:
+            reads = [names_read(node) for node in module.body]
+            unused = [
+                index
+                for index, node in enumerate(module.body)
+                if index >= first
+                and (name := _droppable(node, entry))
+                and not any(name in seen for i, seen in enumerate(reads) if i != index)
+            ]
+            if not unused:
+                return dropped
+            for index in reversed(unused):
+                del module.body[index]
+            dropped = True
+
+    yield edit
 
 
 def _delete_chunks(tree: ast.Module, compound_only: bool) -> Iterator[Edit]:

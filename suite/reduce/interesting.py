@@ -32,7 +32,6 @@ from pathlib import Path
 from suite.api import Config, Reproducer
 from suite.engine import (
     COMPILE_LAUNCHES,
-    LAUNCH_ONLY,
     CaseInterrupted,
     CaseResult,
     CaseSpec,
@@ -134,13 +133,10 @@ class SignatureTest:
     def __post_init__(self) -> None:
         self._repro = _stand_in(self.expectation)
 
-    def spec(
-        self, source: Path, launch: bool | None = None, config: Config | None = None
-    ) -> CaseSpec:
+    def spec(self, source: Path, config: Config | None = None) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})
-        gpu = self.expectation.launch if launch is None else launch
         chosen = dict(self.expectation.config if config is None else config)
-        return CaseSpec(found, chosen, self.expectation.target, gpu)
+        return CaseSpec(found, chosen, self.expectation.target, self.expectation.launch)
 
     def _run(
         self,
@@ -148,64 +144,48 @@ class SignatureTest:
         case_dir: Path,
         execution: Execution,
         workers: Workers | None,
-        launch: bool | None = None,
         config: Config | None = None,
-        knobs: dict[str, str] | None = None,
     ) -> CaseResult:
-        spec = self.spec(source, launch, config)
-        # A launch after the compile-only run needs no compile phase of its own.
-        knobs = {**(knobs or {}), **({LAUNCH_ONLY: "1"} if spec.gpu else {})}
+        spec = self.spec(source, config)
         try:
-            return run_one(spec, case_dir, execution, workers, knobs)
+            return run_one(spec, case_dir, execution, workers, self._knobs(spec))
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
 
-    def _twin_fails(self, source: Path, name: str, knobs: dict[str, str]) -> str:
+    def _knobs(self, spec: CaseSpec) -> dict[str, str]:
+        if not spec.gpu:
+            return {}
+        # One Triton cache for the candidates of a runtime failure (under ``work``, removed
+        # with it): Triton's launcher and driver modules are built once, not once per
+        # candidate. A candidate's kernels are keyed by their source: none sees another's.
+        knobs = {"TRITON_CACHE_DIR": str(self.work / "triton-cache")}
+        if os.environ.get("TRITON_INTERPRET") != "1":
+            # The case's compile phase builds what its launch will launch, holding no GPU:
+            # compiles run side by side, launches take turns on a GPU, and a candidate that
+            # does not compile is turned away before it launches. One process per run: one
+            # CUDA context, one set of inputs.
+            knobs[COMPILE_LAUNCHES] = json.dumps([spec.config])
+        return knobs
+
+    def _twin_fails(self, source: Path, name: str) -> str:
         """What the candidate shows under the passing config ('' when it passes there)."""
         passing = self.expectation.passing_config
         if passing is None:
             return ""
-        twin = self._run(
-            source, self.work / name, self.execution, self.workers, None, passing, knobs
-        )
+        twin = self._run(source, self.work / name, self.execution, self.workers, passing)
         if twin.outcome is Outcome.PASSED:
             return ""
         return twin.signature.text if twin.signature else twin.outcome.label
 
     def __call__(self, source: Path, name: str = "case") -> Verdict:
-        # One Triton cache for the candidates of a runtime failure (under ``work``, removed
-        # with it): what a compile-only run builds, the launches after it find built, and
-        # Triton's launcher and driver modules are built once, not once per candidate. A
-        # candidate's kernels are keyed by their source, so no candidate sees another's.
-        launch = self.expectation.launch
-        knobs = {"TRITON_CACHE_DIR": str(self.work / "triton-cache")} if launch else {}
-        if launch and os.environ.get("TRITON_INTERPRET") != "1":
-            # A candidate that does not compile cannot launch: it is turned away by a compile
-            # alone, which holds no GPU (launches wait for one; compiles run in parallel). The
-            # same run builds the kernels both launches below will need.
-            configs = [self.expectation.config, self.expectation.passing_config]
-            ahead = json.dumps([c for c in configs if c is not None])
-            compiled = self._run(
-                source,
-                self.work / name,
-                self.execution,
-                self.workers,
-                False,
-                None,
-                {**knobs, COMPILE_LAUNCHES: ahead},
-            )
-            if compiled.outcome is not Outcome.PASSED:
-                return replace(judge(compiled, self.expectation.signature), interesting=False)
-        result = self._run(
-            source, self.work / name, self.execution, self.workers, None, None, knobs
-        )
+        result = self._run(source, self.work / name, self.execution, self.workers)
         verdict = judge(result, self.expectation.signature)
         if (
             verdict.interesting
-            and launch
-            and (other := self._twin_fails(source, f"{name}-pass", knobs))
+            and self.expectation.launch
+            and (other := self._twin_fails(source, f"{name}-pass"))
         ):
             return replace(
                 verdict,
@@ -216,9 +196,7 @@ class SignatureTest:
         if not verdict.interesting or not self.expectation.fixed_python:
             return verdict
         fixed = replace(self.execution, python=self.expectation.fixed_python)
-        seen = self._run(
-            source, self.work / f"{name}-fixed", fixed, self.fixed_workers, None, None, knobs
-        )
+        seen = self._run(source, self.work / f"{name}-fixed", fixed, self.fixed_workers)
         passed = seen.outcome is Outcome.PASSED
         return replace(verdict, interesting=passed, fixed_outcome=seen.outcome.label)
 

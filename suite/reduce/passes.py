@@ -31,6 +31,7 @@ from suite.reduce.blocks import (
     delete_blocks,
     delete_statements,
     drop_functions,
+    drop_unused,
     if_to_branch,
     loop_single_trip,
     loop_to_body,
@@ -53,6 +54,7 @@ from suite.reduce.tree import Edit, kernel_measure, size, split, well_formed, wr
 __all__ = [
     "FINAL_PASSES",
     "PASSES",
+    "TIDY",
     "Pass",
     "candidates",
     "kernel_measure",
@@ -94,6 +96,9 @@ PASSES: tuple[Pass, ...] = (
 )
 # Renaming changes no structure: it runs once, after the fixpoint.
 FINAL_PASSES: tuple[Pass, ...] = (Pass("rename", rename),)
+# After any pass that kept an edit: the helpers and constants it left unread, in one try
+# (a reduction stopped by its budget would otherwise hand them over).
+TIDY = Pass("drop-unused", drop_unused)
 
 
 def _all_of(edits: list[Edit]) -> Edit:

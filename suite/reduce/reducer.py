@@ -45,6 +45,7 @@ from suite.reduce.launching import interpreted, passing_config
 from suite.reduce.passes import (
     FINAL_PASSES,
     PASSES,
+    TIDY,
     Pass,
     candidates,
     kernel_measure,
@@ -182,7 +183,10 @@ class Reducer:
             changed = False
             self.progress.rounds += 1
             for chosen in PASSES:
-                changed |= self.run_pass(chosen)
+                kept = self.run_pass(chosen)
+                if kept and not self.out_of_time():
+                    self.run_pass(TIDY)
+                changed |= kept
                 if self.out_of_time():
                     break
         if not self.out_of_time():
