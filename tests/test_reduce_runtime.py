@@ -38,6 +38,7 @@ pytest.importorskip("torch")
 ROOT = Path(__file__).resolve().parents[1]
 SPLIT_STORE = ROOT / "tests" / "data" / "reduce_runtime" / "split_store_epilogue.py"
 SPLIT_SIGNATURE = "wrong-result:launch:differential:split_store: nan"
+SPIN = ROOT / "tests" / "data" / "reduce_runtime" / "spin_scale.py"
 RMSNORM = ROOT / "bench" / "reduce_inputs" / "runtime" / "fused_add_rmsnorm_sm90.py"
 # What a launch that no longer fits its kernel raises: Triton's binding of the arguments,
 # which names the kernel (the interpreter) or its generated binder. Other functions' binding
@@ -126,6 +127,36 @@ def test_the_launching_form_keeps_its_launch_code_and_every_edit_stays_well_form
             assert split(text)[0] == head, chosen.name  # the launch code is never edited
             assert well_formed(ast.parse(text)), chosen.name
     assert proposed > 100
+
+
+def test_a_hangs_passing_twin_may_compute_a_wrong_value_but_not_hang(tmp_path, monkeypatch):
+    # A hang (or a fault) is kept by its tie to the config, not by the program's arithmetic:
+    # at the passing config a candidate may compute a wrong value, never fail another way.
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    found = discover.from_source({"path": str(SPIN)}, str(SPIN))[0]
+    expectation = Expectation(
+        repro=found.repro.id,
+        signature="timeout:launch:hang: kernel",
+        target="sm_90",
+        config=dict(found.repro.configs["trigger"][0]),
+        launch=True,
+        passing_config=dict(found.repro.configs["nearest-pass"][0]),
+    )
+    execution = Execution(warm=False, sanitize=False)
+    test = SignatureTest(expectation, tmp_path / "work", None, execution)
+    (tmp_path / "work").mkdir()
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(SPIN.read_text().replace("x * 2.0, mask=mask)", "x * 3.0, mask=mask)"))
+    verdict = test(wrong)
+    assert verdict.interesting, verdict
+    always = tmp_path / "always.py"
+    text = SPIN.read_text().replace(
+        "    if WAIT:\n        _wait_for(flag_ptr)\n", "    _wait_for(flag_ptr)\n"
+    )
+    always.write_text(text)
+    verdict = test(always)
+    assert not verdict.interesting
+    assert verdict.outcome.startswith("fails its passing config too: timeout:launch:hang"), verdict
 
 
 def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(tmp_path):
@@ -242,4 +273,4 @@ def test_a_candidates_launch_finds_its_kernels_built_by_its_compile_phase(tmp_pa
     )
     assert refused.outcome is not Outcome.PASSED, refused.message
     assert "make_tensor_descriptr" in refused.message
-    assert refused.signature is not None and ":launch" not in refused.signature.text
+    assert refused.site.phase == "compile" and refused.refused  # Triton's Python refused it

@@ -14,9 +14,11 @@ interesting, so a reduction never slips from one bug to another.
   program, exit 0 when interesting and 1 when not: what C-Vise's test script runs.
 
 A runtime failure's expectation (``launch``) launches the candidate and judges it with the
-reproducer's oracles instead: a compile alone first turns away what cannot launch (no GPU
-held, so compiles run in parallel while launches wait for their GPU), and the finding's
-passing config (``passing_config``), when known, must still pass.
+reproducer's oracles instead: its compile phase first turns away what cannot launch (no GPU
+held, so compiles run in parallel while launches wait for their GPU), and at the finding's
+passing config (``passing_config``), when known, it must still pass; for a fault, a crash or
+a hang, a wrong value there is allowed (the reduced kernel need not compute the program's
+result, only keep its fault tied to the config).
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ class Expectation:
     launch: bool = False
     # A config of the same case that passes (the finding's nearest passing neighbour): when
     # given, a launched candidate must also pass there, so that it keeps what triggers the
-    # failure (a kernel that writes nothing fails every oracle, under every config).
+    # failure (a kernel that writes nothing fails every oracle, under every config). For a
+    # finding that is not a wrong result, a wrong result there passes: only another failure
+    # (a fault, a crash, the finding's own) turns the candidate away.
     passing_config: Config | None = None
 
     def to_json(self) -> dict[str, object]:
@@ -132,6 +136,7 @@ class SignatureTest:
 
     def __post_init__(self) -> None:
         self._repro = _stand_in(self.expectation)
+        self._wrong_result = self.expectation.signature.startswith(Outcome.WRONG_RESULT.label)
 
     def spec(self, source: Path, config: Config | None = None) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})
@@ -170,13 +175,15 @@ class SignatureTest:
         return knobs
 
     def _twin_fails(self, source: Path, name: str) -> str:
-        """What the candidate shows under the passing config ('' when it passes there)."""
+        """What the candidate shows under the passing config ('' when that is allowed)."""
         passing = self.expectation.passing_config
         if passing is None:
             return ""
         twin = self._run(source, self.work / name, self.execution, self.workers, passing)
         if twin.outcome is Outcome.PASSED:
             return ""
+        if twin.outcome is Outcome.WRONG_RESULT and not self._wrong_result:
+            return ""  # the fault is what is kept, not the program's arithmetic
         return twin.signature.text if twin.signature else twin.outcome.label
 
     def __call__(self, source: Path, name: str = "case") -> Verdict:
