@@ -29,6 +29,7 @@ from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.tree import split
 from suite.report.launch_repro import launch_script
+from suite.report.reduced import Reduced
 from suite.search.findings import Finding
 from suite.templating import template_environment
 from tests.conftest import gpu_visible, repro_cli
@@ -159,6 +160,21 @@ def test_a_hangs_passing_twin_may_compute_a_wrong_value_but_not_hang(tmp_path, m
     assert verdict.outcome.startswith("fails its passing config too: timeout:launch:hang"), verdict
 
 
+def test_the_report_says_what_the_passing_config_checked(tmp_path):
+    template = template_environment().get_template("reduced.md.j2")
+    kept = dict(path=tmp_path / "reduced.py", original=tmp_path / "original.py")
+    sizes = dict(lines=6, tokens=140, original_lines=102, original_tokens=1154, complete=True)
+    fault = Reduced(**kept, **sizes, passing_change={"STAGES": 1}, values_checked=False)
+    text = template.render(reduced=fault.context())
+    assert "also launched with `STAGES=1`, where it did not fail (what it computes" in text
+    wrong = Reduced(**kept, **sizes, passing_change={"N": 40}, values_checked=True)
+    text = template.render(reduced=wrong.context())
+    assert "also launched with `N=40`, where it did not fail." in text
+    assert "not checked" not in text
+    compiled = Reduced(**kept, **sizes)
+    assert "also launched" not in template.render(reduced=compiled.context())
+
+
 def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(tmp_path):
     path = _finding(SPLIT_STORE, SPLIT_SIGNATURE, "wrong-result", tmp_path)
     env = {"TRITON_INTERPRET": "1"}
@@ -176,6 +192,7 @@ def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(t
     assert kernel_measure(reduced.read_text())[1] < original[1] * 0.8
     finding = Finding.from_json(json.loads(path.read_text()))
     assert finding.reduced is not None and finding.reduced["path"] == str(reduced.resolve())
+    assert finding.reduced["passing_change"] == {"N": 40} and finding.reduced["values_checked"]
     # Judged again, fresh, under the interpreter: the same wrong result, and its nearest
     # passing config still passes (the kernel did not become one that is always wrong).
     os.environ["TRITON_INTERPRET"] = "1"

@@ -90,9 +90,9 @@ def _interpreter(environment: Environment, python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.engine import Outcome, case_id, reproducer_for, runtime_failure
     from suite.engine import capture_environment as capture
-    from suite.engine import case_id, reproducer_for, runtime_failure
-    from suite.reduce.launching import launch_gpus
+    from suite.reduce.launching import launch_gpus, passing_config
     from suite.reduce.reducer import reduce
     from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
@@ -133,6 +133,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         gpus,
     )
     progress = done.progress
+    passing = passing_config(finding) if gpus is not None else None
     finding.reduced = {
         "path": str(done.path.resolve()),
         "original": str((done.path.parent / "original.py").resolve()),
@@ -141,6 +142,14 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         "original_lines": progress.original_lines,
         "original_tokens": progress.original_tokens,
         "complete": progress.done,
+        # What every kept candidate was also launched with (the finding's config changed to
+        # its passing neighbour), where it did not fail; its values were checked there only
+        # for a wrong result (a fault keeps its tie to the config, not the arithmetic).
+        "passing_change": {
+            k: v for k, v in (passing or {}).items() if finding.minimal_config.get(k) != v
+        }
+        or None,
+        "values_checked": finding.signature.startswith(Outcome.WRONG_RESULT.label),
     }
     with locked(path.parent):
         write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")

@@ -29,6 +29,10 @@ class Reduced:
     original_lines: int
     original_tokens: int
     complete: bool
+    # The change to the config that each kept candidate was also launched with, without
+    # failing (None: none), and whether its values were checked there (a wrong result's).
+    passing_change: dict[str, Any] | None = None
+    values_checked: bool = False
 
     @property
     def source(self) -> dict[str, str]:
@@ -56,6 +60,10 @@ def reduced_of(record: dict[str, Any] | None, finding_id: str) -> Reduced | None
             original_lines=int(entry["original_lines"]),
             original_tokens=int(entry["original_tokens"]),
             complete=bool(entry.get("complete")),
+            passing_change=change
+            if isinstance(change := entry.get("passing_change"), dict)
+            else None,
+            values_checked=bool(entry.get("values_checked")),
         )
     except (KeyError, TypeError, ValueError):
         return None

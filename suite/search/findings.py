@@ -113,6 +113,11 @@ class ReducedRecord(TypedDict):
     original_lines: int
     original_tokens: int
     complete: bool
+    # The config change each kept kernel also launched with, without failing (a runtime
+    # finding's passing neighbour), and whether its values were checked there. A record
+    # written before they existed lacks them: read them with ``get``.
+    passing_change: dict[str, Any] | None
+    values_checked: bool
 
 
 @dataclass
