@@ -11,5 +11,8 @@ class UsageError(Exception):
     """
 
 
+EXIT_USAGE = 2
+"""The exit status of bad usage or bad input (a :class:`UsageError`), in every command."""
+
 EXIT_INTERNAL = 70
 """The exit status of an unexpected internal error (sysexits' EX_SOFTWARE), never 1."""

@@ -4,8 +4,13 @@ concern, modules of a readable size."""
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
+
+import pytest
 
 import suite
 
@@ -213,3 +218,49 @@ def test_the_shims_keep_every_name_reproducer_files_import():
     for module, name in wanted:
         shim = __import__(module, fromlist=["__all__"])
         assert name == "" or name in shim.__all__, (module, name)
+
+
+# ``repro ARGV``, then the names of the modules it imported, into the file named first.
+LOADED_BY = """
+import json, sys
+from suite.cli.main import main
+try:
+    status = main(sys.argv[2:])
+except SystemExit as stop:
+    status = stop.code
+with open(sys.argv[1], "w") as out:
+    json.dump({"status": status, "modules": sorted(sys.modules)}, out)
+"""
+# What a start of a light command must not pay for: each takes a tenth of a second or more.
+HEAVY = ("triton", "torch", "rich", "hypothesis", "jinja2", "suite.engine.session")
+# The modules of suite/cli that every command imports: the door of none.
+SHARED = {"cli", "main", "guard", "completion", "options", "render"}
+DOORS = {
+    p.stem for p in (SUITE / "cli").glob("*.py") if p.stem not in SHARED | {"__init__", "__main__"}
+}
+
+
+@pytest.mark.parametrize(
+    ("argv", "doors"),
+    [
+        (("--help",), DOORS),
+        (("nightly", "show", "--state", "{tmp}"), {"nightly", "baseline"}),
+        (("findings", "-o", "{tmp}"), {"explore"}),
+    ],
+    ids=["help", "nightly-show", "findings"],
+)
+def test_a_start_imports_its_own_door_and_nothing_heavy(argv, doors, tmp_path):
+    """The command modules are imported only for the command chosen (the whole help needs
+    them all), and what a command does not use (Triton, rich for plain output, Hypothesis,
+    Jinja) is not imported."""
+    answer = tmp_path / "loaded.json"
+    args = [a.format(tmp=tmp_path) for a in argv]
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED_BY, str(answer), *args], capture_output=True, text=True
+    )
+    loaded = json.loads(answer.read_text())
+    assert loaded["status"] == 0, done.stderr
+    modules = set(loaded["modules"])
+    assert {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY} == set()
+    cli = {m.removeprefix("suite.cli.") for m in modules if m.startswith("suite.cli.")}
+    assert cli - SHARED == doors

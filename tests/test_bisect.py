@@ -71,6 +71,10 @@ def test_a_release_where_only_the_shrunk_config_passes_is_still_bad(tmp_path):
     )
     assert tried == [("3.4.0", bisect.BAD), ("3.5.0", bisect.BAD)]
     assert outcome.good is None and outcome.first_good is None
+    # 3.4.0 refuses the minimal config: bad at once, its other config is not compiled.
+    first, rest = outcome.configs["3.4.0"]
+    assert first.startswith("sm_90 BLOCK_M=8, BLOCK_K=32") and first.endswith(": bad")
+    assert rest.startswith("sm_90 BLOCK_M=64, BLOCK_K=16") and rest.endswith(bisect.NOT_COMPILED)
     shown = outcome.configs["3.5.0"]
     assert shown[0].startswith("sm_90 BLOCK_M=8, BLOCK_K=32") and shown[0].endswith("passed")
     assert shown[1].startswith("sm_90 BLOCK_M=64, BLOCK_K=16") and shown[1].endswith(": bad")

@@ -12,34 +12,66 @@ Exit status of ``repro run``:
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-from suite.cli import baseline as baseline_cli
-from suite.cli import capture as capture_cli
 from suite.cli import completion, guard
-from suite.cli import doctor as doctor_cli
-from suite.cli import explain as explain_cli
-from suite.cli import explore as explore_cli
-from suite.cli import gate as gate_cli
-from suite.cli import nightly as nightly_cli
-from suite.cli import reduce as reduce_cli
-from suite.cli import releases as releases_cli
-from suite.cli import replay as replay_cli
-from suite.cli import report as report_cli
 from suite.cli.options import Parser, add_case_options, apply_wheelhouse, case_options
 from suite.cli.render import add_output_options
-from suite.engine import EXIT_USAGE, CaseResult
-from suite.errors import UsageError
+from suite.errors import EXIT_USAGE, UsageError
+
+if TYPE_CHECKING:
+    from suite.engine import CaseResult
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each command's door: the module of suite/cli that mounts it (``add_parsers``) and runs it
+# (``cmd_<command>``); "" for the two of this module. Help lists the commands in this order.
+# A start imports the chosen command's door alone, so that it pays for one door's imports
+# and not for those of all twelve.
+DOORS: dict[str, str] = {
+    "run": "",
+    "list": "",
+    "explore": "explore",
+    "findings": "explore",
+    "matrix": "releases",
+    "bisect": "releases",
+    "dashboard": "releases",
+    "gate": "gate",
+    "report": "report",
+    "replay": "replay",
+    "reduce": "reduce",
+    "explain": "explain",
+    "doctor": "doctor",
+    "capture": "capture",
+    "baseline": "baseline",
+    "nightly": "nightly",
+    "merge": "nightly",
+}
+
+
+def _door(name: str) -> ModuleType:
+    return importlib.import_module(f"suite.cli.{name}") if name else sys.modules[__name__]
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command``'s door alone (all that parsing a
+    command line that starts with it needs)."""
     parser = Parser(
         prog="repro", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for door in dict.fromkeys(DOORS.values()):
+        if command is None or DOORS[command] == door:
+            _door(door).add_parsers(commands)
+    return parser
 
+
+def add_parsers(commands: Any) -> None:
     run = commands.add_parser("run", help="run reproducers in isolation, compare with the baseline")
     add_case_options(run)
     run.add_argument(
@@ -63,19 +95,6 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="show the catalogue of reproducers")
     listing.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
     add_output_options(listing)
-    explore_cli.add_parsers(commands)
-    releases_cli.add_parsers(commands)
-    releases_cli.add_dashboard_parser(commands)
-    gate_cli.add_parsers(commands)
-    report_cli.add_parsers(commands)
-    replay_cli.add_parsers(commands)
-    reduce_cli.add_parsers(commands)
-    explain_cli.add_parsers(commands)
-    doctor_cli.add_parsers(commands)
-    capture_cli.add_parsers(commands)
-    baseline_cli.add_parsers(commands)
-    nightly_cli.add_parsers(commands)
-    return parser
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -197,7 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    chosen = words[0] if words and words[0] in DOORS else None
+    # Completion and help for the whole command line want every command's parser.
+    parser = build_parser(None if "_ARGCOMPLETE" in os.environ else chosen)
     completion.autocomplete(parser)
     args = parser.parse_args(argv)
     if args.command != "doctor":  # the doctor reports it instead
@@ -205,26 +227,9 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     guard.check_arguments(args)
     guard.choose_execution(args)
     apply_wheelhouse(args)
-    commands = {
-        "run": cmd_run,
-        "list": cmd_list,
-        "explore": explore_cli.cmd_explore,
-        "findings": explore_cli.cmd_findings,
-        "matrix": releases_cli.cmd_matrix,
-        "bisect": releases_cli.cmd_bisect,
-        "dashboard": releases_cli.cmd_dashboard,
-        "gate": gate_cli.cmd_gate,
-        "report": report_cli.cmd_report,
-        "replay": replay_cli.cmd_replay,
-        "reduce": reduce_cli.cmd_reduce,
-        "explain": explain_cli.cmd_explain,
-        "doctor": doctor_cli.cmd_doctor,
-        "capture": capture_cli.cmd_capture,
-        "baseline": baseline_cli.cmd_baseline,
-        "nightly": nightly_cli.cmd_nightly,
-        "merge": nightly_cli.cmd_merge,
-    }
-    return commands[args.command](args)
+    door = _door(DOORS[args.command])
+    command: Callable[[argparse.Namespace], int] = getattr(door, f"cmd_{args.command}")
+    return command(args)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from suite.engine import Baseline, Bounds, Execution, Selection
 from suite.errors import UsageError
+
+if TYPE_CHECKING:
+    from suite.engine import Baseline, Execution, Selection
 
 
 class Parser(argparse.ArgumentParser):
@@ -117,6 +119,8 @@ def case_options(
     args: argparse.Namespace, python: str = "", shard: str = "", keep_passing: bool = False
 ) -> tuple[Selection, Execution, Baseline]:
     """The selection, the execution and the baseline the options describe."""
+    from suite.engine import Baseline, Bounds, Execution, Selection
+
     if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
         raise UsageError("--workers, --timeout and --memory-cap must be positive")
     for option, values in (("--target", args.target), ("--configs", args.configs)):

@@ -64,6 +64,7 @@ def add_parsers(commands: Any) -> None:
         help="fill first_bad/fixed_in of the entry that knows the finding in this file",
     )
     add_output_options(bisect)
+    _add_dashboard_parser(commands)
 
 
 def releases_of(out: Output) -> Callable[[str], Release]:
@@ -262,7 +263,7 @@ def _label(spec: str, option: str) -> str:
     return spec
 
 
-def add_dashboard_parser(commands: Any) -> None:
+def _add_dashboard_parser(commands: Any) -> None:
     dashboard = commands.add_parser("dashboard", help="a static HTML page of the results history")
     dashboard.add_argument(
         "-o", "--output", default="reports", help="output root (default: reports)"

@@ -20,6 +20,7 @@ Rendering only; nothing here decides an outcome or a verdict.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -29,24 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from rich import box
-from rich.console import Console
-from rich.markup import escape
-from rich.padding import Padding
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
-from rich.text import Text
-
-from suite.engine import shown_outcome
-
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+    from rich.table import Table
+
     from suite.api import Config
     from suite.engine import CaseResult
 
@@ -58,7 +46,6 @@ __all__ = [
     "Steps",
     "View",
     "add_output_options",
-    "escape",
     "output_for",
 ]
 
@@ -129,6 +116,16 @@ class Steps:
 
     def __enter__(self) -> Steps:
         if self.mode == "bar":
+            from rich.markup import escape
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             self._bar = Progress(
                 TextColumn("[bold]{task.fields[what]}"),
                 BarColumn(),
@@ -137,7 +134,7 @@ class Steps:
                 TextColumn("eta"),
                 TimeRemainingColumn(),
                 TextColumn("{task.description}"),
-                console=_stderr,
+                console=_stderr(),
                 transient=True,
             )
             self._bar.__enter__()
@@ -157,6 +154,8 @@ class Steps:
     def begin(self, description: str) -> None:
         """A step starts: the bar says so; a log says so only with ``--verbose``."""
         if self._bar is not None:
+            from rich.markup import escape
+
             self._bar.update(self._task, description=escape(description))
         elif self.mode == "log" and self.verbose:
             self._line(f"{description} ...", self.done)
@@ -165,6 +164,8 @@ class Steps:
         """A step finished: what it came to."""
         self.done += 1
         if self._bar is not None:
+            from rich.markup import escape
+
             self._bar.update(self._task, advance=1, description=escape(description))
         elif self.mode == "log":
             self._line(description, self.done)
@@ -175,7 +176,13 @@ class Steps:
         print(f"[{elapsed:8.1f}s] {self.what} {of}: {text}", file=sys.stderr, flush=True)
 
 
-_stderr = Console(stderr=True, highlight=False)
+@functools.cache
+def _stderr() -> Console:
+    """Rich's console on stderr: whether it is a terminal, and where a bar is drawn (rich is
+    imported only by the output that draws with it)."""
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
 
 
 class Output:
@@ -185,7 +192,6 @@ class Output:
 
     def __init__(self, verbosity: int = 0) -> None:
         self.verbosity = verbosity
-        self.console = Console(highlight=False)
 
     @property
     def quiet(self) -> bool:
@@ -210,14 +216,22 @@ class Output:
 
     def steps(self, what: str, total: int | None = None) -> Steps:
         """Progress of a long operation, as a context manager."""
-        mode = "off" if self.quiet else "bar" if _stderr.is_terminal else "log"
+        mode = "off" if self.quiet else "bar" if _stderr().is_terminal else "log"
         return Steps(what, total, mode, self.verbose)
 
 
 class TableOutput(Output):
     format = "table"
 
+    @functools.cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        return Console(highlight=False)
+
     def show(self, view: View) -> None:
+        from rich.text import Text
+
         for listing in view.listings:
             if listing.title:
                 self.console.print(Text(listing.title, style="bold"))
@@ -241,6 +255,10 @@ class TableOutput(Output):
         return self.console.width - self._fixed_width(listing) >= NARROWEST_TEXT * folding
 
     def _table(self, listing: Listing) -> Table:
+        from rich import box
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(header_style="bold", box=box.SIMPLE_HEAD)
         for column in listing.columns:
             if column.kind == "text":
@@ -253,6 +271,9 @@ class TableOutput(Output):
 
     def _stacked(self, listing: Listing) -> None:
         """Too narrow for a table: each row's id on its own line, its other cells below."""
+        from rich.padding import Padding
+        from rich.text import Text
+
         rest = listing.columns[1:]
         for row, style in zip(listing.rows, listing.styles, strict=True):
             self.console.print(Text(row[0], style=style or "bold"), overflow="ignore", crop=False)
@@ -352,6 +373,8 @@ def triage_label(result: CaseResult) -> str:
 
 def case_listing(results: Sequence[CaseResult]) -> Listing:
     """One row per case: full id, outcome, verdict, triage, signature (or the reason)."""
+    from suite.engine import shown_outcome
+
     listing = Listing(CASE_COLUMNS)
     for r in sorted(results, key=lambda r: (r.repro, r.target, r.case_id)):
         reason = str(r.signature) if r.signature else r.message or (r.notes.not_launched or "")
@@ -410,6 +433,8 @@ def case_record(result: CaseResult, run_folder: Path | None) -> CaseRecord:
 
 
 def summary_counts(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
+    from suite.engine import shown_outcome
+
     return {
         "verdicts": dict(sorted(Counter(r.verdict for r in results).items())),
         "outcomes": dict(sorted(Counter(shown_outcome(r) for r in results).items())),

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 _EXPORTS: dict[str, tuple[str, str]] = {
     "Baseline": ("baseline", "Baseline"),
     "DEFAULT_BASELINE": ("baseline", "DEFAULT_BASELINE"),
-    "EXIT_USAGE": ("baseline", "EXIT_USAGE"),
     "Expectation": ("baseline", "Expectation"),
     "entry_problem": ("baseline", "entry_problem"),
     "exit_status": ("baseline", "exit_status"),
@@ -50,7 +49,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "needs_gpu": ("gpu_evidence", "needs_gpu"),
     "runtime_failure": ("gpu_evidence", "runtime_failure"),
     "shown_outcome": ("gpu_evidence", "shown_outcome"),
-    "Bounds": ("isolate", "Bounds"),
+    "Bounds": ("defaults", "Bounds"),
     "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
     "Exit": ("isolate", "Exit"),
     "run_isolated": ("isolate", "run_isolated"),
@@ -116,7 +115,6 @@ __all__ = [
     "DEFAULT_BASELINE",
     "DRIVER_BUG",
     "EVENTS",
-    "EXIT_USAGE",
     "NEEDS_GPU",
     "PTXAS_ERROR_LINE",
     "RESULTS",
@@ -212,7 +210,6 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from suite.engine.baseline import (
         DEFAULT_BASELINE,
-        EXIT_USAGE,
         Baseline,
         Expectation,
         entry_problem,
@@ -223,7 +220,7 @@ if TYPE_CHECKING:
         write_entry,
     )
     from suite.engine.child import load_reproducers
-    from suite.engine.defaults import DEFAULTS, choose_defaults
+    from suite.engine.defaults import DEFAULTS, Bounds, choose_defaults
     from suite.engine.discover import Found, catalogue, from_source, select
     from suite.engine.environment import Environment, gpu_arch
     from suite.engine.environment import capture as capture_environment
@@ -237,7 +234,7 @@ if TYPE_CHECKING:
         runtime_failure,
         shown_outcome,
     )
-    from suite.engine.isolate import Bounds, Exit, run_isolated
+    from suite.engine.isolate import Exit, run_isolated
     from suite.engine.launch import COMPILE_LAUNCHES
     from suite.engine.outcome import (
         TOOLCHAIN_GAP,

@@ -50,7 +50,7 @@ from suite.files import load_structured, locked, write_atomic
 
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.toml"
 
-EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, EXIT_FIXED = 0, 1, 2, 3
+EXIT_OK, EXIT_REGRESSION, EXIT_FIXED = 0, 1, 3
 # The suite or a reproducer's glue failed before Triton compiled (a harness error): the
 # case was not judged. Never 1, which says the compiler regressed.
 EXIT_HARNESS = 4

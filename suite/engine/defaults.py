@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from suite.engine.isolate import Bounds
+
+@dataclass(frozen=True)
+class Bounds:
+    """Per-case limits. ``memory_bytes=None`` disables the cap."""
+
+    timeout_s: float = 600.0
+    memory_bytes: int | None = 8 << 30
+    output_bytes: int = 1 << 20
 
 
 @dataclass

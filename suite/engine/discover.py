@@ -24,8 +24,8 @@ from pathlib import Path
 
 from suite.api import Reproducer
 from suite.engine.child import load_reproducers
-from suite.engine.defaults import DEFAULTS
-from suite.engine.isolate import Bounds, run_isolated
+from suite.engine.defaults import DEFAULTS, Bounds
+from suite.engine.isolate import run_isolated
 from suite.engine.shim import child_env
 from suite.errors import UsageError
 from suite.toolchain.limits import UnknownTarget, limits_for

@@ -149,7 +149,8 @@ def gpu_arch() -> int | None:
 
 def capture(python: str) -> Environment:
     """Run the probe under ``python`` in isolation; a broken interpreter is a usage error."""
-    from suite.engine.isolate import Bounds, run_isolated
+    from suite.engine.defaults import Bounds
+    from suite.engine.isolate import run_isolated
     from suite.engine.shim import child_env
     from suite.errors import UsageError
 

@@ -41,21 +41,13 @@ from typing import IO, Protocol
 
 import psutil
 
+from suite.engine.defaults import Bounds
 from suite.engine.template import keeper_argv, keeper_report
 
 TOKEN_VARIABLE = "REPRO_CASE_TOKEN"
 # How often the timeout and the memory cap are checked. An exit is noticed at once
 # (the wait returns); a tighter poll only steals CPU from the compile it watches.
 POLL_SECONDS = 0.2
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """Per-case limits. ``memory_bytes=None`` disables the cap."""
-
-    timeout_s: float = 600.0
-    memory_bytes: int | None = 8 << 30
-    output_bytes: int = 1 << 20
 
 
 @dataclass

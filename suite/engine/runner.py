@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from suite.engine.classify import classify
-from suite.engine.defaults import DEFAULTS
+from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_evidence import needs_gpu
-from suite.engine.isolate import Bounds, Captured, Exit, Watch, run_isolated, stop_all
+from suite.engine.isolate import Captured, Exit, Watch, run_isolated, stop_all
 from suite.engine.launch import GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines

@@ -29,9 +29,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from suite.engine.defaults import Bounds
 from suite.engine.isolate import (
     TOKEN_VARIABLE,
-    Bounds,
     Exit,
     Watch,
     kill_tree,

@@ -8,6 +8,7 @@ up to a bound (:data:`MAX_CONFIGS`). A release is
 
 - bad when any of them fails as the finding does (:func:`suite.engine.signature.same_bug`:
   the same family, its message possibly changed; the signature seen is kept per release);
+  the configs after the first that does are not compiled on that release;
 - good only when none fails at all and at least one passes, or got past the stage where
   the bug fails (a compile that reached ptxas, which does not know the target, has
   completed the ``ptx`` stage of an LLVM instruction-selection crash:
@@ -68,6 +69,9 @@ BAD, GOOD, OTHER = "bad", "good", "other failure"
 SET_ASIDE = (UNSUPPORTED, TOOLCHAIN_GAP, OTHER, NEEDS_GPU)
 #: The configs a release is asked about, at most (each is one compile per release tried).
 MAX_CONFIGS = 8
+#: What a release's configs after its first bad one show: a release is bad as soon as one
+#: config fails as the bug, so they are not compiled (a good release compiles every one).
+NOT_COMPILED = "not compiled (the release is bad already)"
 
 
 @dataclass
@@ -239,7 +243,12 @@ def run(
             launch_arch=launch_arch,
         )
         states, lines[label] = [], []
-        for entry in entries:
+        for index, entry in enumerate(entries):
+            if BAD in states:  # one bad config decides the release: the rest need no compile
+                lines[label] += [
+                    f"{e.target} {_config_text(e.config)}: {NOT_COMPILED}" for e in entries[index:]
+                ]
+                break
             result = evaluator(entry.config, entry.target)
             signature = result.signature.text if result.signature else ""
             if result.outcome.is_failure and same_bug(finding.signature, signature):

@@ -24,9 +24,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypedDict
-
-from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from suite.api import Config
 from suite.engine import (
@@ -41,6 +39,9 @@ from suite.engine import (
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, own_folder, read_regular, write_replacing
+
+if TYPE_CHECKING:
+    from hypothesis.database import ExampleDatabase
 
 SCHEMA = 1
 BUG = "bug"
@@ -426,4 +427,7 @@ class DirectoryFindingsStore(FindingsStore):
         return sorted(found, key=lambda f: (f.repro, f.kind, f.signature))
 
     def example_database(self) -> ExampleDatabase:
+        # Hypothesis takes a quarter of a second to import: only explore pays for it.
+        from hypothesis.database import DirectoryBasedExampleDatabase
+
         return DirectoryBasedExampleDatabase(str(own_folder(self.root, self.DATABASE)))
