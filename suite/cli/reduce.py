@@ -90,8 +90,9 @@ def _interpreter(environment: Environment, python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine import Outcome, case_id, reproducer_for, runtime_failure
     from suite.engine import capture_environment as capture
+    from suite.engine import case_id, reproducer_for, runtime_failure
+    from suite.reduce.interesting import values_checked
     from suite.reduce.launching import launch_gpus, passing_config
     from suite.reduce.reducer import reduce
     from suite.subject import load_finding
@@ -149,7 +150,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
             k: v for k, v in (passing or {}).items() if finding.minimal_config.get(k) != v
         }
         or None,
-        "values_checked": finding.signature.startswith(Outcome.WRONG_RESULT.label),
+        "values_checked": values_checked(finding.signature),
     }
     with locked(path.parent):
         write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")

@@ -82,6 +82,12 @@ class Expectation:
         return cls(config=record["config"], **texts)
 
 
+def values_checked(signature: str) -> bool:
+    """Whether a candidate's values at the passing config are judged too: a wrong result is
+    kept by its values; a fault, a crash or a hang by its tie to the config."""
+    return signature.startswith(Outcome.WRONG_RESULT.label)
+
+
 _TEXT_FIELDS = ("repro", "signature", "target", "python", "label", "fixed_python")
 
 
@@ -136,7 +142,6 @@ class SignatureTest:
 
     def __post_init__(self) -> None:
         self._repro = _stand_in(self.expectation)
-        self._wrong_result = self.expectation.signature.startswith(Outcome.WRONG_RESULT.label)
 
     def spec(self, source: Path, config: Config | None = None) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})
@@ -182,7 +187,7 @@ class SignatureTest:
         twin = self._run(source, self.work / name, self.execution, self.workers, passing)
         if twin.outcome is Outcome.PASSED:
             return ""
-        if twin.outcome is Outcome.WRONG_RESULT and not self._wrong_result:
+        if twin.outcome is Outcome.WRONG_RESULT and not values_checked(self.expectation.signature):
             return ""  # the fault is what is kept, not the program's arithmetic
         return twin.signature.text if twin.signature else twin.outcome.label
 
