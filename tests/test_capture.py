@@ -385,7 +385,9 @@ def test_a_failure_after_the_launch_is_tied_to_the_last_launch(tmp_path: Path) -
     assert "CAPTURED_GRID = (16, 1, 1)" in source
     assert "'x_ptr': ('float16', (4096,), (1,))" in source
     assert "CAPTURED_SCALARS = {'n': 4096, 'factor': 2.0}" in source
-    assert "torch.cuda.synchronize()" in source
+    # Fresh inputs of those layouts, one launch: the engine synchronizes and judges it.
+    assert "@REPRO.inputs\ndef captured_inputs(case):" in source
+    assert "scale[CAPTURED_GRID](**tensors, **CAPTURED_SCALARS" in source
     compile(source, "captured.py", "exec")
 
     # Death by a signal after the launch: the program's own process, so the signal is known.

@@ -1,0 +1,185 @@
+"""A runtime failure captured from a program is reduced and reported like any runtime finding.
+
+The captured reproducer's launch is fresh inputs of the recorded layouts (``@REPRO.inputs``)
+and one ``kernel[grid](...)`` (``@REPRO.launch``), so ``repro reduce`` launches its
+candidates and ``repro report`` gives a repro.py that launches. No GPU here: the program
+records its launch through the hook's own ``write_ahead`` (the record's target set to an
+sm_90 GPU's by hand, as a GPU machine writes it), and the candidates launch under Triton's
+interpreter, where the captured kernel's load 2**40 elements past its input dies by SIGSEGV.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from suite.engine import discover
+from suite.engine.environment import Environment
+from suite.engine.runner import Execution
+from suite.engine.sources import capture as carry
+from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.passes import kernel_measure
+from suite.report.launch_repro import launch_script
+from suite.search.findings import Finding
+from suite.templating import template_environment
+from tests.conftest import checkout_env, repro_cli
+
+pytest.importorskip("torch")
+
+PROGRAM = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scaled(x, factor):
+    return x * factor
+
+
+@triton.jit
+def gather_scale(x_ptr, y_ptr, n, shift, factor, BLOCK: tl.constexpr, BIAS: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs + shift, mask=mask)
+    y = _scaled(x, factor)
+    if BIAS:
+        y = y + 1.0
+    tl.store(y_ptr + offs, y, mask=mask)
+
+
+class Tensor:  # what the hook reads of a torch tensor (no torch, no GPU here)
+    def __init__(self, shape, dtype="torch.float32"):
+        self.shape, self.dtype, self.device = shape, dtype, "cuda:0"
+
+    def stride(self):
+        return (1,)
+
+    def data_ptr(self):
+        return 0
+
+
+import repro_capture_launch
+
+x, y = Tensor((1024,)), Tensor((1024,))
+launch = {"BLOCK": 256, "BIAS": True, "grid": (4,)}
+repro_capture_launch.write_ahead(gather_scale, (x, y, 1024, 1 << 40, 2.0), launch)
+raise RuntimeError("CUDA error: an illegal memory access was encountered")
+"""
+SIGNATURE = "crash:SIGSEGV:launch"
+
+
+def _captured(tmp_path: Path) -> Path:
+    """The reproducer file capture writes for the program's failing launch, on an sm_90."""
+    import subprocess
+
+    from suite.capture import generate
+    from suite.capture.program import ProgramRun
+
+    program = tmp_path / "program.py"
+    program.write_text(textwrap.dedent(PROGRAM))
+    output = tmp_path / "capture"
+    argv = [sys.executable, "-m", "suite.capture", "--output", str(output), "--no-confirm"]
+    done = subprocess.run(
+        [*argv, "--", sys.executable, str(program)],
+        capture_output=True,
+        text=True,
+        env=checkout_env(),
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr[-2000:]
+    [summary_path] = output.glob("captures/*/capture.json")
+    summary = json.loads(summary_path.read_text())
+    [failure] = summary["failures"]
+    record_path = Path(failure["record"])
+    record = json.loads(record_path.read_text())
+    record["target"] = {"backend": "cuda", "arch": 90, "warp_size": 32}
+    record_path.write_text(json.dumps(record))
+    ran = ProgramRun(summary["command"], summary["program"]["pid"], 1)
+    [late] = generate.failures(summary_path.parent, ran)
+    path = tmp_path / "captured.py"
+    path.write_text(generate.render(late))
+    return path
+
+
+def _finding(path: Path, folder: Path) -> Path:
+    found = discover.from_source({"path": str(path)}, str(path))[0]
+    carried = carry({"path": str(path)})
+    assert carried is not None
+    record = Finding(
+        repro=found.repro.id,
+        signature=SIGNATURE,
+        kind="bug",
+        outcome="crash",
+        message="",
+        target="sm_90",
+        targets=["sm_90"],
+        minimal_config=dict(found.repro.configs["captured"][0]),
+        failing_configs=[],
+        passing_neighbours=[],
+        boundary=[],
+        environment=Environment(triton="3.9.0", python_executable=sys.executable),
+        seed=0,
+        first_seen="",
+        last_seen="",
+        source=carried.to_json(with_text=True),
+    )
+    finding = folder / "findings" / "captured.json"
+    finding.parent.mkdir(parents=True)
+    finding.write_text(json.dumps(record.to_json(), indent=2))
+    return finding
+
+
+def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: Path) -> None:
+    captured = _captured(tmp_path)
+    text = captured.read_text()
+    found = discover.from_source({"path": str(captured)}, str(captured))[0]
+    assert found.repro.inputs_fn is not None and found.repro.launch_fn is not None
+
+    # The report's repro.py launches the captured launch (not a compile-only snippet).
+    script = launch_script(
+        template_environment(),
+        text,
+        found.repro.id,
+        dict(found.repro.configs["captured"][0]),
+        SIGNATURE,
+        found.repro.title,
+        "sm_90",
+        "3.9.0",
+    )
+    assert script is not None
+    assert "gather_scale[CAPTURED_GRID](**tensors" in script and "def _fresh(" in script
+
+    finding = _finding(captured, tmp_path / "work")
+    env = {"TRITON_INTERPRET": "1", "PYTHONPATH": checkout_env()["PYTHONPATH"]}
+    done = repro_cli(
+        "reduce", str(finding), "-o", str(tmp_path / "work"), "-j", "2",
+        "--time-budget", "120", env=env,
+    )  # fmt: skip
+    assert done.code == 0, done.stderr[-3000:]
+    reduced = Path(done.stdout.strip().splitlines()[-1])
+    assert kernel_measure(reduced.read_text())[1] < kernel_measure(text)[1] / 2
+    # The launch is the captured one, through the seam that fits it to the reduced kernel.
+    assert "launch_kernel(gather_scale, CAPTURED_GRID" in reduced.read_text()
+    assert "x_ptr + shift" in reduced.read_text()  # what faults is kept
+
+    # The reduced file, launched afresh by itself, still dies the same way.
+    record = Finding.from_json(json.loads(finding.read_text()))
+    expectation = Expectation(
+        repro=record.repro,
+        signature=SIGNATURE,
+        target="sm_90",
+        config=dict(record.minimal_config),
+        launch=True,
+    )
+    (tmp_path / "again").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        verdict = SignatureTest(
+            expectation, tmp_path / "again", None, Execution(warm=False, sanitize=False)
+        )(reduced)
+    assert verdict.interesting, verdict
