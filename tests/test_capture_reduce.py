@@ -183,3 +183,28 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
             expectation, tmp_path / "again", None, Execution(warm=False, sanitize=False)
         )(reduced)
     assert verdict.interesting, verdict
+
+
+# What an H100 showed (docs/gpu-results.md, 2026-11-25 21:23 UTC): the program's kernel
+# faulted, and the program's next CUDA call, cuBLAS's handle creation, reported it.
+CUBLAS_AFTER_FAULT = (
+    "runtime-error:launch:RuntimeError: CUDA error: CUBLAS_STATUS_INTERNAL_ERROR when calling "
+    "`cublasCreate(handle)`"
+)
+ISOLATED_FAULT = "runtime-error:launch:AcceleratorError: CUDA error: misaligned address"
+
+
+def test_a_fault_reported_by_the_programs_next_cuda_call_is_confirmed_by_the_isolated_launch():
+    from suite.capture.generate import SAME, confirmation
+
+    evidence = confirmation(CUBLAS_AFTER_FAULT, ISOLATED_FAULT, deferred=True)
+    assert evidence.startswith("consistent:") and ISOLATED_FAULT in evidence
+    assert confirmation(CUBLAS_AFTER_FAULT, "crash:SIGSEGV:launch", deferred=True)
+    assert confirmation(ISOLATED_FAULT, ISOLATED_FAULT) == SAME
+    # Raised by the launch itself, the error is the kernel's own: it must match.
+    assert not confirmation(CUBLAS_AFTER_FAULT, ISOLATED_FAULT, deferred=False)
+    # Not a CUDA error in the program, or no fault of the launch in isolation: not the same.
+    python_error = "runtime-error:launch:ValueError: shapes do not match"
+    assert not confirmation(python_error, ISOLATED_FAULT, deferred=True)
+    assert not confirmation(CUBLAS_AFTER_FAULT, "wrong-result:launch:reference: nan", True)
+    assert not confirmation(CUBLAS_AFTER_FAULT, "compiler-error:ttgir:PassManager", True)

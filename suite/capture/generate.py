@@ -287,18 +287,31 @@ def _judged(
 SAME = "the same signature"
 
 
-def confirmation(observed: str, isolated: str | None) -> str:
+def confirmation(observed: str, isolated: str | None, deferred: bool = False) -> str:
     """On what evidence the isolated run confirms the program's failure ('' when it does
     not). The same signature confirms it. A crash or a timeout in the program may show
     less than the isolated child does: no compile stage (the program has no faulthandler
     dump), no signal (a process that was not the program's own: ``exit-None``), no message
     (it died with nothing written). Such an observation is consistent with an isolated
     failure of the same outcome whose family holds every part it does show and whose
-    message is the same, where it has one; the evidence says what was not shown."""
+    message is the same, where it has one; the evidence says what was not shown.
+
+    ``deferred``: the program's failure surfaced after its last launch. A fault on the GPU
+    is sticky: the next CUDA call the process makes reports it, whichever call that is
+    (cuBLAS's handle creation, a copy, a synchronize) and in its own words. So any CUDA
+    error the program showed there is consistent with a fault of the launch in isolation,
+    where the launch is synchronized at once and its own error shows."""
     if isolated is None:
         return ""
     if observed == isolated:
         return SAME
+    if deferred and _cuda_error(observed) and _launch_fault(isolated):
+        return (
+            f"consistent: the program showed {observed} at a CUDA call after its last launch"
+            f" of the kernel (a GPU fault is reported by the next CUDA call, in that call's"
+            f" words); the isolated run, synchronized right after the launch, failed with"
+            f" {isolated}"
+        )
     if not observed.startswith(("crash:", "timeout:")):
         return ""
     seen = signatures.family_of(observed).split(":")
@@ -325,6 +338,25 @@ def confirmation(observed: str, isolated: str | None) -> str:
 
 # A crash of a process that was not the program's own: its signal is not known.
 UNKNOWN_END = "exit-None"
+
+# What a CUDA call says of a fault on the GPU: the runtime's and driver's words, and those of
+# the libraries that wrap them (cuBLAS, cuDNN) when theirs is the call that meets it.
+CUDA_ERROR = re.compile(
+    r"CUDA error|CUDA_ERROR_|cudaError|CUBLAS_STATUS_|CUDNN_STATUS_|illegal memory access"
+    r"|unspecified launch failure|misaligned address|illegal instruction"
+)
+
+
+def _cuda_error(signature: str) -> bool:
+    return signature.startswith(("runtime-error:", "crash:")) and bool(CUDA_ERROR.search(signature))
+
+
+def _launch_fault(signature: str) -> bool:
+    """A fault of the launch itself: a CUDA error in the launch phase, or a crash there."""
+    parts = signatures.family_of(signature).split(":")
+    if "launch" not in parts:
+        return False
+    return signature.startswith("crash:") or _cuda_error(signature)
 
 
 def _phase(signature: str) -> str:

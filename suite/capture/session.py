@@ -205,7 +205,9 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
         captured.isolated_outcome = result.outcome.label
         captured.result_ref = f"{outcome.store.folder}:{result.case_id}"
         if result.outcome.is_failure:
-            captured.evidence = generate.confirmation(failure.signature, captured.isolated)
+            captured.evidence = generate.confirmation(
+                failure.signature, captured.isolated, failure.deferred
+            )
         captured.reproduced = bool(captured.evidence)
         if captured.reproduced and captured.isolated:
             captured.finding = _remember(store, captured, result, outcome.environment)
