@@ -3,26 +3,32 @@
 A probe defines ``CONFIGS`` (a list of dicts), ``label(config) -> str`` and
 ``launch(config) -> str`` (``"ok"`` or ``"wrong (...)"``; it raises on a fault), then calls
 :func:`main`. The parent starts one child per config and trial (``--one <json>``), each in
-its own session with a timeout: a fault or a hang in one config never ends the others. A
-child that runs past the timeout is a ``hang``; one that dies without a verdict is a
-``fault``. Only triton and torch are needed (the suite is not imported).
+its own session: a fault or a hang in one config never ends the others. A child whose
+launch (from its ``STARTED`` line: compile and reference included) runs past the timeout is
+a ``hang``; one that dies without a verdict is a ``fault``. Only triton and torch are
+needed (the suite is not imported).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-# Seconds a config may take, start-up and compile included (``PROBE_TIMEOUT_S`` overrides).
+# Seconds a launch may take, compile and reference included (``PROBE_TIMEOUT_S`` overrides),
+# counted from the child's STARTED line so that a slow start-up is never taken for a hang.
 TIMEOUT_S = float(os.environ.get("PROBE_TIMEOUT_S", "30"))
+START_S = 60.0
+STARTED = "STARTED"
 VERDICT = "VERDICT "
 # Triton's interpreter (TRITON_INTERPRET=1) runs the kernels on CPU tensors: a check of a
 # probe's reference and tolerance on a machine with no GPU (it cannot show a GPU bug).
@@ -80,12 +86,20 @@ def _child(launch: Callable[[dict[str, Any]], str], config: dict[str, Any]) -> s
 
     if DEVICE == "cuda" and not torch.cuda.is_available():
         return "harness-error: no CUDA device here (nothing was launched)"
+    print(STARTED, flush=True)
     try:
         verdict = launch(config)
         synchronize()
     except Exception as error:
         return f"{_kind(error)}: {type(error).__name__}: {first_line(str(error))}"
     return verdict
+
+
+def _drain(stream: Any, lines: list[str], started: threading.Event | None = None) -> None:
+    for line in stream:
+        lines.append(line.rstrip("\n"))
+        if started is not None and line.startswith(STARTED):
+            started.set()
 
 
 def _run_one(script: str, config: dict[str, Any], cache: str) -> str:
@@ -99,16 +113,38 @@ def _run_one(script: str, config: dict[str, Any], cache: str) -> str:
         env=env,
         start_new_session=True,
     )
-    try:
-        out, err = process.communicate(timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        return f"hang (no end within {TIMEOUT_S:.0f} s)"
-    for line in reversed(out.splitlines()):
+    out: list[str] = []
+    err: list[str] = []
+    started = threading.Event()
+    readers = [
+        threading.Thread(target=_drain, args=(process.stdout, out, started), daemon=True),
+        threading.Thread(target=_drain, args=(process.stderr, err), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    verdict = ""
+    began = time.monotonic()
+    while process.poll() is None and not started.wait(0.2):
+        if time.monotonic() - began > START_S:
+            verdict = f"harness-error: nothing launched within {START_S:.0f} s of start-up"
+            break
+    if not verdict and process.poll() is None:
+        try:
+            process.wait(timeout=TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            verdict = f"hang (the launch did not end within {TIMEOUT_S:.0f} s)"
+    if verdict:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for reader in readers:
+        reader.join(timeout=5)
+    if verdict:
+        return verdict
+    for line in reversed(out):
         if line.startswith(VERDICT):
             return line[len(VERDICT) :]
-    tail = [line for line in err.splitlines() if line.strip()]
+    tail = [line for line in err if line.strip()]
     return f"fault: child exited {process.returncode} with no verdict: " + (
         tail[-1][:200] if tail else "(no stderr)"
     )

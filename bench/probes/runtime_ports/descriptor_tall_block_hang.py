@@ -76,4 +76,4 @@ def launch(config):
 
 
 if __name__ == "__main__":
-    raise SystemExit(_harness.main(CONFIGS, label, launch))
+    raise SystemExit(_harness.main(CONFIGS, label, launch, workers=len(CONFIGS)))
