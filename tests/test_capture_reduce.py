@@ -11,6 +11,8 @@ interpreter, where the captured kernel's load 2**40 elements past its input dies
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -74,8 +76,6 @@ SIGNATURE = "crash:SIGSEGV:launch"
 
 def _captured(tmp_path: Path) -> Path:
     """The reproducer file capture writes for the program's failing launch, on an sm_90."""
-    import subprocess
-
     from suite.capture import generate
     from suite.capture.program import ProgramRun
 
@@ -153,6 +153,18 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
     )
     assert script is not None
     assert "gather_scale[CAPTURED_GRID](**tensors" in script and "def _fresh(" in script
+    # By itself (triton and torch only), it launches and dies as the program's launch did.
+    (tmp_path / "repro.py").write_text(script)
+    env = {k: v for k, v in checkout_env().items() if k != "PYTHONPATH"}
+    ran = subprocess.run(
+        [sys.executable, "repro.py"],
+        cwd=tmp_path,
+        env={**env, "TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ran.returncode == -signal.SIGSEGV, ran.stdout + ran.stderr[-2000:]
 
     finding = _finding(captured, tmp_path / "work")
     env = {"TRITON_INTERPRET": "1", "PYTHONPATH": checkout_env()["PYTHONPATH"]}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from suite.cli import completion, guard
 from suite.cli.options import Parser, add_case_options, apply_wheelhouse, case_options
 from suite.cli.render import add_output_options
-from suite.errors import EXIT_USAGE, UsageError
+from suite.errors import EXIT_HARNESS, EXIT_USAGE, HarnessError, UsageError
 
 if TYPE_CHECKING:
     from suite.engine import CaseResult
@@ -205,6 +205,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UsageError as exc:
             print(f"repro: error: {guard.one_line(exc)}", file=sys.stderr)
             return EXIT_USAGE
+        except HarnessError as exc:
+            print(f"repro: harness error: {guard.one_line(exc)}", file=sys.stderr)
+            return EXIT_HARNESS
         except guard.Stopped as stop:
             print(f"repro: stopped by {stop}{guard.resume_hint(argv)}", file=sys.stderr)
             return stop.exit_status

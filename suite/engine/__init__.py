@@ -90,6 +90,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "visible_gpus": ("session", "visible_gpus"),
     "child_env": ("shim", "child_env"),
     "PTXAS_ERROR_LINE": ("signature", "PTXAS_ERROR_LINE"),
+    "GPU_UNAVAILABLE": ("signature", "GPU_UNAVAILABLE_SIGNATURE"),
     "describe_printed": ("exception_facts", "describe_printed"),
     "diagnostic_verdict": ("signature", "diagnostic_verdict"),
     "family_of": ("signature", "family_of"),
@@ -115,6 +116,7 @@ __all__ = [
     "DEFAULT_BASELINE",
     "DRIVER_BUG",
     "EVENTS",
+    "GPU_UNAVAILABLE",
     "NEEDS_GPU",
     "PTXAS_ERROR_LINE",
     "RESULTS",
@@ -269,6 +271,7 @@ if TYPE_CHECKING:
         visible_gpus,
     )
     from suite.engine.shim import child_env
+    from suite.engine.signature import GPU_UNAVAILABLE_SIGNATURE as GPU_UNAVAILABLE
     from suite.engine.signature import (
         PTXAS_ERROR_LINE,
         diagnostic_verdict,

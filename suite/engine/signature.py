@@ -45,6 +45,17 @@ PTXAS_CODE = re.compile(r"\b(C\d{4,5})\b")
 # errors" only that something was, so it is the fallback.
 PTXAS_ERROR_LINE = re.compile(r"ptxas\b[^\n]*?\berror\s*:\s*(.*)")
 PTXAS_FATAL_LINE = re.compile(r"ptxas\b[^\n]*?\bfatal\s*:\s*(.*)")
+# A process that could not get a CUDA context: the driver's, the runtime's and torch's words
+# for a machine (or a torch build) that gives it none. On an H100 new processes were refused
+# so after launches hung and were killed (docs/gpu-results.md, 2026-11-25).
+GPU_UNAVAILABLE = re.compile(
+    r"No CUDA GPUs are available|no CUDA-capable device is detected|CUDA_ERROR_NO_DEVICE"
+    r"|all CUDA-capable devices are busy or unavailable|CUDA_ERROR_DEVICE_UNAVAILABLE"
+    r"|CUDA driver initialization failed|Found no NVIDIA driver on your system"
+    r"|Torch not compiled with CUDA enabled|without ATen_cuda library"
+)
+GPU_UNAVAILABLE_RULE = "gpu-unavailable"
+GPU_UNAVAILABLE_SIGNATURE = f"harness-error:{GPU_UNAVAILABLE_RULE}"
 PTXAS_UNKNOWN_ARCH = re.compile(r"Value '(sm_\w+)' is not defined for option 'gpu-name'")
 FAULTHANDLER_FRAME = re.compile(r'File ".*?", line \d+ in (\w+)')
 CARET_LINE = re.compile(r"^\s*\^+\s*$")
@@ -359,6 +370,18 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
 def _from_error(error: Error, stderr: str) -> Verdict:
     phase, text, kind = error.phase, error.message, error.type
     combined = text + "\n" + stderr
+    unavailable = GPU_UNAVAILABLE.search(combined)
+    if unavailable:
+        # The machine's GPU refused this process a context: nothing was judged.
+        shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
+        return Verdict(
+            "harness-error",
+            [GPU_UNAVAILABLE_RULE],
+            "",
+            f"{GPU_UNAVAILABLE_RULE}: {shown} (the GPU would not give this process a context:"
+            " the machine, not the compiler)",
+            {"phase": phase, "exception": kind, "rule": GPU_UNAVAILABLE_RULE},
+        )
     unknown_arch = PTXAS_UNKNOWN_ARCH.search(combined)
     if unknown_arch:
         # The stage the compile had reached (cubin: ptxas runs there): every stage before it

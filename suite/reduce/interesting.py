@@ -34,6 +34,7 @@ from pathlib import Path
 from suite.api import Config, Reproducer
 from suite.engine import (
     COMPILE_LAUNCHES,
+    GPU_UNAVAILABLE,
     CaseInterrupted,
     CaseResult,
     CaseSpec,
@@ -43,6 +44,7 @@ from suite.engine import (
     Workers,
     run_one,
 )
+from suite.errors import HarnessError
 
 
 @dataclass(frozen=True)
@@ -158,11 +160,18 @@ class SignatureTest:
     ) -> CaseResult:
         spec = self.spec(source, config)
         try:
-            return run_one(spec, case_dir, execution, workers, self._knobs(spec))
+            result = run_one(spec, case_dir, execution, workers, self._knobs(spec))
         except CaseInterrupted:
             raise KeyboardInterrupt from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
+        if result.signature is not None and result.signature.text == GPU_UNAVAILABLE:
+            # Says nothing of the candidate, and no run after it will either.
+            raise HarnessError(
+                f"the GPU stopped giving new processes a CUDA context ({result.message}); "
+                "the best kernel so far is kept: run the same command on a working GPU to go on"
+            )
+        return result
 
     def _knobs(self, spec: CaseSpec) -> dict[str, str]:
         if not spec.gpu:

@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from suite.engine import DEFAULTS, CaseSpec, Execution, Found
-from suite.errors import UsageError
+from suite.errors import HarnessError, UsageError
 from suite.files import read_regular, write_replacing
 from suite.reduce.form import launching_form, reducer_form
 from suite.reduce.interesting import Expectation, SignatureTest
@@ -353,10 +353,10 @@ def reduce(
             judge.close()
         if finished:
             _check_fresh(reducer, test, finding.signature)
-    except UsageError:
+    except (UsageError, HarnessError):
         shutil.rmtree(work, ignore_errors=True)
         if not any(folder.iterdir()):
-            folder.rmdir()  # nothing half-written
+            folder.rmdir()  # nothing half-written; a best kernel so far stays, to resume from
         raise
     finally:
         workers.close()
