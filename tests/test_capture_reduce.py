@@ -196,6 +196,15 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
         )(reduced)
     assert verdict.interesting, verdict
 
+    # The issue says what a maintainer needs: only a launch on an sm_90 shows it, and its
+    # config is the program's own, not the end of a search.
+    done = repro_cli("report", "captured", "-o", str(tmp_path / "work"), timeout=600)
+    assert done.code == 0, done.stderr[-3000:]
+    issue = (tmp_path / "work" / "captured" / "issue.md").read_text()
+    assert "launched on an sm_90 GPU it fails" in issue and "Only a launch shows it" in issue
+    assert "No GPU is needed" not in issue and "compiled with `triton.compile`" not in issue
+    assert "captured by `repro capture`: no search" in issue
+
 
 # What an H100 showed (docs/gpu-results.md, 2026-11-25 21:23 UTC): the program's kernel
 # faulted, and the program's next CUDA call, cuBLAS's handle creation, reported it.
