@@ -279,3 +279,46 @@ def triton_release() -> str:
     from importlib.metadata import version
 
     return re.match(r"\d+\.\d+\.\d+", version("triton")).group(0)
+
+
+def write_finding(
+    program: Path,
+    signature: str,
+    outcome: str,
+    folder: Path,
+    config: dict,
+    passing: dict | None = None,
+    name: str = "runtime",
+) -> Path:
+    """A finding of ``program``'s reproducer at ``config`` on sm_90 (carrying its source),
+    written as ``folder/findings/NAME.json``, as explore or capture writes one."""
+    from suite.engine import discover
+    from suite.engine.environment import Environment
+    from suite.engine.sources import capture
+    from suite.search.findings import Finding, SeenConfig
+
+    found = discover.from_source({"path": str(program)}, str(program))[0]
+    carried = capture({"path": str(program)})
+    assert carried is not None
+    record = Finding(
+        repro=found.repro.id,
+        signature=signature,
+        kind="bug",
+        outcome=outcome,
+        message="",
+        target="sm_90",
+        targets=["sm_90"],
+        minimal_config=dict(config),
+        failing_configs=[],
+        passing_neighbours=[SeenConfig("sm_90", dict(passing))] if passing else [],
+        boundary=[],
+        environment=Environment(triton="3.9.0", python_executable=sys.executable),
+        seed=0,
+        first_seen="",
+        last_seen="",
+        source=carried.to_json(with_text=True),
+    )
+    path = folder / "findings" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record.to_json(), indent=2))
+    return path

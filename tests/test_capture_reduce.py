@@ -20,15 +20,13 @@ from pathlib import Path
 import pytest
 
 from suite.engine import discover
-from suite.engine.environment import Environment
 from suite.engine.runner import Execution
-from suite.engine.sources import capture as carry
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import kernel_measure
 from suite.report.launch_repro import launch_script
 from suite.search.findings import Finding
 from suite.templating import template_environment
-from tests.conftest import checkout_env, repro_cli
+from tests.conftest import checkout_env, repro_cli, write_finding
 
 pytest.importorskip("torch")
 
@@ -106,34 +104,6 @@ def _captured(tmp_path: Path) -> Path:
     return path
 
 
-def _finding(path: Path, folder: Path) -> Path:
-    found = discover.from_source({"path": str(path)}, str(path))[0]
-    carried = carry({"path": str(path)})
-    assert carried is not None
-    record = Finding(
-        repro=found.repro.id,
-        signature=SIGNATURE,
-        kind="bug",
-        outcome="crash",
-        message="",
-        target="sm_90",
-        targets=["sm_90"],
-        minimal_config=dict(found.repro.configs["captured"][0]),
-        failing_configs=[],
-        passing_neighbours=[],
-        boundary=[],
-        environment=Environment(triton="3.9.0", python_executable=sys.executable),
-        seed=0,
-        first_seen="",
-        last_seen="",
-        source=carried.to_json(with_text=True),
-    )
-    finding = folder / "findings" / "captured.json"
-    finding.parent.mkdir(parents=True)
-    finding.write_text(json.dumps(record.to_json(), indent=2))
-    return finding
-
-
 def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: Path) -> None:
     captured = _captured(tmp_path)
     text = captured.read_text()
@@ -166,7 +136,10 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
     )
     assert ran.returncode == -signal.SIGSEGV, ran.stdout + ran.stderr[-2000:]
 
-    finding = _finding(captured, tmp_path / "work")
+    config = found.repro.configs["captured"][0]
+    finding = write_finding(
+        captured, SIGNATURE, "crash", tmp_path / "work", config, name="captured"
+    )
     env = {"TRITON_INTERPRET": "1", "PYTHONPATH": checkout_env()["PYTHONPATH"]}
     done = repro_cli(
         "reduce", str(finding), "-o", str(tmp_path / "work"), "-j", "2",

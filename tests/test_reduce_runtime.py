@@ -20,10 +20,8 @@ from pathlib import Path
 import pytest
 
 from suite.engine import COMPILE_LAUNCHES, Outcome, discover
-from suite.engine.environment import Environment
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
-from suite.engine.sources import capture
 from suite.reduce.form import launching_form
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
@@ -32,7 +30,7 @@ from suite.report.launch_repro import launch_script
 from suite.report.reduced import Reduced
 from suite.search.findings import Finding
 from suite.templating import template_environment
-from tests.conftest import gpu_visible, repro_cli
+from tests.conftest import gpu_visible, repro_cli, write_finding
 
 pytest.importorskip("torch")
 
@@ -53,32 +51,10 @@ MALFORMED = re.compile(
 
 def _finding(program: Path, signature: str, outcome: str, folder: Path) -> Path:
     found = discover.from_source({"path": str(program)}, str(program))[0]
-    carried = capture({"path": str(program)})
-    assert carried is not None
-    record = Finding(
-        repro=found.repro.id,
-        signature=signature,
-        kind="bug",
-        outcome=outcome,
-        message="",
-        target="sm_90",
-        targets=["sm_90"],
-        minimal_config=dict(found.repro.configs["trigger"][0]),
-        failing_configs=[],
-        passing_neighbours=[
-            {"target": "sm_90", "config": dict(found.repro.configs["nearest-pass"][0])}
-        ],
-        boundary=[],
-        environment=Environment(triton="3.9.0", python_executable=sys.executable),
-        seed=0,
-        first_seen="",
-        last_seen="",
-        source=carried.to_json(with_text=True),
+    configs = found.repro.configs
+    return write_finding(
+        program, signature, outcome, folder, configs["trigger"][0], configs["nearest-pass"][0]
     )
-    path = folder / "findings" / "runtime.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record.to_json(), indent=2))
-    return path
 
 
 def _judged_fresh(reduced: Path, finding: Finding, work: Path):
