@@ -322,3 +322,17 @@ def write_finding(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record.to_json(), indent=2))
     return path
+
+
+def run_alone(script: Path) -> subprocess.CompletedProcess[str]:
+    """``script`` (a report's repro.py) run by itself under Triton's interpreter: no suite on
+    the path, as a maintainer runs it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, script.name],
+        cwd=script.parent,
+        env={**env, "TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )

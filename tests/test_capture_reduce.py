@@ -26,7 +26,7 @@ from suite.reduce.passes import kernel_measure
 from suite.report.launch_repro import launch_script
 from suite.search.findings import Finding
 from suite.templating import template_environment
-from tests.conftest import checkout_env, repro_cli, write_finding
+from tests.conftest import checkout_env, repro_cli, run_alone, write_finding
 
 pytest.importorskip("torch")
 
@@ -125,15 +125,7 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
     assert "gather_scale[CAPTURED_GRID](**tensors" in script and "def _fresh(" in script
     # By itself (triton and torch only), it launches and dies as the program's launch did.
     (tmp_path / "repro.py").write_text(script)
-    env = {k: v for k, v in checkout_env().items() if k != "PYTHONPATH"}
-    ran = subprocess.run(
-        [sys.executable, "repro.py"],
-        cwd=tmp_path,
-        env={**env, "TRITON_INTERPRET": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    ran = run_alone(tmp_path / "repro.py")
     assert ran.returncode == -signal.SIGSEGV, ran.stdout + ran.stderr[-2000:]
 
     config = found.repro.configs["captured"][0]

@@ -4,9 +4,6 @@ nearest passing config. Run here under Triton's interpreter on the CPU, by itsel
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ import pytest
 from suite.report.launch_repro import launch_script
 from suite.report.standalone import foreign_imports
 from suite.templating import template_environment
+from tests.conftest import run_alone
 
 pytest.importorskip("torch")
 
@@ -29,18 +27,6 @@ def _script(tmp_path: Path, source: Path, repro_id: str, config: dict, name: str
     path = tmp_path / name
     path.write_text(text)
     return path
-
-
-def _run(script: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [sys.executable, script.name],
-        cwd=script.parent,
-        env={**env, "TRITON_INTERPRET": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
 
 
 @pytest.mark.parametrize(
@@ -75,10 +61,10 @@ def test_repro_py_exits_1_on_the_bug_and_0_at_the_nearest_pass(
     assert foreign_imports(text) == []
     assert "suite" not in text.split('"""', 2)[2]
     assert len(text.splitlines()) <= 150
-    done = _run(failing)
+    done = run_alone(failing)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"signature: {signature}" in done.stdout
-    passing = _run(_script(tmp_path, KERNELS, repro_id, right, "nearest.py"))
+    passing = run_alone(_script(tmp_path, KERNELS, repro_id, right, "nearest.py"))
     assert passing.returncode == 0, passing.stdout + passing.stderr
     assert "the bug does not show" in passing.stdout
 

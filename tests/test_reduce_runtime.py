@@ -13,7 +13,6 @@ import ast
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -30,7 +29,7 @@ from suite.report.launch_repro import launch_script
 from suite.report.reduced import Reduced
 from suite.search.findings import Finding
 from suite.templating import template_environment
-from tests.conftest import gpu_visible, repro_cli, write_finding
+from tests.conftest import gpu_visible, repro_cli, run_alone, write_finding
 
 pytest.importorskip("torch")
 
@@ -191,15 +190,7 @@ def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(t
     )
     assert script is not None and "launch_kernel(fused_epilogue_kernel" in script
     (tmp_path / "repro.py").write_text(script)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ran = subprocess.run(
-        [sys.executable, "repro.py"],
-        cwd=tmp_path,
-        env={**env, "TRITON_INTERPRET": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    ran = run_alone(tmp_path / "repro.py")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert f"signature: {SPLIT_SIGNATURE}" in ran.stdout
 
