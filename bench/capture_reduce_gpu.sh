@@ -18,6 +18,7 @@ WORK="$OUT/work"
 mkdir -p "$WORK"
 SUMMARY="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$SUMMARY"; }
+. bench/reduced_check.sh
 
 # 1. The program by itself: it dies with the fault; with a larger tile it runs.
 timeout 120 python3 "$PROGRAM" >"$OUT/program.txt" 2>&1
@@ -60,21 +61,9 @@ if [ ! -f "$REDUCED" ]; then
 fi
 cp "$REDUCED" "$OUT/reduced.py"
 cp "$(dirname "$REDUCED")/state.json" "$OUT/state.json" 2>/dev/null
-python3 - "$REDUCED" "$HERE/minimal_descriptor_1d_pipelined.py" <<'EOF' | tee -a "$SUMMARY"
-import sys
-from pathlib import Path
 
-from suite.reduce.tree import kernel_measure
-
-reduced, minimal = (kernel_measure(Path(p).read_text()) for p in sys.argv[1:])
-print(f"reduced: {reduced[0]} kernel lines, {reduced[1]} tokens; hand-minimal {minimal[1]} tokens:"
-      f" {reduced[1] / minimal[1]:.2f}x")
-EOF
-
-# 5. The reduced file launched again, by itself.
-timeout 300 python3 -m suite.cli.main run "$REDUCED" -t sm_90 --gpu on -o "$WORK/run-reduced" \
-  >"$OUT/run-reduced.txt" 2>&1
-say "reduced file launched on the GPU: exit $? (1: it fails)"
-grep -m1 ':launch' "$OUT/run-reduced.txt" | cut -c1-300 >>"$SUMMARY"
-sed -n '/^@triton.jit/,/^@REPRO/p' "$REDUCED" | head -n 30 >>"$SUMMARY"
+# 5. The size against the hand-minimal kernel (the program's kernel is its library module's);
+# the reduced file launched again by itself.
+reduced_check "$HERE/fused_add_rmsnorm_sm90.py" "$REDUCED" "$HERE/minimal_descriptor_1d_pipelined.py" \
+  "$(dirname "$REDUCED")/state.json" "$WORK/run-reduced"
 cat "$SUMMARY"

@@ -21,6 +21,7 @@ WORK="$OUT/work"
 mkdir -p "$WORK"
 SUMMARY="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$SUMMARY"; }
+. bench/reduced_check.sh
 
 {
   date -u
@@ -108,33 +109,8 @@ FOLDER=$(dirname "$REDUCED")
 cp "$REDUCED" "$OUT/reduced.py"
 cp "$FOLDER/state.json" "$OUT/state.json" 2>/dev/null
 
-# 4. The size against the hand-minimal kernel.
-python3 - "$PROGRAM" "$REDUCED" "$MINIMAL" "$FOLDER/state.json" <<'EOF' | tee -a "$SUMMARY"
-import json, sys
-from pathlib import Path
-
-from suite.reduce.tree import kernel_measure
-
-(program, reduced, minimal, state) = (Path(p) for p in sys.argv[1:])
-sizes = {name: kernel_measure(path.read_text()) for name, path in
-         (("program", program), ("reduced", reduced), ("hand-minimal", minimal))}
-for name, (lines, tokens) in sizes.items():
-    print(f"{name}: {lines} kernel lines, {tokens} tokens")
-ratio = sizes["reduced"][1] / sizes["hand-minimal"][1]
-print(f"reduced / hand-minimal tokens: {ratio:.2f} (target <= 1.5: {'met' if ratio <= 1.5 else 'NOT met'})")
-if state.is_file():
-    record = json.loads(state.read_text())
-    keys = ("done", "fresh_check", "tries", "seconds", "rounds", "improvements")
-    print("state: " + ", ".join(f"{k}={record.get(k)}" for k in keys))
-    print("rejected: " + json.dumps(record.get("rejected", {}), sort_keys=True)[:2000])
-EOF
-
-# 5. The reduced file launched again on the GPU, by itself: it must fail the same way.
-timeout 300 python3 -m suite.cli.main run "$REDUCED" -t sm_90 --gpu on -o "$WORK/run-reduced" \
-  >"$OUT/run-reduced.txt" 2>&1
-say "reduced file launched on the GPU: exit $? (1: it fails)"
-grep -m1 ':launch' "$OUT/run-reduced.txt" | cut -c1-300 >>"$SUMMARY"
-sed -n '/^@triton.jit/,$p' "$REDUCED" | head -n 40 >>"$SUMMARY"
+# 4-5. The size against the hand-minimal kernel; the reduced file launched again by itself.
+reduced_check "$PROGRAM" "$REDUCED" "$MINIMAL" "$FOLDER/state.json" "$WORK/run-reduced"
 tar -czf "$OUT/outputs.tar.gz" -C "$WORK" . 2>/dev/null
 rm -rf "$WORK"
 cat "$SUMMARY"
