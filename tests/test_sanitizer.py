@@ -5,8 +5,8 @@ The parser reads compute-sanitizer's real output, saved on an H100 (2026-11-25, 
 memcheck on the 1-D descriptor copy made inside a 3-stage ``tl.range`` (the launch faults
 with ``misaligned address``), memcheck on a store one block past the end of its output,
 racecheck on the same copy with one stage (clean). Without compute-sanitizer (this machine)
-a failing launch is rerun under nothing but Triton's own instrumentation, and says so. On a
-GPU the engine reruns the faulting case itself.
+a (planted) faulting launch is rerun under nothing but Triton's own instrumentation, and
+says so. On a GPU the engine reruns the faulting case itself.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from suite.toolchain.venvs import for_version
 
 SAVED = ROOT / "tests" / "data" / "sanitizer"
 DESCRIPTOR = ROOT / "tests" / "data" / "descriptor_1d_pipelined.py"
+PLANTED_FAULT = ROOT / "tests" / "data" / "planted_launch_fault.py"
 
 
 def test_a_misaligned_shared_access_is_told_from_an_out_of_bounds_write():
@@ -67,11 +68,11 @@ def test_which_releases_have_their_own_instrumentation():
 # ConSan and GSan both exist from 3.8.0 (test_which_releases_have_their_own_instrumentation).
 @pytest.mark.triton(">=3.8")
 def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
-    """On this machine a launch cannot succeed: forced onto the GPU path, the case fails at
-    launch (no CUDA), and the engine's evidence step runs, with no compute-sanitizer."""
+    """A launch that fails as a fault does (planted: this machine has no GPU) gets the
+    engine's evidence step, with no compute-sanitizer here."""
     if executable():
         pytest.skip("compute-sanitizer is installed here")
-    (found,) = select([str(DESCRIPTOR)])
+    (found,) = select([str(PLANTED_FAULT)])
     (spec,) = expand([found], ["sm_90"], ["trigger"])
     spec = replace(spec, gpu=True)
     result = run_case(spec, tmp_path / "case", Execution(warm=False))
