@@ -370,9 +370,9 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
 def _from_error(error: Error, stderr: str) -> Verdict:
     phase, text, kind = error.phase, error.message, error.type
     combined = text + "\n" + stderr
-    unavailable = GPU_UNAVAILABLE.search(combined)
-    if unavailable:
-        # The machine's GPU refused this process a context: nothing was judged.
+    if GPU_UNAVAILABLE.search(text):
+        # The machine's GPU refused this process a context: nothing was judged. (The error's
+        # own message only: torch warns in those words on stderr of a run that needs no GPU.)
         shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
         return Verdict(
             "harness-error",
