@@ -168,14 +168,14 @@ PREBUILD = Prebuild()
 def pytest_collection_finish(session):
     """One process prebuilds (xdist's first worker, else the only one), and only when a
     selected test uses release venvs."""
-    from suite.toolchain.venvs import folder_for
+    from suite.toolchain.venvs import CHECKED, folder_for
 
     worker = getattr(session.config, "workerinput", {}).get("workerid", "gw0")
     if worker != "gw0" or session.config.option.collectonly:
         return
     if not any(item.get_closest_marker("venv") for item in session.items):
         return
-    missing = [r for r in RELEASES if not (folder_for(r) / ".repro-complete").exists()]
+    missing = [r for r in RELEASES if not (folder_for(r) / CHECKED).exists()]
     if missing:
         PREBUILD.start(missing)
 

@@ -88,7 +88,7 @@ def test_matrix_builds_its_venv_from_the_wheelhouse_with_no_registry(house, offl
     done = repro(offline, *args, "--wheelhouse", str(house), "-o", str(tmp_path / "b"), "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     venv = Path(offline["REPRO_VENV_ROOT"]) / "triton-3.6.0"
-    assert (venv / ".repro-complete").is_file()
+    assert (venv / ".repro-checked").is_file()
     table = check_json("matrix", done.stdout)
     assert table["versions"] == {"3.6.0": "3.6.0"}
     cells = [cell for row in table["rows"] for cell in row["cells"].values()]

@@ -73,7 +73,8 @@ class CachedVenv:
     name: str
     path: str
     size_bytes: int
-    complete: bool
+    complete: bool  # its triton imports and compiles a kernel (checked now, in the venv)
+    error: str  # why not, in one line ("" when it works)
 
 
 @dataclass(frozen=True)
@@ -189,12 +190,19 @@ def _size(folder: Path) -> int:
 
 
 def _venvs(root: Path) -> list[CachedVenv]:
+    """Every cached venv, each checked the way a build is: import triton, compile a kernel."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from suite.toolchain.venvs import BUILDS_AT_ONCE, check
+
     if not root.is_dir():
         return []
+    folders = [f for f in sorted(root.iterdir()) if f.is_dir() and not f.name.startswith(".")]
+    with ThreadPoolExecutor(max_workers=BUILDS_AT_ONCE) as pool:
+        errors = list(pool.map(lambda f: check(str(f / "bin" / "python")), folders))
     return [
-        CachedVenv(folder.name, str(folder), _size(folder), (folder / ".repro-complete").exists())
-        for folder in sorted(root.iterdir())
-        if folder.is_dir() and not folder.name.startswith(".")
+        CachedVenv(folder.name, str(folder), _size(folder), not error, error)
+        for folder, error in zip(folders, errors, strict=True)
     ]
 
 
@@ -303,12 +311,14 @@ def problems(d: Diagnosis, python: str, probe_error: str) -> list[Problem]:
             )
         )
     for venv in d.venvs:
-        if not venv.complete and venv.name.startswith("triton-"):
+        if not venv.complete:
             version = venv.name.removeprefix("triton-")
             found.append(
                 Problem(
-                    f"the venv {venv.path} is incomplete (an interrupted build)",
-                    f"python -m suite.toolchain.venvs {version}",
+                    f"the venv {venv.path} does not work: {venv.error}",
+                    f"python -m suite.toolchain.venvs {version}"
+                    if venv.name.startswith("triton-")
+                    else f"rm -r {venv.path}  (the next run that needs it builds it again)",
                     False,
                 )
             )
@@ -373,7 +383,7 @@ def _lines(d: Diagnosis) -> list[str]:
     total = sum(v.size_bytes for v in d.venvs)
     lines.append(f"venvs: {len(d.venvs)} under {d.venv_root} ({_gib(total)})")
     for venv in d.venvs:
-        state = "" if venv.complete else " (incomplete)"
+        state = "" if venv.complete else f" (broken: {venv.error})"
         lines.append(f"  {venv.name}: {_gib(venv.size_bytes)}{state}")
     out = d.output
     lines.append(

@@ -72,7 +72,7 @@ def releases_of(out: Output) -> Callable[[str], Release]:
     from suite.toolchain import venvs
 
     def resolve(spec: str) -> Release:
-        cached = "/" in spec or (venvs.folder_for(spec) / ".repro-complete").exists()
+        cached = "/" in spec or (venvs.folder_for(spec) / venvs.CHECKED).exists()
         with out.steps(f"venv {spec}", 1) as steps:
             steps.begin("cached" if cached else "building (pip install, minutes)")
             release = venvs.resolve(spec)

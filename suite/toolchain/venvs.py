@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from packaging.specifiers import SpecifierSet
 from packaging.tags import sys_tags
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -139,15 +141,53 @@ def _pip_installs_elsewhere() -> bool:
         return False
 
 
-def _build(folder: Path, requirement: str) -> Path:
-    """A venv at ``folder`` with ``requirement`` installed, unless a complete one is there."""
+UNDECLARED_IMPORTS = ((SpecifierSet("<3.3"), ("setuptools>=40.8,<76",)),)
+"""What a release imports without declaring it, pinned to versions of its time: 3.0-3.2 import
+setuptools in ``triton/runtime/build.py`` (3.3 declares it). A venv made without pip has none."""
+
+
+def _undeclared_imports(version: str) -> list[str]:
+    release = Version(Version(version).public)
+    return [req for bounds, reqs in UNDECLARED_IMPORTS if release in bounds for req in reqs]
+
+
+CHECK_SCRIPT = Path(__file__).with_name("venv_check.py")
+
+CHECK_TIMEOUT_S = 300
+"""Importing a release and its first compile take seconds; a loaded 2-core machine, more."""
+
+COMPLETE = ".repro-complete"
+"""Written once the install finished (its requirements, one a line)."""
+CHECKED = ".repro-checked"
+"""Written once :func:`check` passed: only such a venv is used."""
+
+
+def check(python: str) -> str:
+    """'' when ``python``'s Triton imports and compiles a kernel, else the failure in one line."""
+    with tempfile.TemporaryDirectory(prefix="repro-venv-check-") as cache:
+        env = {**os.environ, "TRITON_CACHE_DIR": cache, "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("PYTHONPATH", None)  # the venv's own triton, nothing of ours ahead of it
+        try:
+            proc = subprocess.run(
+                [python, str(CHECK_SCRIPT)],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=CHECK_TIMEOUT_S,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode == 0 and lines and lines[-1].startswith("ok "):
+        return ""
+    return lines[-1] if lines else f"exit {proc.returncode}: {proc.stderr.strip()[-200:]}"
+
+
+def _install(folder: Path, requirements: list[str]) -> None:
     python = folder / "bin" / "python"
-    complete = folder / ".repro-complete"
-    if complete.exists():
-        return python
     shutil.rmtree(folder, ignore_errors=True)
     # No bytecode at install: each module is compiled on its first import.
-    install = ["install", "-q", "--no-compile", *_pip_sources(), requirement]
+    install = ["install", "-q", "--no-compile", *_pip_sources(), *requirements]
     if _pip_installs_elsewhere():  # no pip of its own: ensurepip costs seconds of CPU a venv
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
         command = [sys.executable, "-m", "pip", "--python", str(python), *install]
@@ -160,8 +200,25 @@ def _build(folder: Path, requirement: str) -> Path:
         last = (installed.stderr.strip().splitlines() or ["no output"])[-1]
         house = wheelhouse()
         where = f" from the wheelhouse {house}" if house else ""
-        raise UsageError(f"cannot install {requirement}{where}: {last}")
-    complete.write_text(requirement + "\n")
+        raise UsageError(f"cannot install {' '.join(requirements)}{where}: {last}")
+    (folder / COMPLETE).write_text("".join(r + "\n" for r in requirements))
+
+
+def _build(folder: Path, requirement: str, version: str) -> Path:
+    """A venv at ``folder`` with ``requirement`` (and what that release imports undeclared)
+    installed and checked by a compile, unless a checked one is there. A venv that was built
+    but fails the check (an older build, a broken install) is built again, once."""
+    python = folder / "bin" / "python"
+    if (folder / CHECKED).exists():
+        return python
+    failure = check(str(python)) if (folder / COMPLETE).exists() else "not built"
+    if failure:
+        _install(folder, [requirement, *_undeclared_imports(version)])
+        failure = check(str(python))
+    if failure:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise UsageError(f"triton {version} installed but does not work: {failure}")
+    (folder / CHECKED).write_text("import triton and a compile to a cubin passed\n")
     return python
 
 
@@ -183,7 +240,7 @@ def for_version(version: str) -> Release:
             return for_wheel(str(named[0].path))
     folder = folder_for(version)
     with _locked(folder.name):
-        return Release(version, str(_build(folder, f"triton=={version}")))
+        return Release(version, str(_build(folder, f"triton=={version}", version)))
 
 
 def for_wheel(wheel: str) -> Release:
@@ -196,7 +253,7 @@ def for_wheel(wheel: str) -> Release:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
     name = f"wheel-{digest}"
     with _locked(name):
-        python = _build(venv_root() / name, str(path.resolve()))
+        python = _build(venv_root() / name, str(path.resolve()), declared.version)
     return Release(declared.version, str(python))
 
 
@@ -243,8 +300,13 @@ def for_versions(versions: list[str]) -> list[Release]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m suite.toolchain.venvs 3.4.0 3.5.0 ...``: build the venvs ahead (CI caches)."""
+    """``python -m suite.toolchain.venvs 3.4.0 3.5.0 ...``: build the venvs ahead (CI caches),
+    checking those already built again and rebuilding the ones that no longer work."""
     try:
+        for version in argv:
+            folder = folder_for(version)
+            with _locked(folder.name):
+                (folder / CHECKED).unlink(missing_ok=True)
         for release in for_versions(argv):
             print(f"{release.label}: {release.python}", flush=True)
     except UsageError as exc:

@@ -1,0 +1,73 @@
+"""Release venvs built from nothing work, and a broken one is found and rebuilt.
+
+Each run builds the oldest and the newest release the package supports into an empty venv
+root (not the machine's shared one), as a fresh machine would: 3.0.0 imports setuptools
+without declaring it, so a venv that only holds what pip resolved for ``triton==3.0.0``
+cannot ``import triton``. A venv counts only after a compile in it passed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, checkout_env, repro_cli
+
+pytestmark = pytest.mark.venv
+
+RELEASES = (ROOT / ".ci" / "releases").read_text().split()
+OLDEST, NEWEST = RELEASES[0], RELEASES[-1]
+
+
+def _build(root: Path, *versions: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "suite.toolchain.venvs", *versions],
+        capture_output=True,
+        text=True,
+        env={**checkout_env(), "REPRO_VENV_ROOT": str(root)},
+        timeout=1800,
+    )
+
+
+def _doctor_venvs(root: Path) -> tuple[list[dict], list[dict]]:
+    done = repro_cli("doctor", "--json", env={"REPRO_VENV_ROOT": str(root)})
+    report = json.loads(done.stdout)
+    return report["venvs"], report["problems"]
+
+
+def test_the_oldest_and_newest_release_venvs_built_from_nothing_import_triton_and_compile(
+    tmp_path,
+):
+    from suite.toolchain.venvs import check
+
+    root = tmp_path / "venvs"
+    built = _build(root, OLDEST, NEWEST)
+    assert built.returncode == 0, built.stdout + built.stderr
+    for version in (OLDEST, NEWEST):
+        venv = root / f"triton-{version}"
+        assert (venv / ".repro-checked").is_file()
+        assert check(str(venv / "bin" / "python")) == ""
+
+    # A venv built the old way (no setuptools beside 3.0.0): the doctor names it broken, with
+    # the command that rebuilds it, and that command makes it work again.
+    oldest = root / f"triton-{OLDEST}"
+    site = next(oldest.glob("lib/python*/site-packages"))
+    for installed in site.glob("setuptools*"):
+        shutil.rmtree(installed)
+    venvs, problems = _doctor_venvs(root)
+    broken = {v["name"]: v for v in venvs}[f"triton-{OLDEST}"]
+    assert not broken["complete"]
+    assert "setuptools" in broken["error"]
+    fix = f"python -m suite.toolchain.venvs {OLDEST}"
+    assert any(p["fix"] == fix and "does not work" in p["what"] for p in problems), problems
+
+    rebuilt = _build(root, OLDEST)
+    assert rebuilt.returncode == 0, rebuilt.stdout + rebuilt.stderr
+    venvs, problems = _doctor_venvs(root)
+    assert all(v["complete"] for v in venvs), venvs
+    assert not any("does not work" in p["what"] for p in problems)
