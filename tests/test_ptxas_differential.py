@@ -261,30 +261,38 @@ def test_without_the_differential_nothing_is_relaunched(tmp_path):
     assert not list((tmp_path / "case").glob("ptxas-*"))
 
 
+FINDING_6691 = "upstream-6691-pipelined-dot-and-sum-f4683ab7d156"
+WRONG_6691 = "wrong-result:launch:differential:num_stages: mismatch"
+
+
+def _reported(tmp_path: Path, evidence: Evidence, *options: str) -> Path:
+    """The report folder of #6691's finding from the H100, given ``evidence`` as its
+    differential record."""
+    record = json.loads(
+        (ROOT / "docs" / "results" / "2026-11-25-runtime-gpu" / f"{FINDING_6691}.json").read_text()
+    )
+    record["ptxas"] = evidence.to_json()
+    (tmp_path / "findings").mkdir()
+    (tmp_path / "findings" / f"{FINDING_6691}.json").write_text(json.dumps(record))
+    done = repro_cli("report", FINDING_6691, "-o", str(tmp_path), "--no-rerun", *options)
+    assert done.code == 0, done.stdout + done.stderr
+    return tmp_path / FINDING_6691
+
+
 @pytest.mark.parametrize("body", ["nvidia.md", "comment.md"])
 def test_an_assembler_bug_goes_to_nvidia_with_the_ptx_and_both_builds(tmp_path, body):
-    """#6691's finding from the H100, given a differential that found the assembler (its
-    runs' PTX a real compile's): the report is an NVIDIA report with the PTX attached, each
-    build's version and result, and the comment on the known issue says so too."""
+    """#6691's finding, given a differential that found the assembler (its runs' PTX a real
+    compile's): the report is an NVIDIA report with the PTX attached, each build's version
+    and result, and the comment on the known issue says so too."""
     bundled, second = _builds()
     ptx = _ptx(tmp_path)
-    wrong = "wrong-result:launch:differential:num_stages: mismatch"
     runs = (
-        replace(_run("bundled", "wrong-result", wrong), ptx=str(ptx), version=bundled.version),
+        replace(_run("bundled", "wrong-result", WRONG_6691), ptx=str(ptx), version=bundled.version),
         replace(_run("second", "passed"), version=second.version),
     )
     reason = f"the same PTX fails with ptxas {bundled.version}; ptxas {second.version} passes"
     evidence = Evidence(True, bundled.version, second.version, runs, Verdict.ASSEMBLER, reason)
-    finding = "upstream-6691-pipelined-dot-and-sum-f4683ab7d156"
-    record = json.loads(
-        (ROOT / "docs" / "results" / "2026-11-25-runtime-gpu" / f"{finding}.json").read_text()
-    )
-    record["ptxas"] = evidence.to_json()
-    (tmp_path / "findings").mkdir()
-    (tmp_path / "findings" / f"{finding}.json").write_text(json.dumps(record))
-    done = repro_cli("report", finding, "-o", str(tmp_path), "--no-rerun")
-    assert done.code == 0, done.stdout + done.stderr
-    folder = tmp_path / finding
+    folder = _reported(tmp_path, evidence)
     report = json.loads((folder / "report.json").read_text())
     assert report["label"] == PTXAS_BUG and report["kind"] == "nvidia", report
     assert (folder / "kernel.ptx").read_text() == ptx.read_text()
@@ -292,10 +300,29 @@ def test_an_assembler_bug_goes_to_nvidia_with_the_ptx_and_both_builds(tmp_path, 
     assert reason in text, text
     if body == "nvidia.md":
         assert "## ptxas differential" in text and "`kernel.ptx`" in text
-        assert f"| {bundled.version} (bundled) | default | `{wrong}` | reference |" in text
+        assert f"| {bundled.version} (bundled) | default | `{WRONG_6691}` | reference |" in text
         assert f"| {second.version} (second) | default | `passed` | yes |" in text
         assert "TRITON_PTXAS_PATH=/path/to/ptxas" in text
     assert not (folder / "issue.md").exists()
+
+
+def test_a_bug_every_build_shows_stays_triton_s_and_its_issue_says_so(tmp_path):
+    """Every build failing the same way: a compiler bug, an issue for Triton (no baseline
+    entry) that lists each build's result; no NVIDIA report."""
+    runs = (
+        _run("bundled", "wrong-result", WRONG_6691),
+        replace(_run("second", "wrong-result", WRONG_6691), same_failure=True),
+    )
+    reason = "every build fails the same way: ptxas 12.8.93, ptxas 13.0.88"
+    evidence = Evidence(True, "12.8.93", "13.0.88", runs, Verdict.NOT_ASSEMBLER, reason)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    folder = _reported(tmp_path, evidence, "--baseline", str(empty))
+    text = (folder / "issue.md").read_text()
+    said = "**ptxas differential** (the launch repeated with the same PTX assembled otherwise)"
+    assert f"{said}: {reason}." in text
+    assert f"- ptxas 13.0.88: `{WRONG_6691}`" in text
+    assert not (folder / "nvidia.md").exists() and not (folder / "kernel.ptx").exists()
 
 
 @pytest.mark.gpu

@@ -8,7 +8,7 @@ accumulators summed after the loop, and BLOCK_M=16 are right. Related to Blackwe
 back-to-back MMA pipelining (#10858, reverted in #10971 and relanded in #10988).
 On Hopper the same loop goes through the pipelined wgmma path instead: this port asks
 whether sm_90 shows it too; it may well not (not yet launched on a GPU,
-bench/probes/runtime_ports38/).
+bench/probes/runtime_candidates/).
 
 The kernel here is the issue's: ``C = A1 @ B1 + A2 @ B2`` over K in BLOCK_K steps. The
 oracle is a float64 reference judged against the same sum computed in the inputs' own

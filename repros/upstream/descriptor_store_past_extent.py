@@ -12,7 +12,7 @@ The kernel here is the issue's copy through device-side descriptors
 (``tl.make_tensor_descriptor``, shape ``[M, N]``, row stride 512): ``a[:, :N]`` into
 ``out[:, :N]`` of a (32, 512) buffer filled with 7. The oracle is exact: the first N
 columns equal ``a``'s, and every column from N on still holds 7. Not yet launched on a GPU
-(bench/probes/runtime_ports38/).
+(bench/probes/runtime_candidates/).
 """
 
 import triton

@@ -11,7 +11,7 @@ The kernel here is the issue's: a fast path for ``m == 0`` that asserts ``n > 0`
 nest for the other shapes that accumulates rows of ``p`` and writes each partial sum to
 ``sink``. The oracle is a float64 reference of the source's meaning (``out`` and the whole
 ``sink``, which starts at zero); ``FLATTEN=False`` is the same kernel without the hint. Not
-yet launched on a GPU (bench/probes/runtime_ports38/).
+yet launched on a GPU (bench/probes/runtime_candidates/).
 """
 
 import triton

@@ -11,7 +11,7 @@ The kernel here sums the rows ``[lo, hi)`` of each of OUTER blocks of rows (a se
 whose window may be empty, as a causal window past its end is) and counts the rows it
 added. The oracle is a float64 reference of the same sums (zero for an empty window) and
 the exact count; ``FLATTEN=False`` is the same kernel without the hint. Not yet launched
-on a GPU: the catalogue's GPU run confirms it (bench/probes/runtime_ports38/).
+on a GPU: the catalogue's GPU run confirms it (bench/probes/runtime_candidates/).
 """
 
 import triton

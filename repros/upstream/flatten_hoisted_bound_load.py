@@ -11,7 +11,7 @@ The kernel here sums, for each of ``m`` segments, the first ``lengths[slot]`` ro
 an empty batch (``m = 0``) passes a slot that names no length at all (``2**30``, far past
 the table: the source never reads it). The oracles: a fault at launch (always on) and a
 float64 reference (zero for ``m = 0``). ``FLATTEN=False`` and ``m > 0`` with a real slot
-are the nearest passes. Not yet launched on a GPU (bench/probes/runtime_ports38/).
+are the nearest passes. Not yet launched on a GPU (bench/probes/runtime_candidates/).
 """
 
 import triton

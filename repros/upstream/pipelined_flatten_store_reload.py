@@ -12,7 +12,7 @@ The kernel here is the issue's: each program writes ``row + col`` into rows pid.
 ``loaded - values``. The oracle is exact: every ``diff`` is 0 and every row holds its
 values (the buffers start as NaN, so an unwritten element shows). Sizes are the issue's
 but ROWS (4096 there: 34 G stores) is 512. Not yet launched on a GPU
-(bench/probes/runtime_ports38/).
+(bench/probes/runtime_candidates/).
 """
 
 import triton
