@@ -3,7 +3,7 @@
 # their nearest passing configs, and #6691, launched by `repro run --gpu on` with the ptxas
 # differential on; every failing launch relaunched with the toolkit's ptxas and at -O0.
 #   pip install --no-deps --no-build-isolation -e . && OUT=/some/dir bash bench/probes/runtime_candidates/run_all.sh
-# Everything lands under $OUT; about 5 minutes on an H100 (16 cores). The fault candidate
+# Everything lands under $OUT; at most about 8 minutes (its timeouts), on an H100 (16 cores). The fault candidate
 # (#11601, an illegal memory access) runs last and alone: faults have left a GPU unusable
 # for later processes before (docs/facts.md).
 set -u
@@ -30,20 +30,22 @@ candidates=(
 )
 # The sanitizer's reruns are off: racecheck over these kernels takes minutes; the
 # differential (3 relaunches per failing case) is the point here.
-timeout -k 10 300 "$python" -m suite.cli.main run "${candidates[@]}" -t sm_90 --gpu on \
+timeout -k 10 270 "$python" -m suite.cli.main run "${candidates[@]}" -t sm_90 --gpu on \
   -j 8 --timeout 200 --no-sanitizer -o "$out/work/main" --format plain \
   >"$out/run.txt" 2>"$out/run.stderr.txt" &
 timeout -k 10 240 "$python" -m pytest -q -p no:cacheprovider -m gpu \
   tests/test_ptxas_differential.py >"$out/pytest-ptxas-differential.txt" 2>&1 &
 wait
-timeout -k 10 90 "$python" -m suite.cli.main run repros/upstream/flatten_hoisted_bound_load.py \
+timeout -k 10 75 "$python" -m suite.cli.main run repros/upstream/flatten_hoisted_bound_load.py \
   -t sm_90 --gpu on -j 4 --timeout 60 --no-sanitizer --no-ptxas-differential \
   -o "$out/work/fault" --format plain >"$out/run-fault.txt" 2>"$out/run-fault.stderr.txt"
 "$python" "$here/summarize.py" "$out/work/main" "$out/work/fault" >"$out/summary.txt" 2>&1
 # One report per failing case of the main run (the differential's verdict, nvidia.md where
-# it is the assembler's), at most 8, no rerun.
-"$python" "$here/summarize.py" --failing "$out/work/main" | head -n 8 | while read -r subject; do
-  timeout -k 5 90 "$python" -m suite.cli.main report "$subject" -o "$out/work/reports" \
+# it is the assembler's), no rerun; none is started after 120 s of reports.
+started=$SECONDS
+"$python" "$here/summarize.py" --failing "$out/work/main" | while read -r subject; do
+  [ $((SECONDS - started)) -lt 120 ] || break
+  timeout -k 5 60 "$python" -m suite.cli.main report "$subject" -o "$out/work/reports" \
     --no-rerun >>"$out/reports.txt" 2>&1
 done
 for folder in "$out"/work/reports/*/; do
