@@ -29,9 +29,12 @@ from suite.engine.ptxas import (
     Verdict,
     assemble,
     decide,
+    disassembler,
     no_second_note,
     ptx_isa,
     same_ptx,
+    sass,
+    sass_differences,
     second_build,
     toolchain,
     variants,
@@ -125,6 +128,15 @@ def test_one_ptx_file_assembles_with_both_builds_and_at_O0(tmp_path):
     }
     assert all(same_ptx(ptx.read_text(), p.read_text()) for p in given)
     assert all(Path(d.cubin).stat().st_size > 0 for d in done)
+    # The SASS of each, read back with cuobjdump: -O0 is another program; one build's
+    # cubin is its own SASS.
+    cuobjdump = disassembler(bundled)
+    assert cuobjdump is not None
+    listings = [sass(Path(d.cubin), cuobjdump) for d in done]
+    assert all(listing for listing in listings)
+    assert sass_differences(listings[0], listings[0]) == 0
+    assert sass_differences(listings[0], listings[2]) > 0
+    assert sass_differences(["A", "B", "C"], ["A", "X", "C", "D"]) == 2
     broken = tmp_path / "broken.ptx"
     broken.write_text(ptx.read_text().replace("ret;", "ret_nothing;"))
     refused = assemble(broken, second, "sm_90a", tmp_path / "out")
@@ -151,6 +163,7 @@ def _run(variant: str, outcome: str, signature: str = "", same: bool | None = Tr
         signature=signature,
         same_failure=signature == FAULT,
         same_ptx=None if variant == "bundled" else same,
+        sass_differs=None,
         ptx="",
         cubin="",
     )
@@ -242,6 +255,8 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
     assert [r["variant"] for r in runs] == ["bundled", "second", "bundled-O0"]
     assert [r["same_ptx"] for r in runs] == [None, True, True]
     assert all(Path(r["ptx"]).is_file() and Path(r["cubin"]).is_file() for r in runs)
+    # Each relaunch's SASS against the bundled one's: -O0 is another program.
+    assert runs[0]["sass_differs"] is None and runs[2]["sass_differs"] > 0
     assert [r["version"] for r in runs] == [bundled.version, second.version, bundled.version]
     assert triage(result, family="planted").label == COMPILER_BUG
 
@@ -300,8 +315,8 @@ def test_an_assembler_bug_goes_to_nvidia_with_the_ptx_and_both_builds(tmp_path, 
     assert reason in text, text
     if body == "nvidia.md":
         assert "## ptxas differential" in text and "`kernel.ptx`" in text
-        assert f"| {bundled.version} (bundled) | default | `{WRONG_6691}` | reference |" in text
-        assert f"| {second.version} (second) | default | `passed` | yes |" in text
+        assert f"| {bundled.version} (bundled) | default | `{WRONG_6691}` | reference | — |" in text
+        assert f"| {second.version} (second) | default | `passed` | yes | — |" in text
         assert "TRITON_PTXAS_PATH=/path/to/ptxas" in text
     assert not (folder / "issue.md").exists()
 

@@ -28,6 +28,7 @@ the knob, the evidence says so. Standard library only.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import os
 import re
@@ -39,6 +40,8 @@ from pathlib import Path
 
 _VERSION = re.compile(r"\bV(\d+\.\d+\.\d+)")
 _PTX_VERSION_LINE = re.compile(r"^\s*\.version\s+\d+\.\d+\s*$", re.MULTILINE)
+# One SASS instruction as cuobjdump prints it: /*0a40*/  IMAD.SHL.U32 R189, R155, 0x80, RZ ;
+_SASS = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(\S.*?)\s*;")
 #: The knobs through which a Triton release picks its ptxas (``knobs.nvidia``: ``ptxas``
 #: for every target before 3.7, ``ptxas-blackwell`` for sm_100 and later from the releases
 #: that bundle it, for sm_90 too from 3.9).
@@ -210,6 +213,34 @@ def same_ptx(first: str, second: str) -> bool:
     return _PTX_VERSION_LINE.sub("", first).strip() == _PTX_VERSION_LINE.sub("", second).strip()
 
 
+def disassembler(build: Ptxas) -> str | None:
+    """``cuobjdump``: beside the bundled ptxas (Triton ships one), or on the PATH."""
+    beside = Path(build.path).parent / "cuobjdump"
+    return str(beside) if beside.is_file() else shutil.which("cuobjdump")
+
+
+def sass(cubin: Path, cuobjdump: str) -> list[str] | None:
+    """The SASS instructions of ``cubin`` in order, their addresses left out; None when
+    ``cuobjdump`` cannot read it."""
+    try:
+        shown = subprocess.run(
+            [cuobjdump, "-sass", str(cubin)], capture_output=True, text=True, timeout=120
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = _SASS.findall(shown.stdout)
+    return found if shown.returncode == 0 and found else None
+
+
+def sass_differences(first: Sequence[str], second: Sequence[str]) -> int:
+    """How many instructions of the longer side an alignment of the two listings does not
+    match: 0 for the same SASS."""
+    matcher = difflib.SequenceMatcher(None, first, second, autojunk=False)
+    return sum(
+        max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
+
+
 @dataclass(frozen=True)
 class Variant:
     """One way to assemble the case's PTX: a name, the build, its level, the knobs."""
@@ -255,6 +286,7 @@ class Run:
     signature: str
     same_failure: bool  # failed with the case's own signature
     same_ptx: bool | None  # the PTX equals the bundled run's (None: no PTX to compare)
+    sass_differs: int | None  # instructions unlike the bundled run's SASS (None: not compared)
     ptx: str  # the PTX file the relaunch compiled ("" when none was found)
     cubin: str
     message: str = ""
@@ -363,6 +395,8 @@ def gather(signature: str, python: str, arch: int, folder: Path, relaunch: Relau
         return Evidence(False, bundled, second, (), Verdict.UNDECIDED, why, found.note)
     runs: list[Run] = []
     reference_ptx = ""
+    reference_sass: list[str] | None = None
+    cuobjdump = disassembler(plan[0].ptxas)
     for variant in plan:
         cache = folder / f"ptxas-{variant.name}"
         shutil.rmtree(cache, ignore_errors=True)
@@ -374,6 +408,12 @@ def gather(signature: str, python: str, arch: int, folder: Path, relaunch: Relau
         if variant.name == "bundled":
             reference_ptx = text
         alike = same_ptx(reference_ptx, text) if text and reference_ptx else None
+        listing = sass(cubin[0], cuobjdump) if cubin and cuobjdump else None
+        if variant.name == "bundled":
+            reference_sass = listing
+        differs = None
+        if variant.name != "bundled" and listing is not None and reference_sass is not None:
+            differs = sass_differences(reference_sass, listing)
         runs.append(
             Run(
                 variant=variant.name,
@@ -384,6 +424,7 @@ def gather(signature: str, python: str, arch: int, folder: Path, relaunch: Relau
                 signature=got.signature,
                 same_failure=bool(got.signature) and got.signature == signature,
                 same_ptx=None if variant.name == "bundled" else alike,
+                sass_differs=differs,
                 ptx=str(ptx[0]) if ptx else "",
                 cubin=str(cubin[0]) if cubin else "",
                 message=got.message[:300],

@@ -29,7 +29,8 @@ def line(record: dict) -> str:
     if differential:
         runs = "; ".join(
             f"ptxas {r['version']}{' -O0' if r['opt_level'] == '0' else ''}: "
-            f"{r['signature'] or r['outcome']} (same PTX: {r['same_ptx']})"
+            f"{r['signature'] or r['outcome']} (same PTX: {r['same_ptx']}, "
+            f"SASS instructions unlike the bundled run's: {r.get('sass_differs')})"
             for r in differential["runs"]
         )
         said += f"\n    ptxas differential: {differential['verdict']}: {differential['reason']}"
