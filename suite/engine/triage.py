@@ -168,7 +168,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         PTXAS_BUG,
-        "runtime-error, wrong-result, crash or timeout at launch of a Triton reproducer whose "
+        "runtime-error, wrong-result or crash at launch of a Triton reproducer whose "
         "ptxas differential found that the same PTX assembled by another ptxas build (or at "
         "-O0) does not fail while the bundled build fails again",
         "",
