@@ -210,7 +210,7 @@ def result_from_finding(finding: Finding) -> CaseResult:
         site = replace(site, rule=parts[1])
     if outcome is Outcome.CRASH and len(parts) >= 2:
         site = replace(site, signal=parts[1])
-    notes = RunNotes(sanitizer=finding.sanitizer or None)
+    notes = RunNotes(sanitizer=finding.sanitizer or None, ptxas=finding.ptxas or None)
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
@@ -367,6 +367,8 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
         if finding.sanitizer and again.notes.sanitizer is None:
             # The finding's evidence stays.
             again = replace(again, notes=replace(again.notes, sanitizer=finding.sanitizer))
+        if finding.ptxas and again.notes.ptxas is None:
+            again = replace(again, notes=replace(again.notes, ptxas=finding.ptxas))
         subject.result = again
         subject.notes.append(f"re-ran the minimal config under {shown}: same signature")
     else:

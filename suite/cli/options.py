@@ -110,6 +110,12 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not run a launch that faults or is wrong again under compute-sanitizer",
     )
+    parser.add_argument(
+        "--no-ptxas-differential",
+        action="store_true",
+        help="do not relaunch a launch that faults or is wrong with its PTX assembled by "
+        "another ptxas build and at -O0",
+    )
     add_execution_options(parser)
     parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     add_isolation_options(parser)
@@ -147,6 +153,7 @@ def case_options(
         keep_passing=keep_passing,
         warm=args.isolation == "warm",
         sanitize=not args.no_sanitizer,
+        ptxas_differential=not args.no_ptxas_differential,
     )
     return selection, execution, Baseline.load(Path(args.baseline) if args.baseline else None)
 

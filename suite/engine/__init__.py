@@ -103,6 +103,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "keeper_report": ("template", "keeper_report"),
     "COMPILER_BUG": ("triage", "COMPILER_BUG"),
     "DRIVER_BUG": ("triage", "DRIVER_BUG"),
+    "PTXAS_BUG": ("triage", "PTXAS_BUG"),
     "Triage": ("triage", "Triage"),
     "failure_text": ("triage", "failure_text"),
     "triage_family": ("triage", "family_of"),
@@ -118,6 +119,7 @@ __all__ = [
     "EVENTS",
     "GPU_UNAVAILABLE",
     "NEEDS_GPU",
+    "PTXAS_BUG",
     "PTXAS_ERROR_LINE",
     "RESULTS",
     "TOOLCHAIN_GAP",
@@ -283,6 +285,6 @@ if TYPE_CHECKING:
     from suite.engine.sources import capture as capture_source
     from suite.engine.sources import reproducer_for
     from suite.engine.template import keeper_argv, keeper_report
-    from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, Triage, failure_text
+    from suite.engine.triage import COMPILER_BUG, DRIVER_BUG, PTXAS_BUG, Triage, failure_text
     from suite.engine.triage import family_of as triage_family
     from suite.engine.triage import triage as triage_of

@@ -133,6 +133,8 @@ class RunNotes:
     planted: tuple[str, ...] | None = None  # links, FIFOs ... the case left, removed
     output_bytes: OutputBytes | None = None
     sanitizer: dict[str, object] | None = None  # the sanitizer's evidence (Evidence.to_json)
+    # the ptxas differential's evidence (suite.engine.ptxas.Evidence.to_json)
+    ptxas: dict[str, object] | None = None
 
 
 _RENAMED = {"pass_name": "pass", "limit_target": "target", "launched_on": "cuda_visible_devices"}
@@ -216,7 +218,7 @@ class CaseResult:
     artifacts: dict[str, str] = field(default_factory=dict)
     verdict: str = ""
     expectation: str = ""
-    # compiler-bug, driver-bug, toolchain-gap or user-error:<rule>, and its one line.
+    # compiler-bug, driver-bug, ptxas-bug, toolchain-gap or user-error:<rule>, and its line.
     triage: str = ""
     triage_explanation: str = ""
     # The reproducer's source as the case ran it (suite.engine.sources.CarriedSource.to_json).

@@ -30,6 +30,8 @@ from suite.engine.isolate import Captured, Exit, Watch, run_isolated, stop_all
 from suite.engine.launch import GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
+from suite.engine.ptxas import Relaunch, Relaunched
+from suite.engine.ptxas import gather as ptxas_differential
 from suite.engine.record import RunStore
 from suite.engine.sanitizer import Rerun, gather
 from suite.engine.scrub import REDACTED, scrub_secrets, scrub_tree
@@ -53,6 +55,8 @@ class Execution:
     gpus: tuple[str, ...] = ()
     # A launch that faults or gives a wrong result is run again under compute-sanitizer.
     sanitize: bool = True
+    # ... and relaunched with its PTX assembled by another ptxas build and at -O0.
+    ptxas_differential: bool = True
 
 
 class Workers:
@@ -319,9 +323,18 @@ def run_case(
         outputs = {f"sanitizer-{t}": p for t, p in evidence.outputs.items()}
         result = replace(
             result,
-            notes=replace(notes, sanitizer=evidence.to_json()),
-            artifacts={**artifacts, **outputs},
+            notes=replace(result.notes, sanitizer=evidence.to_json()),
+            artifacts={**result.artifacts, **outputs},
         )
+    if failure and execution.ptxas_differential and not interpreted and result.signature:
+        differential = ptxas_differential(
+            result.signature.text,
+            execution.python,
+            limits_for(spec.target).arch,
+            case_dir,
+            _relaunch(spec_file, case_dir, env, execution, spec.target),
+        )
+        result = replace(result, notes=replace(result.notes, ptxas=differential.to_json()))
     return result
 
 
@@ -367,6 +380,39 @@ def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Exec
         return ended.returncode, text
 
     return rerun
+
+
+def _relaunch(
+    spec_file: Path, case_dir: Path, env: dict[str, str], execution: Execution, target: str
+) -> Relaunch:
+    """The case launched again as a fresh interpreter with more environment (another ptxas,
+    its own cache folder), its own events file, classified as the case was."""
+    counter = iter(range(1 << 16))
+
+    def relaunch(more: Mapping[str, str]) -> Relaunched:
+        name = f"ptxas-relaunch-{next(counter)}"
+        report = case_dir / f"{name}.events.jsonl"
+        spec = replace(ChildSpec.read(spec_file), report=str(report))
+        again = case_dir / f"{name}.spec.json"
+        again.write_text(spec.to_json())
+        scratch = case_dir / "tmp"
+        scratch.mkdir(exist_ok=True)
+        try:
+            ended = run_isolated(
+                [execution.python, "-m", "suite.engine.child", str(again)],
+                env={**env, **more},
+                cwd=str(case_dir),
+                bounds=execution.bounds,
+            )
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        ended = _scrubbed(ended)
+        (case_dir / f"{name}.output.txt").write_text(ended.stdout.text + ended.stderr.text)
+        verdict = classify(_events(report), ended, limits_for(target))
+        signature = verdict.signature.text if verdict.signature else ""
+        return Relaunched(verdict.outcome.label, signature, verdict.message)
+
+    return relaunch
 
 
 # Files a case leaves (events, MLIR reproducers) are scrubbed up to this size; none is larger

@@ -22,6 +22,10 @@ lives in one place in the project and is only read here:
   LLVM failing to select such an intrinsic is not one: Triton picks the ``a`` target
   itself, so that is its bug (#8473's ``tcgen05.wait.st`` on sm_103a).
 
+A launch of a Triton reproducer that faulted or was wrong, whose ptxas differential
+(``suite.engine.ptxas``: the same PTX relaunched with another ptxas build or at -O0) showed
+that only the assembler changes the outcome, is ``ptxas-bug``: it goes to NVIDIA with the PTX.
+
 Everything else that failed is a bug: in the compiler for Triton reproducers (and for
 every compile-phase failure: compiler errors, ptxas errors other than C7602, crashes and
 timeouts while compiling), in the driver for the CUDA reproducers (family ``cuda-tma``).
@@ -45,6 +49,7 @@ from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
 from suite.engine.protocol import EVENTS, errors_in, parse_lines, read_lines
+from suite.engine.ptxas import Verdict
 from suite.engine.signature import TRITON_REJECTS
 from suite.toolchain.limits import (
     PROGRAMMING_GUIDE,
@@ -57,6 +62,7 @@ from suite.toolchain.limits import (
 __all__ = [
     "COMPILER_BUG",
     "DRIVER_BUG",
+    "PTXAS_BUG",
     "RULES",
     "TOOLCHAIN_GAP",
     "Rule",
@@ -67,6 +73,7 @@ __all__ = [
 
 COMPILER_BUG = "compiler-bug"
 DRIVER_BUG = "driver-bug"
+PTXAS_BUG = Verdict.ASSEMBLER.value  # "ptxas-bug"
 USER_ERROR = "user-error"
 CUDA_FAMILY = "cuda-tma"
 
@@ -85,7 +92,8 @@ ARCH_SUFFIX_SOURCE = (
 class Triage:
     """What one failing result is.
 
-    ``label`` is ``compiler-bug``, ``driver-bug``, ``toolchain-gap`` or ``user-error:<rule>``;
+    ``label`` is ``compiler-bug``, ``driver-bug``, ``ptxas-bug``, ``toolchain-gap`` or
+    ``user-error:<rule>``;
     ``rule`` is the rule id for user errors; ``explanation`` is one line naming the rule, the
     values that broke it and what would satisfy it; ``source`` is the documentation section
     the rule comes from (empty for bugs).
@@ -98,7 +106,7 @@ class Triage:
 
     @property
     def is_bug(self) -> bool:
-        return self.label in (COMPILER_BUG, DRIVER_BUG)
+        return self.label in (COMPILER_BUG, DRIVER_BUG, PTXAS_BUG)
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,13 @@ RULES: tuple[Rule, ...] = (
         "compiler-error; compiler-diagnostic (a compile that succeeded but printed an MLIR "
         "error); crash or timeout while compiling; ptxas-error other than C7602; "
         "runtime-error, wrong-result, crash or timeout of a Triton reproducer",
+        "",
+    ),
+    Rule(
+        PTXAS_BUG,
+        "runtime-error, wrong-result or crash at launch of a Triton reproducer whose "
+        "ptxas differential found that the same PTX assembled by another ptxas build (or at "
+        "-O0) does not fail while the bundled build fails again",
         "",
     ),
     Rule(
@@ -222,6 +237,15 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
             DRIVER_BUG,
             None,
             f"{result.outcome.label} after a clean static check in {phase}: {result.message}",
+            "",
+        )
+    differential = result.notes.ptxas or {}
+    if differential.get("verdict") == PTXAS_BUG:
+        return Triage(
+            PTXAS_BUG,
+            None,
+            f"{result.outcome.label} in {phase} that only the assembler changes: "
+            f"{differential.get('reason', '')}: {result.message}",
             "",
         )
     return Triage(

@@ -263,7 +263,8 @@ def reduce(
         work.unlink()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
-    # No sanitizer reruns of a candidate: the reduction asks only whether it fails the same way.
+    # No sanitizer reruns nor ptxas relaunches of a candidate: the reduction asks only
+    # whether it fails the same way.
     execution = Execution(
         python=python,
         bounds=DEFAULTS.bounds,
@@ -271,6 +272,7 @@ def reduce(
         warm=DEFAULTS.warm,
         gpus=gpus or (),
         sanitize=False,
+        ptxas_differential=False,
     )
     spec = CaseSpec(found, dict(finding.minimal_config), finding.target, gpus is not None)
     workers = ForkingWorkers(execution, [spec])

@@ -46,6 +46,7 @@ from jinja2 import Environment
 from suite.engine import (
     COMPILER_BUG,
     DRIVER_BUG,
+    PTXAS_BUG,
     Baseline,
     CaseResult,
     Outcome,
@@ -236,6 +237,21 @@ def attach_evidence(draft: Draft, subject: Subject, bug: bool) -> None:
     if bug:
         for name, path in mlir_reproducers(subject.result).items():
             draft.attach(name, path)
+    ptx = differential_ptx(subject.result)
+    if ptx is not None:
+        draft.attach(DIFFERENTIAL_PTX, ptx)
+
+
+#: The PTX the ptxas differential gave every build, attached to an NVIDIA report.
+DIFFERENTIAL_PTX = "kernel.ptx"
+
+
+def differential_ptx(result: CaseResult) -> Path | None:
+    """The PTX file of the differential's bundled relaunch, where it is still there."""
+    runs = (result.notes.ptxas or {}).get("runs") or []
+    first = runs[0] if isinstance(runs, list) and runs else {}
+    path = Path(str(first.get("ptx", ""))) if isinstance(first, dict) else None
+    return path if path is not None and path.name and path.is_file() else None
 
 
 def write_standalone(
@@ -383,7 +399,7 @@ def decide(
         kind, body_file = "comment", "comment.md"
     elif found_triage.label == COMPILER_BUG:
         body_file = "issue.md"
-    if not fixed_in and found_triage.label == DRIVER_BUG:
+    if not fixed_in and found_triage.label in (DRIVER_BUG, PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
     return Verdict(kind, status, body_file, fixed_in, upstream)
 
@@ -411,6 +427,8 @@ def body_context(
         "ir_replay": ir_replay(draft.folder),
         "explained": explained(draft.folder),
         "sanitizer": result.notes.sanitizer,
+        "ptxas_differential": result.notes.ptxas,
+        "differential_ptx": DIFFERENTIAL_PTX if DIFFERENTIAL_PTX in draft.files else "",
         "repro_py": draft.text("repro.py"),
         # A runtime failure's repro.py launches: the body shows it, not the compile snippet.
         "launch_repro": draft.text("repro.py") if launches(result, draft) else "",
@@ -450,7 +468,7 @@ def render_bodies(
     elif found_triage.label == COMPILER_BUG:
         draft.put("issue.md", render_postable(env, "issue.md.j2", context))
     ptxas = context["outcome"] == Outcome.PTXAS_ERROR.label
-    if not verdict.fixed_in and (found_triage.label == DRIVER_BUG or ptxas):
+    if not verdict.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
         draft.put("nvidia.md", render_postable(env, "nvidia.md.j2", context))
 
 

@@ -90,7 +90,7 @@ def variants_for(subject: Subject, launch_arch: int | None, report_id: str) -> V
     with tempfile.TemporaryDirectory(prefix="repro-variants-") as work:
         evaluate = Evaluator(
             found,
-            replace(Execution(python=python), sanitize=False),
+            replace(Execution(python=python), sanitize=False, ptxas_differential=False),
             Path(work),
             launch_arch=launch_arch,
         )

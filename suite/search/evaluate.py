@@ -13,7 +13,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from suite.api import Config, Reproducer
-from suite.engine import CaseResult, CaseSpec, Execution, Found, Workers, run_one, safe_name
+from suite.engine import (
+    CaseResult,
+    CaseSpec,
+    Execution,
+    Found,
+    RunNotes,
+    Workers,
+    run_one,
+    safe_name,
+)
 from suite.toolchain.limits import limits_for
 
 
@@ -58,7 +67,8 @@ class Evaluator:
         self.found = found
         self.launch_arch = launch_arch
         self.sanitize = execution.sanitize
-        self.execution = replace(execution, sanitize=False)
+        self.ptxas_differential = execution.ptxas_differential
+        self.execution = replace(execution, sanitize=False, ptxas_differential=False)
         self.workers = workers
         self.work_dir = work_dir
         self.on_evaluation = on_evaluation
@@ -87,16 +97,21 @@ class Evaluator:
         finally:
             self.phase = outer
 
-    def sanitizer_evidence(self, config: Config, target: str) -> dict[str, object] | None:
-        """compute-sanitizer's reading of one failing launch, for a finding: run once at the
-        end, never for every evaluation of the search (a memcheck rerun costs many launches)."""
+    def launch_evidence(self, config: Config, target: str) -> RunNotes | None:
+        """compute-sanitizer's reading of one failing launch and its ptxas differential, for
+        a finding: run once at the end, never for every evaluation of the search (a memcheck
+        rerun costs many launches, the differential three more)."""
         result = self(config, target)
-        if not (self.sanitize and result.gpu and result.outcome.is_failure):
+        wanted = self.sanitize or self.ptxas_differential
+        if not (wanted and result.gpu and result.outcome.is_failure):
             return None
         spec = CaseSpec(self.found, config, target, True)
         case_dir = self.work_dir / f"sanitized-{safe_name(spec.case_id)}"
-        rerun = run_one(spec, case_dir, replace(self.execution, sanitize=True), self.workers)
-        return rerun.notes.sanitizer if rerun else None
+        execution = replace(
+            self.execution, sanitize=self.sanitize, ptxas_differential=self.ptxas_differential
+        )
+        rerun = run_one(spec, case_dir, execution, self.workers)
+        return rerun.notes if rerun else None
 
     def __call__(self, config: Config, target: str) -> CaseResult:
         problems = self.repro.problems(config)

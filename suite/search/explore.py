@@ -382,6 +382,7 @@ class _Explorer:
                 for e in self.evaluate.evaluations
                 if e.target == target and e.config == config
             )
+            evidence = None if stopped else self.evaluate.launch_evidence(config, target)
             findings.append(
                 Finding(
                     repro=self.repro.id,
@@ -404,7 +405,8 @@ class _Explorer:
                     source=source,
                     signatures={environment.triton or "unknown": signature},
                     evaluations={"first_failure": failing[0].number, "minimal": minimal},
-                    sanitizer=None if stopped else self.evaluate.sanitizer_evidence(config, target),
+                    sanitizer=evidence.sanitizer if evidence else None,
+                    ptxas=evidence.ptxas if evidence else None,
                 )
             )
         return findings

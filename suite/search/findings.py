@@ -164,6 +164,8 @@ class Finding:
     reduced: ReducedRecord | None = None
     # The failing launch rerun under compute-sanitizer (suite.engine.sanitizer.Evidence).
     sanitizer: dict[str, object] | None = None
+    # The failing launch relaunched with other ptxas builds (suite.engine.ptxas.Evidence).
+    ptxas: dict[str, object] | None = None
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -238,6 +240,7 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "signatures": dict,
     "evaluations": dict,
     "reduced": (dict, type(None)),
+    "ptxas": (dict, type(None)),
 }
 
 
