@@ -1,6 +1,7 @@
 """What the capture hook records, whatever the program does: the compiler's own output
-(fds 1 and 2 teed around each compile, nothing the program wrote lost), and every
-specialization the JIT makes, reproduced on every release 3.0.0-3.9.0."""
+(fds 1 and 2 teed around each compile, nothing the program wrote lost or delayed, even by a
+compile that aborts its process), and every specialization the JIT makes, reproduced on
+every release 3.0.0-3.9.0."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from suite.capture.program import SITE
+from suite.engine.template import HOOK_TEE
 from tests.conftest import checkout_env
 from tests.test_capture import PROGRAMS, capture, venv_python
 
@@ -63,6 +66,39 @@ def test_the_compilers_diagnostic_reaches_the_program_and_the_record(teed: Teed)
     assert failure["observed"] == f"compiler-error:ttgir:NVGPUWarpSpecialization: {diagnostic}"
     record = json.loads(Path(failure["record"]).read_text())
     assert diagnostic in record["output"]["stderr"]
+
+
+@pytest.mark.parametrize(
+    ("version", "mode", "said"),
+    [
+        # The oldest release: LLVM aborts the child inside the compile (#4418, SIGABRT).
+        pytest.param("3.0.0", "abort", "LLVM ERROR", marks=pytest.mark.venv, id="3.0.0-abort"),
+        pytest.param("3.2.0", "abort", "LLVM ERROR", marks=pytest.mark.venv, id="3.2.0-abort"),
+        # The newest: the compile raises after the compiler wrote on fd 2 (#9728).
+        pytest.param("3.9.0", "raise", "LLVM ERROR: unsupported load type", id="3.9.0-raise"),
+    ],
+)
+def test_a_program_that_reads_its_childs_compiler_output_sees_the_same_under_capture(
+    tmp_path: Path, version: str, mode: str, said: str
+) -> None:
+    """A harness compiles in a child and reads the child's stderr for the compiler's own
+    diagnostic: alone and under capture it prints the same and exits the same (1: the
+    compiler said something). The hook tees the child's fd 2, it never takes the text."""
+    python = venv_python(version)
+    command = [python, str(PROGRAMS / "reads_childs_compiler.py"), mode]
+    alone = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert alone.returncode == 1 and f"compiler said: {said}" in alone.stdout, alone
+    done, summary = capture(tmp_path / "reports", command, "--no-confirm")
+    assert (done.returncode, done.stdout) == (alone.returncode, alone.stdout), done.stderr[-3000:]
+    assert summary["program"]["left_behind"] == 0  # the child's tee ended by itself
+    [failure] = summary["failures"]
+    assert said in failure["observed"]
+
+
+def test_the_keeper_knows_the_hooks_tee() -> None:
+    """The keeper lets the tee of a process that died inside a compile finish copying."""
+    assert (SITE / HOOK_TEE).is_file()
+    assert f'"{HOOK_TEE}"' in (SITE / "repro_capture_output.py").read_text()
 
 
 RELEASES = [
