@@ -6,6 +6,7 @@ every release 3.0.0-3.9.0."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -165,3 +166,71 @@ def test_every_specialization_is_reproduced_on_every_release(tmp_path: Path, ver
         assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
         [case] = json.loads(ran.stdout)["cases"]
         assert case["outcome"] == "passed", case
+
+
+KEPT_LAUNCHES = """
+import json, os, sys
+
+import repro_capture_launch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+class Tensor:  # what the hook reads of a torch tensor (no torch, no GPU here)
+    def __init__(self, n):
+        self.shape, self.dtype, self.device = (n,), "torch.float16", "cuda:0"
+
+    def stride(self):
+        return (1,)
+
+    def data_ptr(self):
+        return 0
+
+
+# JITFunction.run as the hook wraps it, around a launcher that launches nothing (the GPU's
+# part): what the hook does at each launch that succeeds.
+run = repro_capture_launch.run_wrapper(lambda self, *args, **kwargs: None)
+for n in range(1, 1001):
+    run(scale, Tensor(n), Tensor(n), n, 0.5, BLOCK=256, grid=lambda meta: (triton.cdiv(n, 256),))
+folder = os.environ["REPRO_CAPTURE_DIR"]
+print(json.dumps(sorted(os.listdir(folder))))  # written while the launches ran
+if sys.argv[1] == "raise":
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+"""
+
+
+@pytest.mark.parametrize("end", ["exit", "raise"])
+def test_launches_are_kept_by_reference_and_described_at_the_end(tmp_path: Path, end: str) -> None:
+    """A thousand launches that succeed write nothing; when the process ends (or an
+    exception reaches its top) the latest launch is described into its slot and the last
+    ``KEPT`` into ``kept-launches/``: their shapes, scalars, constexprs and grids are the
+    ones each launch had."""
+    program = tmp_path / "kept.py"
+    program.write_text(KEPT_LAUNCHES)
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(folder)}
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
+    ran = subprocess.run(
+        [sys.executable, str(program), end], capture_output=True, text=True, env=env, check=False
+    )
+    assert ran.returncode == (1 if end == "raise" else 0), ran.stderr[-3000:]
+    assert json.loads(ran.stdout) == []  # no file while the launches ran
+    from suite.capture.site.repro_capture_records import load_last_launches, load_uncaught
+
+    [(_, latest)] = load_last_launches(folder / "last-launch").values()
+    assert latest.scalars == {"n": 1000, "factor": 0.5} and latest.grid == [4, 1, 1]
+    assert latest.tensors["x_ptr"].shape == [1000] and latest.constexprs == {"BLOCK": "256"}
+    kept = json.loads(next((folder / "kept-launches").glob("*.json")).read_text())
+    assert [k["scalars"]["n"] for k in kept] == list(range(993, 1001))
+    assert [k["tensors"]["y_ptr"]["shape"] for k in kept] == [[n] for n in range(993, 1001)]
+    if end == "raise":  # the failure surfaces after the launch: tied to the latest one
+        [uncaught] = (folder / "uncaught").glob("*.json")
+        assert load_uncaught(uncaught).sequence > latest.sequence

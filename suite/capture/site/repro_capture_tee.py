@@ -54,9 +54,11 @@ def main(argv: list[str]) -> None:
     in_compile = False
     control_open = True
     while by_read:
-        watched = list(by_read) + ([control.fileno()] if control_open else [])
+        # The control socket first: a ``B`` is sent before the descriptors point at the
+        # pipes, so the originals are known before the first byte of the compile is copied.
+        watched = ([control.fileno()] if control_open else []) + list(by_read)
         ready, _, _ = select.select(watched, [], [])
-        for descriptor in ready:
+        for descriptor in sorted(ready, key=watched.index):
             if descriptor in by_read:
                 _copy_once(by_read[descriptor], by_read)
                 continue
