@@ -234,3 +234,37 @@ def test_launches_are_kept_by_reference_and_described_at_the_end(tmp_path: Path,
     if end == "raise":  # the failure surfaces after the launch: tied to the latest one
         [uncaught] = (folder / "uncaught").glob("*.json")
         assert load_uncaught(uncaught).sequence > latest.sequence
+
+
+NO_CHILD = """
+import os, sys
+
+sys.path.insert(0, {corpus!r})
+import triton
+import triton.language as tl
+from aot import Buffer, compile_like_launch
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+compile_like_launch(copy, 90, Buffer("float32", (64,)), Buffer("float32", (64,)), 64, BLOCK=64)
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("a child")
+except ChildProcessError:
+    print("no child")
+"""
+
+
+def test_the_tee_is_no_child_of_the_program(tmp_path: Path) -> None:
+    """A program that waits for all its children (``waitpid(-1)`` until none is left) is
+    not kept waiting by the hook's tee: the tee detaches from the process that started it."""
+    program = tmp_path / "no_child.py"
+    program.write_text(NO_CHILD.format(corpus=str(PROGRAMS / "corpus")))
+    done, summary = capture(tmp_path / "reports", [sys.executable, str(program)], "--all")
+    assert done.returncode == 0 and done.stdout == "no child\n", done.stderr[-3000:]
+    assert summary["compile_records"] == 1 and summary["program"]["left_behind"] == 0

@@ -5,12 +5,13 @@ MLIR diagnostics, ``LLVM ERROR``, assertions and ptxas are written by C++ (or a 
 process) straight to file descriptors 1 and 2 of the process that compiles. A program that
 compiles in a child and keeps the child's output, or that points fd 2 elsewhere, hides
 them from the hook: the exception says ``PassManager::run failed`` and no more. So around
-each compile both descriptors point at pipes read by a tee (:mod:`repro_capture_tee`, its
-own process, started at the process's first compile), which writes every chunk at once to
-where the descriptor pointed before *and* to a log under the capture folder
-(``compile-output/<pid>.<unique>.{stdout,stderr}``). When the last compile in flight ends the
-descriptors are put back and the tee is asked to copy out what the pipes still hold before
-the program writes on: the program's output gets every byte, in order, when it is written.
+each compile both descriptors point at new pipes read by a tee (:mod:`repro_capture_tee`,
+its own process, started at the process's first compile), which writes every chunk at once
+to where the descriptor pointed before *and* to a log under the capture folder
+(``compile-output/<pid>.<unique>.{stdout,stderr}``). When the last compile in flight ends
+the descriptors are put back and the tee is asked to copy out what the pipes still hold
+before the program writes on: the program's output gets every byte, in order, when it is
+written.
 
 A process that dies inside a compile (SIGABRT) leaves the bytes in the pipe: the tee copies
 them to the program's output and the log after the death, then ends. The log stays (its
@@ -19,8 +20,8 @@ path and the offset the compile starts at are in the compile's record, written a
 logs. Two compiles in flight at once (threads) share the redirection; each keeps what was
 written between its start and its end, the other's text included. A fork gives the child
 its descriptors back and no tee (its first compile starts its own). When the tee cannot be
-started the descriptors are left alone (the record then has no compiler output).
-Standard library only.
+started, or stops answering, the descriptors are left alone (the records then have no
+compiler output). Standard library only.
 """
 
 from __future__ import annotations
@@ -51,7 +52,6 @@ _SYNC_S = 10.0
 @dataclass
 class _Stream:
     descriptor: int  # 1 or 2
-    pipe: int  # the write end of the tee's pipe (kept, not inherited across exec)
     log_path: Path
     saved: int = -1  # during a compile: a duplicate of where the descriptor pointed
 
@@ -118,65 +118,68 @@ def end(output: CompileOutput) -> None:
 
 
 def _redirect(control: socket.socket) -> None:
-    """Hand the tee where each open descriptor points now, then point it at the pipe (a
-    descriptor the program closed is left closed)."""
+    """Hand the tee, for each open descriptor, where it points now and a new pipe's read
+    end; then point the descriptor at the pipe (a descriptor the program closed is left
+    closed). This process keeps no write end: once the descriptors are put back, only what
+    was started inside the compile can still write to the pipe."""
     _flush_python()
-    for stream in _STATE.streams:
-        try:
-            stream.saved = os.dup(stream.descriptor)
-        except OSError:
-            stream.saved = -1
-    teed = [s for s in _STATE.streams if s.saved >= 0]
-    message = b"B" + "".join(str(s.descriptor) for s in teed).encode()
+    teed: list[tuple[_Stream, int]] = []
+    handed: list[int] = []
     try:
-        socket.send_fds(control, [message], [s.saved for s in teed])
+        for stream in _STATE.streams:
+            try:
+                stream.saved = os.dup(stream.descriptor)
+            except OSError:
+                continue
+            read, write = os.pipe()
+            teed.append((stream, write))
+            handed += [stream.saved, read]
+        message = b"B" + "".join(str(s.descriptor) for s, _ in teed).encode()
+        socket.send_fds(control, [message], handed)
     except OSError:
         _STATE.broken = True
-        for stream in teed:
+        for stream, write in teed:
+            os.close(write)
             os.close(stream.saved)
             stream.saved = -1
         raise
-    for stream in teed:
-        os.dup2(stream.pipe, stream.descriptor)
+    finally:
+        for read in handed[1::2]:
+            os.close(read)
+    for stream, write in teed:
+        os.dup2(write, stream.descriptor)
+        os.close(write)
 
 
 def _start(base: Path) -> None:
-    """Start the tee with a pipe for each of fds 1 and 2."""
+    """Start the tee, with a log for each of fds 1 and 2."""
     if not sys.executable:
         _STATE.broken = True
         return
     logs = base / OUTPUT_FOLDER
     logs.mkdir(parents=True, exist_ok=True)
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    passed = [theirs.fileno()]
-    specs = []
     streams = []
+    for descriptor, name in STREAMS:
+        made, path = tempfile.mkstemp(prefix=f"{os.getpid()}.", suffix=f".{name}", dir=logs)
+        os.close(made)
+        streams.append(_Stream(descriptor, Path(path)))
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-        for descriptor, name in STREAMS:
-            read, write = os.pipe()
-            made, named = tempfile.mkstemp(prefix=f"{os.getpid()}.", suffix=f".{name}", dir=logs)
-            os.close(made)
-            path = Path(named)
-            passed.append(read)
-            specs.append(f"{descriptor}:{read}:{path}")
-            streams.append(_Stream(descriptor, write, path))
-        subprocess.Popen(
-            [sys.executable, "-S", "-E", TEE_SCRIPT, str(theirs.fileno()), *specs],
+        starter = subprocess.Popen(
+            [sys.executable, "-S", "-E", TEE_SCRIPT, str(theirs.fileno())]
+            + [str(s.log_path) for s in streams],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            pass_fds=passed,
+            pass_fds=[theirs.fileno()],
         )
+        starter.wait()  # the tee forks and this parent of it exits at once
     except OSError:
         _STATE.broken = True
-        for stream in streams:
-            os.close(stream.pipe)
         ours.close()
         return
     finally:
         theirs.close()
-        for descriptor in passed[1:]:
-            os.close(descriptor)
     _STATE.control = ours
     _STATE.streams = streams
 
@@ -207,11 +210,10 @@ def _after_fork_in_child() -> None:
     """A forked child gets its descriptors back and no tee: the parent's is the parent's."""
     _STATE.lock = threading.Lock()
     for stream in _STATE.streams:
-        with contextlib.suppress(OSError):
-            if stream.saved >= 0:
+        if stream.saved >= 0:
+            with contextlib.suppress(OSError):
                 os.dup2(stream.saved, stream.descriptor)
                 os.close(stream.saved)
-            os.close(stream.pipe)
     if _STATE.control is not None:
         with contextlib.suppress(OSError):
             _STATE.control.close()

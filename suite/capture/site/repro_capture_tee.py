@@ -1,22 +1,24 @@
 """The tee of one process's compiler output: run by :mod:`repro_capture_output` as its own
-process (``python -S -E repro_capture_tee.py CONTROL STREAM...``, no site, no hook).
+process (``python -S -E repro_capture_tee.py CONTROL STDOUT_LOG STDERR_LOG``, no site, no
+hook), detached from the compiling process (it forks and its parent exits at once, so the
+program never sees a child of its own it did not start).
 
-Each ``STREAM`` is ``DESCRIPTOR:READ:LOG``: the descriptor (1 or 2) of the compiling
-process that is pointed at a pipe around each compile, the pipe's read end, and the path
-of a log. The compiling process sends ``B`` when its first compile in flight begins (one
-message of a ``SOCK_SEQPACKET`` pair), with (as ``SCM_RIGHTS``) a duplicate of where each
-teed descriptor pointed then. Every chunk read from a pipe is written at once to that
-original (the program's output gets the compiler's text when it is written) and to the log
-(the compile's record gets it). The tee lives in its own process so that a compile that
-aborts its process (SIGABRT) still delivers every byte it wrote: the pipe keeps them, and
-the tee copies them out after the death, then sees the pipe close and ends.
+``CONTROL`` is one end of a ``SOCK_SEQPACKET`` pair. When its first compile in flight
+begins, the compiling process sends ``B`` and the names of the descriptors it tees (``B12``)
+with, as ``SCM_RIGHTS``, for each one a duplicate of where it pointed then (its original)
+and the read end of a new pipe, which the descriptor then points at. Every chunk read from
+a pipe is written at once to its original (the program's output gets the compiler's text
+when it is written) and to the descriptor's log (the compile's record gets it). The tee is
+a process of its own so that a compile that aborts its process (SIGABRT) still delivers
+every byte it wrote: the pipe keeps them, and the tee copies them out after the death.
 
 ``S`` asks the tee to copy out what the pipes hold now and answer ``A``; ``E`` (the last
-compile in flight ended, the descriptors already put back) does the same, then closes the
-originals: the tee holds nothing of the program's between compiles, and nothing the
-compiler wrote comes after what the program writes next. When every pipe is closed (the
-process and what it started inside compiles have ended) the tee ends; it deletes its logs
-unless a compile was in flight (begun, not ended): that compile's record names the log.
+compile in flight ended, the descriptors already put back) does the same and ends the
+compile. A pipe is read until every writer has closed it (a process started inside the
+compile may still write to it), then closed with its original: the tee holds a descriptor
+of the program's exactly as long as something could write to it. When the compiling
+process is gone and every pipe is closed the tee ends; it deletes the logs unless a compile
+was in flight (begun, not ended): that compile's record names the log.
 Standard library only.
 """
 
@@ -32,99 +34,89 @@ from dataclasses import dataclass
 
 
 @dataclass
-class Stream:
-    descriptor: int  # of the compiling process: 1 or 2
+class Pipe:
+    """One compile's pipe for one descriptor: read until every writer has closed it."""
+
     read: int
-    log_path: str
+    original: int  # where the descriptor pointed when the compile began
     log: int
-    original: int = -1  # during a compile: where the descriptor pointed
 
 
 def main(argv: list[str]) -> None:
+    if os.fork():  # detached: the compiling process gets no child of its own
+        os._exit(0)
     # The terminal's Ctrl-C goes to the program's group: the program decides, the tee
     # copies until the pipes close.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     control = socket.socket(fileno=int(argv[0]))
-    streams = []
-    for spec in argv[1:]:
-        teed, read, log_path = spec.split(":", 2)
-        log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        streams.append(Stream(int(teed), int(read), log_path, log))
-    by_read = {s.read: s for s in streams}
+    log_paths = {"1": argv[1], "2": argv[2]}
+    logs = {
+        d: os.open(p, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) for d, p in log_paths.items()
+    }
+    pipes: dict[int, Pipe] = {}
     in_compile = False
     control_open = True
-    while by_read:
-        # The control socket first: a ``B`` is sent before the descriptors point at the
-        # pipes, so the originals are known before the first byte of the compile is copied.
-        watched = ([control.fileno()] if control_open else []) + list(by_read)
+    while control_open or pipes:
+        # The control socket first: ``B`` hands over a pipe before anything is written to it.
+        watched = ([control.fileno()] if control_open else []) + list(pipes)
         ready, _, _ = select.select(watched, [], [])
         for descriptor in sorted(ready, key=watched.index):
-            if descriptor in by_read:
-                _copy_once(by_read[descriptor], by_read)
+            if descriptor in pipes:
+                _copy_once(pipes[descriptor], pipes)
                 continue
             try:
-                message, fds, _, _ = socket.recv_fds(control, 64, len(streams))
+                message, fds, _, _ = socket.recv_fds(control, 64, 8)
             except OSError:
                 message, fds = b"", []
+            command, teed = message[:1], message[1:].decode(errors="replace")
             if not message:
                 control_open = False  # the process is gone: its pipes close next
-            command, teed = message[:1], message[1:].decode()
-            if command == b"B":  # with the originals of the descriptors it names
+            elif command == b"B":
                 in_compile = True
                 given = iter(fds)
-                for stream in streams:
-                    if str(stream.descriptor) in teed:
-                        stream.original = next(given, -1)
+                for name in teed:
+                    original, read = next(given), next(given)
+                    pipes[read] = Pipe(read, original, logs[name])
             elif command in (b"S", b"E"):
-                for stream in list(by_read.values()):
-                    _drain(stream, by_read)
-                if command == b"E":
-                    in_compile = False
-                    _close_originals(streams)
+                for pipe in list(pipes.values()):
+                    _drain(pipe, pipes)
+                in_compile = command == b"S"
                 with contextlib.suppress(OSError):
                     control.sendall(b"A")
     if not in_compile:
-        for stream in streams:
+        for path in log_paths.values():
             with contextlib.suppress(OSError):
-                os.unlink(stream.log_path)
+                os.unlink(path)
 
 
-def _close_originals(streams: list[Stream]) -> None:
-    for stream in streams:
-        if stream.original >= 0:
-            with contextlib.suppress(OSError):
-                os.close(stream.original)
-            stream.original = -1
-
-
-def _copy_once(stream: Stream, by_read: dict[int, Stream]) -> bool:
-    """Copy one chunk; False when the pipe holds nothing now or has closed (then the
-    stream is dropped)."""
+def _copy_once(pipe: Pipe, pipes: dict[int, Pipe]) -> bool:
+    """Copy one chunk; False when the pipe holds nothing now or has closed (then it is
+    dropped, with its original)."""
     try:
-        data = os.read(stream.read, 1 << 16)
+        data = os.read(pipe.read, 1 << 16)
     except BlockingIOError:
         return False
     except OSError:
         data = b""
     if not data:
-        del by_read[stream.read]
-        os.close(stream.read)
+        del pipes[pipe.read]
+        os.close(pipe.read)
+        os.close(pipe.original)
         return False
-    if stream.original >= 0:
-        _write_all(stream.original, data)
-    _write_all(stream.log, data)
+    _write_all(pipe.original, data)
+    _write_all(pipe.log, data)
     return True
 
 
-def _drain(stream: Stream, by_read: dict[int, Stream]) -> None:
+def _drain(pipe: Pipe, pipes: dict[int, Pipe]) -> None:
     """Copy what the pipe holds now, without waiting for more."""
-    os.set_blocking(stream.read, False)
+    os.set_blocking(pipe.read, False)
     try:
-        while stream.read in by_read and _copy_once(stream, by_read):
+        while pipe.read in pipes and _copy_once(pipe, pipes):
             pass
     finally:
-        if stream.read in by_read:
-            os.set_blocking(stream.read, True)
+        if pipe.read in pipes:
+            os.set_blocking(pipe.read, True)
 
 
 def _write_all(descriptor: int, data: bytes) -> None:
