@@ -391,6 +391,8 @@ def _record_uncaught_quietly(exc: Exception) -> None:
 
 
 def autotune_wrapper(original: Any) -> Any:
+    keep = keep_all()  # asked once: the environment capture started the program with
+
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         outer = autotune_records()
@@ -404,7 +406,7 @@ def autotune_wrapper(original: Any) -> Any:
         for path in LOCAL.autotune_paths:
             _mark_handled_quietly(path)
         LOCAL.autotune_paths = outer
-        if keep_all():
+        if keep:
             _record_autotuner_quietly(self)
         return result
 
