@@ -74,16 +74,20 @@ def inductor_run_wrapper(original: Any) -> Any:
 
 
 def _write_first_quietly(kept: Kept) -> None:
-    """The first launch of an Inductor kernel, in full, in its slot; once its config is
-    chosen, never again for that kernel."""
+    """The first launch of an Inductor kernel, in full, in its slot (and the second, when
+    the first came before Inductor chose a config)."""
     try:
         sequence, _, tuner, args, kwargs = kept
         record = describe_inductor(tuner, args, kwargs, sequence, where=True)
         if record is None:
             return
         write_slot(record)
-        if _chosen_config(tuner) is not None:
+        # Written again at the next call only while no config was chosen (Inductor chooses
+        # at the first call of a kernel with several): at most twice per kernel.
+        if _chosen_config(tuner) is not None or getattr(tuner, "_repro_capture_unchosen", False):
             tuner._repro_capture_written = True
+        else:
+            tuner._repro_capture_unchosen = True
     except Exception:
         note_hook_error("recording an Inductor launch")
 
