@@ -93,7 +93,7 @@ def busy(out_ptr, n):
     tl.store(out_ptr + 1, total)
 
 out = torch.zeros(2, dtype=torch.int32, device="cuda")
-busy[(1,)](out, 1)  # compiled and loaded before the timed launch
+busy[(1,)](out, 2)  # compiled and loaded before the timed launch (1 would specialize)
 torch.cuda.synchronize()
 print("launched", flush=True)
 start = time.monotonic()
@@ -156,7 +156,11 @@ def fault_beside_launch(lab: Lab) -> list[int]:
     lab.wait_for_line(busy)
     time.sleep(0.5)  # its long launch is running
     fault = lab.start("fault")
-    return _statuses([fault, busy])
+    codes = _statuses([fault, busy])
+    assert busy.stdout is not None
+    ran = [line.strip() for line in busy.stdout if line.startswith("ran ")]
+    print(f"  the long launch: {ran[-1] if ran else 'did not finish'} (the fault came ~3 s in)")
+    return codes
 
 
 def _killed_hangs(lab: Lab, at_once: int) -> list[int]:
