@@ -117,6 +117,31 @@ def _run(workload: str, captured: bool, folder: Path, env: dict[str, str]) -> fl
     return value
 
 
+def _versions() -> str:
+    """The date, GPU, driver, torch and triton (what a figure is recorded with)."""
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, triton; print(torch.__version__, triton.__version__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        smi = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        smi = "no nvidia-smi"
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return f"{stamp}; {smi}; torch, triton: {ran.stdout.strip() or ran.stderr.strip()[-200:]}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -127,6 +152,7 @@ def main() -> int:
         workload, result = args.child
         Path(result).write_text(json.dumps(WORKLOADS[workload][0]()))
         return 0
+    print(_versions())
     with tempfile.TemporaryDirectory(prefix="capture-overhead-") as scratch:
         folder = Path(scratch)
         env = {**os.environ, "TRITON_CACHE_DIR": str(folder / "triton-cache")}
