@@ -17,7 +17,7 @@ case "${STEP:-overhead}" in
     tail -n 4 "$OUT/capture-overhead.txt"
     ;;
   tests)
-    for run in 1 2; do
+    for run in ${RUNS:-1 2}; do  # RUNS=1 or RUNS=2: one run a call if two do not fit
       python -m pytest -m gpu -n 4 -p no:cacheprovider -q -rA tests/ > "$OUT/gpu-tests-$run.txt" 2>&1
       tail -n 3 "$OUT/gpu-tests-$run.txt"
       python -m suite.engine.gpu_check 2>&1 | tee -a "$OUT/gpu-tests-$run.txt"
