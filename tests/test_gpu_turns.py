@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ctypes.util
 import json
+import os
+import tempfile
 import threading
 from pathlib import Path
 
@@ -92,6 +94,7 @@ def test_a_gpu_that_gives_no_context_after_a_faulting_case_stops_the_run(tmp_pat
     """After a faulting case on a GPU, a fresh process must make a CUDA context there; here
     there is no driver, as on a GPU that stopped answering: the run stops."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the GPUs' locks go
     found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
     config = {"SECONDS": 0.1, "LOG": str(tmp_path / "log.jsonl"), "N": 0}
     execution = Execution(warm=False, gpus=("0",), faults=True)
@@ -100,3 +103,30 @@ def test_a_gpu_that_gives_no_context_after_a_faulting_case_stops_the_run(tmp_pat
     plain = Execution(warm=False, gpus=("0",))  # a case not expected to fault: not checked
     result = run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "d", plain)
     assert result.outcome is Outcome.PASSED, result.message
+
+
+def test_two_runs_take_turns_on_a_real_gpu(tmp_path, monkeypatch):
+    """The lock files of real GPUs (``Execution.gpus``) are the machine's, not a run's: the
+    launches of two runs side by side (two ``Workers``) on one GPU never overlap either."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
+    log = tmp_path / "launches.jsonl"
+    execution = Execution(warm=False, gpus=("0",), bounds=Bounds(timeout_s=60))
+    results = {}
+
+    def one(n: int) -> None:
+        with Workers(execution) as workers:  # a run of its own
+            config = {"SECONDS": 1.0, "LOG": str(log), "N": n}
+            spec = CaseSpec(found, config, "sm_90", gpu=True)
+            results[n] = run_case(spec, tmp_path / f"case{n}", execution, workers)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[n].outcome for n in (0, 1)] == [Outcome.PASSED] * 2, results
+    (first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
+    assert first[1] <= second[0], f"the launches overlapped: {first} {second}"
+    assert (tmp_path / f"repro-gpu-locks-{os.getuid()}" / "gpu-0.lock").is_file()  # kept

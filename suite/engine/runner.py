@@ -43,6 +43,20 @@ from suite.toolchain.limits import limits_for
 _TEMPLATE_STARTS = 3
 
 
+def _machine_locks() -> Path | None:
+    """``$TMPDIR/repro-gpu-locks-<uid>``, made if need be (never removed: a lock file is
+    empty, and a lock dies with its holder); None when it is not this user's own folder."""
+    folder = Path(tempfile.gettempdir()) / f"repro-gpu-locks-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        status = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+        return None
+    return folder
+
+
 @dataclass(frozen=True)
 class Execution:
     """How cases are run: which interpreter, within which bounds, how many at once."""
@@ -174,14 +188,20 @@ class Workers:
         return self._lock_folder() / f"gpu-{gpu_id}.lock"
 
     def _lock_folder(self) -> Path:
+        """Real GPUs (``execution.gpus``): the lock files every repro process of this user
+        on this machine shares, so runs side by side take turns on a GPU too; else (the
+        interpreter's stand-in GPU) a folder of this run's own."""
         with self._lock:
             if not self._gpu_locks:
-                self._gpu_locks.append(Path(tempfile.mkdtemp(prefix="repro-gpu-locks-")))
+                shared = _machine_locks() if self.execution.gpus else None
+                made = shared or Path(tempfile.mkdtemp(prefix="repro-gpu-locks-"))
+                self._gpu_locks.append(made)
             return self._gpu_locks[0]
 
     def close(self) -> None:
         for folder in self._gpu_locks:
-            shutil.rmtree(folder, ignore_errors=True)
+            if folder != _machine_locks():  # shared: other runs hold its locks
+                shutil.rmtree(folder, ignore_errors=True)
         if self._template is not None:
             self._template.close()
             self._template = None
