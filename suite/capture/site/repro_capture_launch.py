@@ -116,7 +116,7 @@ def run_wrapper(original: Any) -> Any:
         if kwargs.get("warmup"):
             LOCAL.launching = None
             return original(self, *args, **kwargs)
-        kept = (next_sequence(), describe_jit, self, args, kwargs)
+        kept = (next_sequence(), launch_record, self, args, kwargs)
         KEPT_RING.append(kept)
         LOCAL.launching = kept  # the compile this launch makes, if any, writes it ahead
         try:
@@ -127,12 +127,6 @@ def run_wrapper(original: Any) -> Any:
             raise
 
     return run
-
-
-def describe_jit(
-    fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], sequence: int
-) -> LaunchRecord:
-    return launch_record(fn, args, kwargs, sequence)
 
 
 def compiled_for_launch(src: Any) -> None:
