@@ -43,10 +43,14 @@ from suite.toolchain.limits import limits_for
 _TEMPLATE_STARTS = 3
 
 
+def _machine_locks_path() -> Path:
+    return Path(tempfile.gettempdir()) / f"repro-gpu-locks-{os.getuid()}"
+
+
 def _machine_locks() -> Path | None:
     """``$TMPDIR/repro-gpu-locks-<uid>``, made if need be (never removed: a lock file is
     empty, and a lock dies with its holder); None when it is not this user's own folder."""
-    folder = Path(tempfile.gettempdir()) / f"repro-gpu-locks-{os.getuid()}"
+    folder = _machine_locks_path()
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         status = folder.lstat()
@@ -200,7 +204,7 @@ class Workers:
 
     def close(self) -> None:
         for folder in self._gpu_locks:
-            if folder != _machine_locks():  # shared: other runs hold its locks
+            if folder != _machine_locks_path():  # shared: other runs hold its locks
                 shutil.rmtree(folder, ignore_errors=True)
         if self._template is not None:
             self._template.close()
