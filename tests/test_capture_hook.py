@@ -1,10 +1,12 @@
 """What the capture hook records, whatever the program does: the compiler's own output
-(fds 1 and 2 teed around each compile, nothing the program wrote lost), and every
-specialization the JIT makes, reproduced on every release 3.0.0-3.9.0."""
+(fds 1 and 2 teed around each compile, nothing the program wrote lost or delayed, even by a
+compile that aborts its process), and every specialization the JIT makes, reproduced on
+every release 3.0.0-3.9.0."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from suite.capture.program import SITE
+from suite.engine.template import HOOK_TEE
 from tests.conftest import checkout_env
 from tests.test_capture import PROGRAMS, capture, venv_python
 
@@ -63,6 +67,39 @@ def test_the_compilers_diagnostic_reaches_the_program_and_the_record(teed: Teed)
     assert failure["observed"] == f"compiler-error:ttgir:NVGPUWarpSpecialization: {diagnostic}"
     record = json.loads(Path(failure["record"]).read_text())
     assert diagnostic in record["output"]["stderr"]
+
+
+@pytest.mark.parametrize(
+    ("version", "mode", "said"),
+    [
+        # The oldest release: LLVM aborts the child inside the compile (#4418, SIGABRT).
+        pytest.param("3.0.0", "abort", "LLVM ERROR", marks=pytest.mark.venv, id="3.0.0-abort"),
+        pytest.param("3.2.0", "abort", "LLVM ERROR", marks=pytest.mark.venv, id="3.2.0-abort"),
+        # The newest: the compile raises after the compiler wrote on fd 2 (#9728).
+        pytest.param("3.9.0", "raise", "LLVM ERROR: unsupported load type", id="3.9.0-raise"),
+    ],
+)
+def test_a_program_that_reads_its_childs_compiler_output_sees_the_same_under_capture(
+    tmp_path: Path, version: str, mode: str, said: str
+) -> None:
+    """A harness compiles in a child and reads the child's stderr for the compiler's own
+    diagnostic: alone and under capture it prints the same and exits the same (1: the
+    compiler said something). The hook tees the child's fd 2, it never takes the text."""
+    python = venv_python(version)
+    command = [python, str(PROGRAMS / "reads_childs_compiler.py"), mode]
+    alone = subprocess.run(command, capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert alone.returncode == 1 and f"compiler said: {said}" in alone.stdout, alone
+    done, summary = capture(tmp_path / "reports", command, "--no-confirm")
+    assert (done.returncode, done.stdout) == (alone.returncode, alone.stdout), done.stderr[-3000:]
+    assert summary["program"]["left_behind"] == 0  # the child's tee ended by itself
+    [failure] = summary["failures"]
+    assert said in failure["observed"]
+
+
+def test_the_keeper_knows_the_hooks_tee() -> None:
+    """The keeper lets the tee of a process that died inside a compile finish copying."""
+    assert (SITE / HOOK_TEE).is_file()
+    assert f'"{HOOK_TEE}"' in (SITE / "repro_capture_output.py").read_text()
 
 
 RELEASES = [
@@ -129,3 +166,105 @@ def test_every_specialization_is_reproduced_on_every_release(tmp_path: Path, ver
         assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
         [case] = json.loads(ran.stdout)["cases"]
         assert case["outcome"] == "passed", case
+
+
+KEPT_LAUNCHES = """
+import json, os, sys
+
+import repro_capture_launch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+class Tensor:  # what the hook reads of a torch tensor (no torch, no GPU here)
+    def __init__(self, n):
+        self.shape, self.dtype, self.device = (n,), "torch.float16", "cuda:0"
+
+    def stride(self):
+        return (1,)
+
+    def data_ptr(self):
+        return 0
+
+
+# JITFunction.run as the hook wraps it, around a launcher that launches nothing (the GPU's
+# part): what the hook does at each launch that succeeds.
+run = repro_capture_launch.run_wrapper(lambda self, *args, **kwargs: None)
+for n in range(1, 1001):
+    run(scale, Tensor(n), Tensor(n), n, 0.5, BLOCK=256, grid=lambda meta: (triton.cdiv(n, 256),))
+folder = os.environ["REPRO_CAPTURE_DIR"]
+print(json.dumps(sorted(os.listdir(folder))))  # written while the launches ran
+if sys.argv[1] == "raise":
+    raise RuntimeError("CUDA error: an illegal memory access was encountered")
+"""
+
+
+@pytest.mark.parametrize("end", ["exit", "raise"])
+def test_launches_are_kept_by_reference_and_described_at_the_end(tmp_path: Path, end: str) -> None:
+    """A thousand launches that succeed write nothing; when the process ends (or an
+    exception reaches its top) the latest launch is described into its slot and the last
+    ``KEPT`` into ``kept-launches/``: their shapes, scalars, constexprs and grids are the
+    ones each launch had."""
+    program = tmp_path / "kept.py"
+    program.write_text(KEPT_LAUNCHES)
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(folder)}
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
+    ran = subprocess.run(
+        [sys.executable, str(program), end], capture_output=True, text=True, env=env, check=False
+    )
+    assert ran.returncode == (1 if end == "raise" else 0), ran.stderr[-3000:]
+    assert json.loads(ran.stdout) == []  # no file while the launches ran
+    from suite.capture.site.repro_capture_records import load_last_launches, load_uncaught
+
+    [(_, latest)] = load_last_launches(folder / "last-launch").values()
+    assert latest.scalars == {"n": 1000, "factor": 0.5} and latest.grid == [4, 1, 1]
+    assert latest.tensors["x_ptr"].shape == [1000] and latest.constexprs == {"BLOCK": "256"}
+    kept = json.loads(next((folder / "kept-launches").glob("*.json")).read_text())
+    assert [k["scalars"]["n"] for k in kept] == list(range(993, 1001))
+    assert [k["tensors"]["y_ptr"]["shape"] for k in kept] == [[n] for n in range(993, 1001)]
+    if end == "raise":  # the failure surfaces after the launch: tied to the latest one
+        [uncaught] = (folder / "uncaught").glob("*.json")
+        assert load_uncaught(uncaught).sequence > latest.sequence
+
+
+NO_CHILD = """
+import os, sys
+
+sys.path.insert(0, {corpus!r})
+import triton
+import triton.language as tl
+from aot import Buffer, compile_like_launch
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+compile_like_launch(copy, 90, Buffer("float32", (64,)), Buffer("float32", (64,)), 64, BLOCK=64)
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("a child")
+except ChildProcessError:
+    print("no child")
+"""
+
+
+def test_the_tee_is_no_child_of_the_program(tmp_path: Path) -> None:
+    """A program that waits for all its children (``waitpid(-1)`` until none is left) is
+    not kept waiting by the hook's tee: the tee detaches from the process that started it."""
+    program = tmp_path / "no_child.py"
+    program.write_text(NO_CHILD.format(corpus=str(PROGRAMS / "corpus")))
+    done, summary = capture(tmp_path / "reports", [sys.executable, str(program)], "--all")
+    assert done.returncode == 0 and done.stdout == "no child\n", done.stderr[-3000:]
+    assert summary["compile_records"] == 1 and summary["program"]["left_behind"] == 0

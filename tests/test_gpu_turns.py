@@ -2,18 +2,25 @@
 
 Cases that launch run up to ``Execution.workers`` at a time on a GPU, each holding the GPU's
 lock only around a launch and the synchronize after it (``suite.engine.launch.gpu_turn``);
-the time a case waits for its turn does not count against its timeout. Real child processes
-under Triton's interpreter, whose launches take 1.5 s each.
+the time a case waits for its turn does not count against its timeout. Cases expected to
+fault (``Execution.faults``) hold it from their launch to their exit, and the GPU is checked
+after each. Real child processes under Triton's interpreter, whose launches take 1.5 s each.
 """
 
 from __future__ import annotations
 
+import ctypes.util
 import json
+import os
+import tempfile
 import threading
 from pathlib import Path
 
+import pytest
+
 from suite.engine import discover
 from suite.engine.expand import CaseSpec
+from suite.engine.gpu_check import GpuStopped
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution, Workers, run_case
@@ -54,3 +61,72 @@ def test_without_workers_to_share_it_a_case_has_the_gpu_to_itself(tmp_path, monk
     execution = Execution(warm=False, bounds=Bounds(timeout_s=1.5))
     result = run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "c", execution)
     assert result.outcome is Outcome.TIMEOUT, result.message
+
+
+def test_a_faulting_case_holds_its_gpu_until_its_process_has_ended(tmp_path, monkeypatch):
+    """With ``faults``, a case's process (its context torn down, a fault's included) is gone
+    before the next case launches on the GPU: here each lingers 1 s after its launch."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
+    log = tmp_path / "launches.jsonl"
+    execution = Execution(warm=False, workers=2, bounds=Bounds(timeout_s=60), faults=True)
+    results = {}
+    with Workers(execution) as workers:
+
+        def one(n: int) -> None:
+            config = {"SECONDS": 0.5, "LOG": str(log), "N": n, "LINGER": 1.0}
+            spec = CaseSpec(found, config, "sm_90", gpu=True)
+            results[n] = run_case(spec, tmp_path / f"case{n}", execution, workers)
+
+        threads = [threading.Thread(target=one, args=(n,)) for n in (0, 1)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert [results[n].outcome for n in (0, 1)] == [Outcome.PASSED] * 2, results
+    (_first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
+    first_exit = min(json.loads(line) for line in Path(f"{log}.exits").read_text().splitlines())
+    assert first_exit <= second[0], f"launched before the first case ended: {first_exit} {second}"
+
+
+@pytest.mark.skipif(ctypes.util.find_library("cuda") is not None, reason="a CUDA driver is here")
+def test_a_gpu_that_gives_no_context_after_a_faulting_case_stops_the_run(tmp_path, monkeypatch):
+    """After a faulting case on a GPU, a fresh process must make a CUDA context there; here
+    there is no driver, as on a GPU that stopped answering: the run stops."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the GPUs' locks go
+    found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
+    config = {"SECONDS": 0.1, "LOG": str(tmp_path / "log.jsonl"), "N": 0}
+    execution = Execution(warm=False, gpus=("0",), faults=True)
+    with pytest.raises(GpuStopped, match="made no CUDA context on GPU 0"):
+        run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "c", execution)
+    plain = Execution(warm=False, gpus=("0",))  # a case not expected to fault: not checked
+    result = run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "d", plain)
+    assert result.outcome is Outcome.PASSED, result.message
+
+
+def test_two_runs_take_turns_on_a_real_gpu(tmp_path, monkeypatch):
+    """The lock files of real GPUs (``Execution.gpus``) are the machine's, not a run's: the
+    launches of two runs side by side (two ``Workers``) on one GPU never overlap either."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
+    log = tmp_path / "launches.jsonl"
+    execution = Execution(warm=False, gpus=("0",), bounds=Bounds(timeout_s=60))
+    results = {}
+
+    def one(n: int) -> None:
+        with Workers(execution) as workers:  # a run of its own
+            config = {"SECONDS": 1.0, "LOG": str(log), "N": n}
+            spec = CaseSpec(found, config, "sm_90", gpu=True)
+            results[n] = run_case(spec, tmp_path / f"case{n}", execution, workers)
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [results[n].outcome for n in (0, 1)] == [Outcome.PASSED] * 2, results
+    (first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
+    assert first[1] <= second[0], f"the launches overlapped: {first} {second}"
+    assert (tmp_path / f"repro-gpu-locks-{os.getuid()}" / "gpu-0.lock").is_file()  # kept

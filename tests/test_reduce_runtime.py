@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.engine import COMPILE_LAUNCHES, Outcome, discover
+from suite.engine import COMPILE_LAUNCHES, Outcome, context_check, discover
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.reduce.form import launching_form
@@ -213,6 +213,8 @@ def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     finding = Finding.from_json(json.loads(path.read_text()))
     verdict = _judged_fresh(reduced, finding, tmp_path / "judge")
     assert verdict.interesting, verdict
+    # The reduction of a fault leaves the GPU usable: a fresh process makes a context.
+    assert context_check(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]) == ""
 
 
 def _built(cache: Path) -> set[str]:

@@ -168,7 +168,7 @@ def _tell(capture: Capture, say: Callable[[str], None], detail: Callable[[str], 
         if unseen:
             say(
                 f"{failure.kernel.name}: its process died inside the compile; what the compiler"
-                f" wrote then (kept by the hook, it never reached the program's output):\n"
+                f" wrote then (teed by the hook: the program's output got it too):\n"
                 + textwrap.indent(unseen, "  | ")
             )
         if captured.file is None:

@@ -51,6 +51,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "shown_outcome": ("gpu_evidence", "shown_outcome"),
     "Bounds": ("defaults", "Bounds"),
     "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
+    "GpuStopped": ("gpu_check", "GpuStopped"),
+    "context_check": ("gpu_check", "context_check"),
     "Exit": ("isolate", "Exit"),
     "run_isolated": ("isolate", "run_isolated"),
     "CaseResult": ("outcome", "CaseResult"),
@@ -137,6 +139,7 @@ __all__ = [
     "FailureFacts",
     "FailureSite",
     "Found",
+    "GpuStopped",
     "Outcome",
     "RunNotes",
     "RunStore",
@@ -155,6 +158,7 @@ __all__ = [
     "choose_defaults",
     "command_there",
     "completed_stage",
+    "context_check",
     "could_show",
     "describe_printed",
     "diagnostic_verdict",
@@ -230,6 +234,7 @@ if TYPE_CHECKING:
     from suite.engine.environment import capture as capture_environment
     from suite.engine.expand import CaseSpec, case_id, check_targets, load_config_file, shard
     from suite.engine.expand import expand as expand_cases
+    from suite.engine.gpu_check import GpuStopped, context_check
     from suite.engine.gpu_evidence import (
         NEEDS_GPU,
         command_there,

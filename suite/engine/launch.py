@@ -43,17 +43,30 @@ COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 #: cases around them (start, CUDA context, inputs, oracles) run side by side.
 GPU_LOCK = "REPRO_GPU_LOCK"
 
+#: Environment knob, with ``GPU_LOCK``: once the case has launched, it holds its GPU's lock
+#: until it exits (``"1"``). For candidates that fault: one process with a launched, maybe
+#: faulted, context per GPU at a time, and its context torn down (the process gone) before
+#: another launches beside it.
+GPU_HOLD = "REPRO_GPU_HOLD"
+
+_HELD: list[Any] = []  # the lock file this process holds to its exit (GPU_HOLD)
+
 
 @contextlib.contextmanager
 def gpu_turn(emit: Emit) -> Iterator[None]:
     """Hold this case's GPU for one launch (no lock named: the GPU is this case's alone)."""
     path = os.environ.get(GPU_LOCK)
-    if not path:
+    if not path or _HELD:
         yield
         return
     emit(GpuWait(time.monotonic()))
-    with open(path, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the case dies
+    lock = open(path, "a")  # noqa: SIM115 (closed below, or by the process's end: GPU_HOLD)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the case dies
+    if os.environ.get(GPU_HOLD) == "1":
+        _HELD.append(lock)  # never closed: the lock goes with the process
+        yield
+        return
+    with lock:
         yield
 
 

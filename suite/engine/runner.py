@@ -9,6 +9,7 @@ pass lands beside the case's captured output.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import shutil
@@ -25,9 +26,10 @@ from pathlib import Path
 from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.expand import CaseSpec
+from suite.engine.gpu_check import GpuStopped, context_check
 from suite.engine.gpu_evidence import needs_gpu
 from suite.engine.isolate import Captured, Exit, Watch, run_isolated, stop_all
-from suite.engine.launch import GPU_LOCK
+from suite.engine.launch import GPU_HOLD, GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
 from suite.engine.ptxas import Relaunch, Relaunched
@@ -41,6 +43,24 @@ from suite.toolchain.limits import limits_for
 
 # A template that keeps dying (a reproducer that kills it) is given up after this many starts.
 _TEMPLATE_STARTS = 3
+
+
+def _machine_locks_path() -> Path:
+    return Path(tempfile.gettempdir()) / f"repro-gpu-locks-{os.getuid()}"
+
+
+def _machine_locks() -> Path | None:
+    """``$TMPDIR/repro-gpu-locks-<uid>``, made if need be (never removed: a lock file is
+    empty, and a lock dies with its holder); None when it is not this user's own folder."""
+    folder = _machine_locks_path()
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        status = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+        return None
+    return folder
 
 
 @dataclass(frozen=True)
@@ -57,6 +77,10 @@ class Execution:
     sanitize: bool = True
     # ... and relaunched with its PTX assembled by another ptxas build and at -O0.
     ptxas_differential: bool = True
+    # Cases expected to fault (a reduction of a launch fault): a case holds its GPU from its
+    # first launch to its exit (``GPU_HOLD``), and after each case on a GPU of ``gpus`` a
+    # fresh process must make a CUDA context there, else the run stops (``GpuStopped``).
+    faults: bool = False
 
 
 class Workers:
@@ -65,7 +89,8 @@ class Workers:
     Also hands out GPUs: a case that launches gets one visible GPU (``CUDA_VISIBLE_DEVICES``)
     and that GPU's lock file (``GPU_LOCK``), which it holds around each launch: up to
     ``execution.workers`` cases per GPU run side by side, and their launches on one GPU are
-    one at a time.
+    one at a time. With ``execution.faults`` a case holds the lock from its first launch to
+    its exit, and the GPU is checked after it (holding the lock: no launch meanwhile).
     """
 
     def __init__(self, execution: Execution, specs: Sequence[CaseSpec] = ()) -> None:
@@ -137,7 +162,9 @@ class Workers:
         gpu_id = self._gpus.get() if gpu else None
         try:
             if gpu_id is not None:
-                env = {**env, GPU_LOCK: str(self._lock_folder() / f"gpu-{gpu_id}.lock")}
+                env = {**env, GPU_LOCK: str(self._lock_path(gpu_id))}
+                if self.execution.faults:
+                    env[GPU_HOLD] = "1"
             if gpu_id is not None and self.execution.gpus:
                 env = {**env, "CUDA_VISIBLE_DEVICES": gpu_id}
             template = self._warm() if self.execution.warm else None
@@ -150,17 +177,39 @@ class Workers:
             return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds, watch=watch)
         finally:
             if gpu_id is not None:
-                self._gpus.put(gpu_id)
+                try:
+                    if self.execution.faults and self.execution.gpus:
+                        self._check(gpu_id)
+                finally:
+                    self._gpus.put(gpu_id)
+
+    def _check(self, gpu_id: str) -> None:
+        """A fresh process makes a CUDA context on the GPU, no case launching there
+        meanwhile; ``GpuStopped`` when it does not."""
+        with open(self._lock_path(gpu_id), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            reason = context_check(gpu_id)
+        if reason:
+            raise GpuStopped(reason)
+
+    def _lock_path(self, gpu_id: str) -> Path:
+        return self._lock_folder() / f"gpu-{gpu_id}.lock"
 
     def _lock_folder(self) -> Path:
+        """Real GPUs (``execution.gpus``): the lock files every repro process of this user
+        on this machine shares, so runs side by side take turns on a GPU too; else (the
+        interpreter's stand-in GPU) a folder of this run's own."""
         with self._lock:
             if not self._gpu_locks:
-                self._gpu_locks.append(Path(tempfile.mkdtemp(prefix="repro-gpu-locks-")))
+                shared = _machine_locks() if self.execution.gpus else None
+                made = shared or Path(tempfile.mkdtemp(prefix="repro-gpu-locks-"))
+                self._gpu_locks.append(made)
             return self._gpu_locks[0]
 
     def close(self) -> None:
         for folder in self._gpu_locks:
-            shutil.rmtree(folder, ignore_errors=True)
+            if folder != _machine_locks_path():  # shared: other runs hold its locks
+                shutil.rmtree(folder, ignore_errors=True)
         if self._template is not None:
             self._template.close()
             self._template = None

@@ -54,6 +54,11 @@ _PR_SET_CHILD_SUBREAPER = 36
 KEEP_FLAG = "--keep"
 # A fork bomb adopted round after round still ends: kill rounds for this long, then give up.
 _KILL_PATIENCE_S = 10.0
+#: The capture hook's tee (``suite/capture/site/repro_capture_tee.py``): an orphan the keeper
+#: lets end by itself, for up to ``_TEE_PATIENCE_S``, before it kills what is left. It copies
+#: out what a process that died inside a compile wrote, then ends when its pipes close.
+HOOK_TEE = "repro_capture_tee.py"
+_TEE_PATIENCE_S = 2.0
 
 
 def _prctl(option: int, value: int) -> None:
@@ -86,6 +91,28 @@ def _below(tree: dict[int, list[int]], roots: list[int]) -> list[int]:
         found.append(pid)
         queue.extend(tree.get(pid, ()))
     return found
+
+
+def _let_tees_finish() -> None:
+    """Wait (bounded) for the capture hook's tees below this process to end by themselves."""
+    deadline = time.monotonic() + _TEE_PATIENCE_S
+    while time.monotonic() < deadline:
+        _reap(set(), {})  # a tee that has ended is reaped, not killed (nor counted) later
+        tree = _tree()
+        if not any(_is_tee(pid) for pid in _below(tree, tree.get(os.getpid(), []))[:256]):
+            return
+        time.sleep(0.005)
+
+
+def _is_tee(pid: int) -> bool:
+    """A tee, or a process on its way out (its command line is gone: a tee that just ended
+    among them, which must be reaped rather than killed and counted)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            text = cmdline.read()
+    except OSError:
+        return False
+    return not text or HOOK_TEE.encode() in text
 
 
 def _kill_adopted(cases: set[int], exited: dict[int, int]) -> int:
@@ -294,6 +321,7 @@ def keep(parent: int, report: int, argv: list[str]) -> None:
         with contextlib.suppress(OSError):
             os.read(wake_read, 4096)
         status = _reap_case(case)
+    _let_tees_finish()
     killed = _kill_adopted(set(), {})
     with contextlib.suppress(OSError):
         os.write(report, str(killed).encode())

@@ -40,6 +40,7 @@ from suite.engine import (
     CaseSpec,
     Execution,
     Found,
+    GpuStopped,
     Outcome,
     Workers,
     run_one,
@@ -163,14 +164,13 @@ class SignatureTest:
             result = run_one(spec, case_dir, execution, workers, self._knobs(spec))
         except CaseInterrupted:
             raise KeyboardInterrupt from None
+        except GpuStopped as exc:  # the check after a faulting candidate
+            raise _gpu_stopped(str(exc)) from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
         if result.signature is not None and result.signature.text == GPU_UNAVAILABLE:
             # Says nothing of the candidate, and no run after it will either.
-            raise HarnessError(
-                f"the GPU stopped giving new processes a CUDA context ({result.message}); "
-                "the best kernel so far is kept: run the same command on a working GPU to go on"
-            )
+            raise _gpu_stopped(result.message)
         return result
 
     def _knobs(self, spec: CaseSpec) -> dict[str, str]:
@@ -220,6 +220,13 @@ class SignatureTest:
         seen = self._run(source, self.work / f"{name}-fixed", fixed, self.fixed_workers)
         passed = seen.outcome is Outcome.PASSED
         return replace(verdict, interesting=passed, fixed_outcome=seen.outcome.label)
+
+
+def _gpu_stopped(why: str) -> HarnessError:
+    return HarnessError(
+        f"the GPU stopped giving new processes a CUDA context ({why}); "
+        "the best kernel so far is kept: run the same command on a working GPU to go on"
+    )
 
 
 def main(argv: list[str]) -> int:

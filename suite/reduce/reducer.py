@@ -39,7 +39,7 @@ from suite.engine import DEFAULTS, CaseSpec, Execution, Found
 from suite.errors import HarnessError, UsageError
 from suite.files import read_regular, write_replacing
 from suite.reduce.form import launching_form, reducer_form
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.interesting import Expectation, SignatureTest, values_checked
 from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.launching import interpreted, passing_config
 from suite.reduce.passes import (
@@ -273,6 +273,9 @@ def reduce(
         gpus=gpus or (),
         sanitize=False,
         ptxas_differential=False,
+        # A fault's candidates: one launched process per GPU at a time, the GPU checked after
+        # each (a reduction of faults left an H100 refusing contexts three times).
+        faults=gpus is not None and not values_checked(finding.signature),
     )
     spec = CaseSpec(found, dict(finding.minimal_config), finding.target, gpus is not None)
     workers = ForkingWorkers(execution, [spec])

@@ -20,8 +20,7 @@ from typing import Any
 
 from repro_capture_records import ENV_ALL, ENV_DIR, ErrorFacts, TargetFacts
 
-_SEQUENCE = itertools.count()
-LOCAL = threading.local()  # per thread: did a compile fail in this launch, autotune records
+LOCAL = threading.local()  # per thread: the launch in flight, a failed compile, autotune records
 UNREPRESENTABLE = object()
 HOOK_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
@@ -35,9 +34,16 @@ def keep_all() -> bool:
     return os.environ.get(ENV_ALL) == "1"
 
 
-def next_sequence() -> int:
-    """The order of compiles and launches in this process (what came after what)."""
-    return next(_SEQUENCE)
+#: The order of compiles and launches in this process (what came after what): the
+#: counter's own ``__next__``, one C call on the launch path.
+next_sequence = itertools.count().__next__
+
+
+def compile_failed_since(sequence: int) -> bool:
+    """Whether a compile of this thread failed after event ``sequence`` (a launch's own
+    compile: its failure is the compile's, not the launch's)."""
+    failed: int = getattr(LOCAL, "compile_failed_at", -1)
+    return failed > sequence
 
 
 def note_hook_error(where: str) -> None:

@@ -13,7 +13,8 @@ right after triton's own import finishes, :func:`install` wraps
   the record whatever the program does with its output. Triton's compilation
   listener (3.4 on) fires only after a successful compile, so it cannot see a failure.
 - ``JITFunction.run`` (``kernel[grid](...)``), ``Autotuner.run`` and ``sys.excepthook``:
-  :mod:`repro_capture_launch` (each launch written ahead, failed launches, uncaught
+  :mod:`repro_capture_launch` (each launch kept by reference, the first of each
+  specialization written ahead once its compile returns, failed launches, uncaught
   exceptions after a launch, autotuners).
 
 Right after Inductor's ``torch._inductor.runtime.triton_heuristics`` is imported (watched
@@ -60,7 +61,13 @@ from repro_capture_common import (
 )
 from repro_capture_inductor import INDUCTOR_MODULE, install_inductor
 from repro_capture_kernel import kernel_source, specialization
-from repro_capture_launch import autotune_records, autotune_wrapper, excepthook_wrapper, run_wrapper
+from repro_capture_launch import (
+    autotune_records,
+    autotune_wrapper,
+    compiled_for_launch,
+    excepthook_wrapper,
+    run_wrapper,
+)
 from repro_capture_records import (
     DONE,
     FAILED,
@@ -168,7 +175,7 @@ def _compile_wrapper(original: Any) -> Any:
         try:
             result = original(src, *args, **kwargs)
         except Exception as exc:
-            LOCAL.compile_failed = True
+            LOCAL.compile_failed_at = next_sequence()
             _untee(teed)
             if begun is not None:
                 _end_quietly(begun, exc)
@@ -182,6 +189,7 @@ def _compile_wrapper(original: Any) -> Any:
         _untee(teed)
         if begun is not None:
             _end_quietly(begun, None)
+        _quietly("recording a launch", compiled_for_launch, src)
         return result
 
     compile._repro_capture = True  # type: ignore[attr-defined]

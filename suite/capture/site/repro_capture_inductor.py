@@ -4,7 +4,9 @@ Inductor does not launch through ``JITFunction.run``: its ``CachingAutotuner.run
 stream, benchmark_run=False, **kwargs)`` (``torch/_inductor/runtime/triton_heuristics.py``)
 picks a config (autotuning on the first call when it has several) and calls a launcher it
 generated from the compiled kernel. The hook wraps that ``run`` once the module is imported
-(never importing torch itself) and writes each launch ahead, as ``kernel[grid](...)`` is:
+(never importing torch itself) and keeps each launch by reference, as ``kernel[grid](...)``
+is (:mod:`repro_capture_launch`); the first launch of each of Inductor's kernels with its
+config chosen is written ahead in full. A launch is described so:
 
 - the kernel is the autotuner's ``fn`` (a ``JITFunction``); when the program compiled it
   in a worker, ``fn.fn`` was dropped for pickling and the autotuner's own
@@ -15,7 +17,7 @@ generated from the compiled kernel. The hook wraps that ``run`` once the module 
   the config's; the grid is the one Inductor computes for those arguments
   (``_interpret_args_grid``);
 - before the first call of an autotuner with several configs none is chosen yet: the
-  record says so, and a launch that raises is recorded again with the config chosen then.
+  record says so; a launch that raises is described after it, with the config chosen then.
 
 Everything is read defensively (attributes that move between torch releases): what
 cannot be read is a note in ``hook-errors.txt``, never an error in the program.
@@ -26,10 +28,17 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Mapping
 from typing import Any
 
-from repro_capture_common import LOCAL, note_hook_error
-from repro_capture_launch import record_failed_quietly, write_ahead
+from repro_capture_common import compile_failed_since, next_sequence, note_hook_error
+from repro_capture_launch import (
+    KEPT_RING,
+    Kept,
+    launch_record,
+    record_failed_quietly,
+    write_slot,
+)
 from repro_capture_records import LaunchRecord
 
 #: The module that defines Inductor's ``CachingAutotuner``.
@@ -49,35 +58,52 @@ def install_inductor() -> None:
 def inductor_run_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        LOCAL.compile_failed = False
-        ahead, chosen = _ahead_quietly(self, args)
+        kept = (next_sequence(), describe_inductor, self, args, kwargs)
+        KEPT_RING.append(kept)
+        if not getattr(self, "_repro_capture_written", False):
+            _write_first_quietly(kept)
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:
-            if not getattr(LOCAL, "compile_failed", False):
-                if not chosen:  # the autotuner may have chosen meanwhile
-                    ahead, _ = _ahead_quietly(self, args)
-                if ahead is not None:
-                    record_failed_quietly(ahead, exc)
+            if not compile_failed_since(kept[0]):
+                record_failed_quietly(kept, exc)
             raise
 
     run._repro_capture = True  # type: ignore[attr-defined]
     return run
 
 
-def _ahead_quietly(tuner: Any, args: tuple[Any, ...]) -> tuple[LaunchRecord | None, bool]:
-    """The launch written ahead, and whether its config was the one chosen."""
+def _write_first_quietly(kept: Kept) -> None:
+    """The first launch of an Inductor kernel, in full, in its slot (and the second, when
+    the first came before Inductor chose a config)."""
     try:
-        return _ahead(tuner, args)
+        sequence, _, tuner, args, kwargs = kept
+        record = describe_inductor(tuner, args, kwargs, sequence, where=True)
+        if record is None:
+            return
+        write_slot(record)
+        # Written again at the next call only while no config was chosen (Inductor chooses
+        # at the first call of a kernel with several): at most twice per kernel.
+        if _chosen_config(tuner) is not None or getattr(tuner, "_repro_capture_unchosen", False):
+            tuner._repro_capture_written = True
+        else:
+            tuner._repro_capture_unchosen = True
     except Exception:
         note_hook_error("recording an Inductor launch")
-        return None, False
 
 
-def _ahead(tuner: Any, args: tuple[Any, ...]) -> tuple[LaunchRecord | None, bool]:
+def describe_inductor(
+    tuner: Any,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    sequence: int,
+    where: bool = False,
+) -> LaunchRecord | None:
+    """The launch as ``kernel[grid](...)`` of the tuner's kernel, with the config chosen
+    now (None: no kernel to describe)."""
     fn = _kernel_function(tuner)
     if fn is None:
-        return None, False
+        return None
     config = _chosen_config(tuner)
     constexprs = set(getattr(fn, "constexprs", ()))
     passed = [name for i, name in enumerate(fn.arg_names) if i not in constexprs]
@@ -93,11 +119,13 @@ def _ahead(tuner: Any, args: tuple[Any, ...]) -> tuple[LaunchRecord | None, bool
             if value is not None:
                 named[option] = value
         named["grid"] = _grid(tuner, args, config)
-    notes: tuple[str, ...] = ()
+    record = launch_record(fn, (), named, sequence, where)
     if config is None:
         configs = len(getattr(tuner, "configs", ()) or ())
-        notes = (f"Inductor had not chosen among its {configs} configs yet: no constexprs",)
-    return write_ahead(fn, (), named, notes), config is not None
+        record.problems.append(
+            f"Inductor had not chosen among its {configs} configs yet: no constexprs"
+        )
+    return record
 
 
 def _kernel_function(tuner: Any) -> Any:

@@ -1,18 +1,37 @@
 """Launches and autotuners, as the hook records them.
 
-- Every ``kernel[grid](...)`` (``JITFunction.run``, not a warm-up) is written ahead, before
-  it starts, into one of two slots, ``last-launch/<pid>.a.json`` and ``.b.json``, in turn:
-  the slot with the higher sequence that parses is the process's latest launch. A process
-  that dies while writing one leaves the other, the launch before, which was then its
-  last. Written in place through descriptors kept open (no rename, no fsync: a process
-  that dies loses nothing it wrote), a launch costs tens of microseconds. A launch that
-  raises after its compile succeeded is also kept under ``launches/`` (``failed``).
-- An exception that reaches the top of a process that launched kernels is recorded in
-  ``uncaught/<pid>.json`` (``sys.excepthook``, which is then called as before): a failure
-  reported after its launch (an illegal address raised at the next synchronize) is tied
-  to the launch before it from these two records.
-- ``Autotuner.run``: failures recorded while it ran and it came back from were configs it
-  dropped (``handled_by: autotuner``); with ``--all``, its config list and choices.
+A launch costs the program next to nothing: the hot path keeps references, not
+descriptions. Every ``kernel[grid](...)`` (``JITFunction.run``, not a warm-up) and every
+launch of an Inductor kernel (:mod:`repro_capture_inductor`) appends one tuple to a ring of
+the process's latest ``KEPT`` launches: its sequence, how to describe it, and references to
+the kernel, its arguments and its grid. No file, no JSON, no stack walk, no lock. They are
+described (shapes, strides, dtypes, scalars, constexprs, the grid, the config) only when
+it matters:
+
+- The first launch of each specialization is recorded in full and written ahead: the
+  compile the JIT makes for it (:mod:`repro_capture_hook`) writes the launch it was made
+  for, after the compile and before the launch, into one of two slots,
+  ``last-launch/<pid>.a.json`` and ``.b.json``, in turn (Inductor's launcher: the first
+  launch of each of its kernels, once a config is chosen). The slot with the higher
+  sequence that parses is the process's latest launch written: a process that dies while
+  writing one leaves the other. Written in place through descriptors kept open (no
+  rename, no fsync: a process that dies loses nothing it wrote).
+- A launch that raises after its compile succeeded is described and kept under
+  ``launches/`` (``failed``).
+- An exception that reaches the top of a process that launched kernels: its latest launch
+  is described into its slot, then the exception is recorded in ``uncaught/<pid>.json``
+  (``sys.excepthook``, which is then called as before): a failure reported after its
+  launch (an illegal address raised at the next synchronize) is tied to the launch before
+  it from these two records.
+- When the process ends (``atexit``): its latest launch into its slot, the ring into
+  ``kept-launches/<pid>.json`` (oldest first).
+
+A process killed by a signal after its launch has no chance to describe it: its slot holds
+the first launch of the latest specialization it compiled (the same compiled kernel, maybe
+other arguments). The ring holds the arguments of the last ``KEPT`` launches alive until
+later launches replace them. ``Autotuner.run``: failures recorded while it ran and it came
+back from were configs it dropped (``handled_by: autotuner``); with ``--all``, its config
+list and choices.
 
 Records hold shapes, strides, dtypes and scalars, never tensor data. Standard library and
 triton only, like the rest of this folder.
@@ -20,12 +39,14 @@ triton only, like the rest of this folder.
 
 from __future__ import annotations
 
+import atexit
+import collections
 import functools
 import json
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, fields
 from pathlib import Path
 from typing import Any
@@ -34,6 +55,7 @@ from repro_capture_common import (
     LOCAL,
     UNREPRESENTABLE,
     called_from,
+    compile_failed_since,
     error_facts,
     folder,
     json_options,
@@ -59,10 +81,21 @@ from repro_capture_records import (
 )
 
 LAST_LAUNCH = "last-launch"
+KEPT_LAUNCHES = "kept-launches"
+#: How many of a process's latest launches are kept, by reference, for a failure to describe.
+KEPT = 8
 _LAUNCH_KEYWORDS = frozenset({"grid", "warmup"})
+
+#: How a kept launch is described: ``describe(owner, args, kwargs, sequence)``.
+Describe = Callable[[Any, tuple[Any, ...], Mapping[str, Any], int], "LaunchRecord | None"]
+#: A launch as the hot path keeps it: sequence, describe, owner (the kernel or Inductor's
+#: tuner), positional arguments, keyword arguments (the grid among them).
+Kept = tuple[int, Describe, Any, tuple[Any, ...], Mapping[str, Any]]
+
+KEPT_RING: collections.deque[Kept] = collections.deque(maxlen=KEPT)
 # A kernel's source (and its JSON) is collected once per JITFunction, not at each launch.
 _KERNELS: dict[int, tuple[Any, KernelSource, str]] = {}
-_LAUNCHED: dict[int, int] = {}  # pid -> the sequence of its latest launch
+_WRITTEN: dict[int, int] = {}  # pid -> the sequence of the latest launch written to a slot
 _SLOTS: dict[tuple[int, int], tuple[int, int]] = {}  # (pid, slot) -> (descriptor, inode)
 _NEXT_SLOT: dict[int, int] = {}
 _SLOT_LOCK = threading.Lock()
@@ -80,45 +113,102 @@ def autotune_records() -> list[Path]:
 def run_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        LOCAL.compile_failed = False
-        ahead = None if kwargs.get("warmup") else _write_ahead_quietly(self, args, kwargs)
+        if kwargs.get("warmup"):
+            LOCAL.launching = None
+            return original(self, *args, **kwargs)
+        kept = (next_sequence(), launch_record, self, args, kwargs)
+        KEPT_RING.append(kept)
+        LOCAL.launching = kept  # the compile this launch makes, if any, writes it ahead
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:
-            if ahead is not None and not getattr(LOCAL, "compile_failed", False):
-                record_failed_quietly(ahead, exc)
+            if not compile_failed_since(kept[0]):
+                record_failed_quietly(kept, exc)
             raise
 
     return run
 
 
-def _write_ahead_quietly(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) -> Any:
-    try:
-        return write_ahead(fn, args, kwargs)
-    except Exception:
-        note_hook_error("recording a launch")
-        return None
+def compiled_for_launch(src: Any) -> None:
+    """After a compile succeeded: when ``kernel[grid](...)`` made it (the first launch of
+    this specialization), that launch is recorded in full and written ahead."""
+    kept = getattr(LOCAL, "launching", None)
+    if kept is None or getattr(src, "fn", None) is not kept[2]:
+        return
+    LOCAL.launching = None
+    sequence, _, fn, args, kwargs = kept
+    record = launch_record(fn, args, kwargs, sequence, where=True)
+    write_slot(record)
 
 
 def write_ahead(
     fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object], notes: tuple[str, ...] = ()
 ) -> LaunchRecord | None:
-    """Record the launch about to be made as this process's latest: ``last-launch/<pid>.json``
+    """Record the launch about to be made as this process's latest, in full, in its slot
     (``notes``: what the caller could not record)."""
+    if folder() is None:
+        return None
+    record = launch_record(fn, args, kwargs, next_sequence(), where=True)
+    record.problems.extend(notes)
+    write_slot(record)
+    return record
+
+
+def write_slot(record: LaunchRecord) -> None:
+    """Write ``record`` into the process's next slot."""
     base = folder()
     if base is None:
-        return None
-    record = launch_record(fn, args, kwargs)
-    record.problems.extend(notes)
-    data = _launch_json(record, _kernel(fn)[1])
+        return
+    data = _launch_json(record, _kernel_json(record.kernel))
     with _SLOT_LOCK:
         slot = _NEXT_SLOT.get(record.pid, 0)
         _NEXT_SLOT[record.pid] = 1 - slot
         descriptor = _slot(base, record.pid, slot)
         os.pwrite(descriptor, data, 0)
         os.ftruncate(descriptor, len(data))
-    _LAUNCHED[record.pid] = record.sequence
-    return record
+        _WRITTEN[record.pid] = max(_WRITTEN.get(record.pid, -1), record.sequence)
+
+
+def describe(kept: Kept) -> LaunchRecord | None:
+    sequence, how, owner, args, kwargs = kept
+    return how(owner, args, kwargs, sequence)
+
+
+def _latest_into_slot() -> None:
+    """The latest kept launch, described into its slot (unless it is there already)."""
+    if not KEPT_RING:
+        return
+    kept = KEPT_RING[-1]
+    if _WRITTEN.get(os.getpid(), -1) >= kept[0]:
+        return
+    record = describe(kept)
+    if record is not None:
+        write_slot(record)
+
+
+def describe_kept() -> None:
+    """At the process's end: the latest launch into its slot, the ring into
+    ``kept-launches/<pid>.json``."""
+    base = folder()
+    if base is None or not KEPT_RING:
+        return
+    try:
+        _latest_into_slot()
+        records = [r for r in (describe(k) for k in list(KEPT_RING)) if r is not None]
+        path = base / KEPT_LAUNCHES / f"{os.getpid()}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps([asdict(r) for r in records], default=repr, indent=1))
+    except Exception:
+        note_hook_error("describing the launches kept")
+
+
+def _forget_kept() -> None:
+    """A forked child's launches are its own: the parent's are not described there."""
+    KEPT_RING.clear()
+
+
+atexit.register(describe_kept)
+os.register_at_fork(after_in_child=_forget_kept)
 
 
 def _slot(base: Path, pid: int, slot: int) -> int:
@@ -147,10 +237,14 @@ def _target() -> TargetFacts:
     return _TARGETS[pid]
 
 
-def record_failed_quietly(record: LaunchRecord, exc: Exception) -> None:
+def record_failed_quietly(kept: Kept, exc: Exception) -> None:
+    """A launch that raised after its compile succeeded, described and kept (``launches/``)."""
     try:
         base = folder()
         if base is None:
+            return
+        record = describe(kept)
+        if record is None:
             return
         record.state = FAILED
         record.error = error_facts(exc)
@@ -171,6 +265,13 @@ def _kernel(fn: Any) -> tuple[KernelSource, str]:
     return known[1], known[2]
 
 
+def _kernel_json(kernel: KernelSource) -> str:
+    for _, source, text in _KERNELS.values():
+        if source is kernel:
+            return text
+    return json.dumps(asdict(kernel), default=repr)
+
+
 def _launch_json(record: LaunchRecord, kernel: str) -> bytes:
     """The record as JSON, with the kernel's JSON made once per kernel spliced in."""
     data = {name: getattr(record, name) for name in _LAUNCH_FIELDS}
@@ -186,7 +287,15 @@ def _launch_json(record: LaunchRecord, kernel: str) -> bytes:
 _LAUNCH_FIELDS = tuple(f.name for f in fields(LaunchRecord) if f.name != "kernel")
 
 
-def launch_record(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) -> LaunchRecord:
+def launch_record(
+    fn: Any,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, object],
+    sequence: int,
+    where: bool = False,
+) -> LaunchRecord:
+    """The launch described; ``where``: called at the launch itself, so the program's frame
+    and the stderr log's size are the launch's own (else they are left empty)."""
     names = list(fn.arg_names)
     declared = {names[i] for i in getattr(fn, "constexprs", ())}
     bound = dict(zip(names, args, strict=False))
@@ -218,7 +327,6 @@ def launch_record(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) 
             if value_plain is UNREPRESENTABLE:
                 problems.append(f"argument {name} ({type(value).__name__}) is not recorded")
             scalars[name] = None if value_plain is UNREPRESENTABLE else value_plain
-    sequence = next_sequence()
     return LaunchRecord(
         id=f"{os.getpid()}-{sequence:04d}-{fn.__name__}",
         pid=os.getpid(),
@@ -233,10 +341,10 @@ def launch_record(fn: Any, args: tuple[Any, ...], kwargs: Mapping[str, object]) 
         triton=triton_version(),
         python=sys.executable,
         argv=list(sys.argv),
-        called_from=called_from(),
+        called_from=called_from() if where else "",
         problems=problems,
         sequence=sequence,
-        stderr_start=stderr_offset(),
+        stderr_start=stderr_offset() if where else None,
     )
 
 
@@ -255,7 +363,7 @@ def excepthook_wrapper(original: Any) -> Any:
 
     @functools.wraps(original)
     def excepthook(kind: Any, value: Any, tb: Any) -> Any:
-        if isinstance(value, Exception) and os.getpid() in _LAUNCHED:
+        if isinstance(value, Exception) and (KEPT_RING or os.getpid() in _WRITTEN):
             _record_uncaught_quietly(value)
         return original(kind, value, tb)
 
@@ -267,6 +375,7 @@ def _record_uncaught_quietly(exc: Exception) -> None:
         base = folder()
         if base is None:
             return
+        _latest_into_slot()  # before the exception's record: its sequence comes after
         record = UncaughtRecord(os.getpid(), next_sequence(), error_facts(exc), stderr_offset())
         path = base / "uncaught" / f"{record.pid}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -276,6 +385,8 @@ def _record_uncaught_quietly(exc: Exception) -> None:
 
 
 def autotune_wrapper(original: Any) -> Any:
+    keep = keep_all()  # asked once: the environment capture started the program with
+
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         outer = autotune_records()
@@ -289,7 +400,7 @@ def autotune_wrapper(original: Any) -> Any:
         for path in LOCAL.autotune_paths:
             _mark_handled_quietly(path)
         LOCAL.autotune_paths = outer
-        if keep_all():
+        if keep:
             _record_autotuner_quietly(self)
         return result
 

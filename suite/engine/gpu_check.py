@@ -1,0 +1,80 @@
+"""Whether a GPU still gives a fresh process a CUDA context.
+
+A launch that faults leaves its own context unusable, and its process ends; the GPU should
+then serve the next process as before. On an H100 a reduction of a launch fault (many
+faulting candidates, some killed while hung, launches beside other processes' faults) left
+the GPU refusing every new context three times (``No CUDA GPUs are available``,
+``cuDevicePrimaryCtxRetain returned CUDA_ERROR_UNKNOWN``). So a run of faulting cases checks
+the GPU after each: a fresh interpreter (no torch, no site: ``ctypes`` on the driver) makes
+the device's primary context and synchronizes it, within ``CHECK_TIMEOUT_S``. A GPU that
+fails the check ends the run (:class:`GpuStopped`) before more faults land on it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+#: A driver that hangs on a new context counts as a GPU that stopped answering.
+CHECK_TIMEOUT_S = 60.0
+
+_PROBE = """
+import ctypes, sys
+try:
+    cuda = ctypes.CDLL("libcuda.so.1")
+except OSError as exc:
+    sys.exit(f"no CUDA driver: {exc}")
+device, context = ctypes.c_int(), ctypes.c_void_p()
+steps = (
+    ("cuInit", (0,)),
+    ("cuDeviceGet", (ctypes.byref(device), 0)),
+    ("cuDevicePrimaryCtxRetain", (ctypes.byref(context), device)),
+    ("cuCtxSetCurrent", (context,)),
+    ("cuCtxSynchronize", ()),
+)
+for name, arguments in steps:
+    code = getattr(cuda, name)(*arguments)
+    if code:
+        text = ctypes.c_char_p()
+        cuda.cuGetErrorName(code, ctypes.byref(text))
+        sys.exit(f"{name} returned {(text.value or b'error %d' % code).decode()}")
+cuda.cuDevicePrimaryCtxRelease(device)
+"""
+
+
+class GpuStopped(Exception):
+    """The GPU stopped giving new processes a CUDA context: nothing run on it now says
+    anything about a case."""
+
+
+def context_check(gpu: str, python: str = sys.executable) -> str:
+    """``""`` when a fresh process makes a CUDA context on ``gpu`` (a ``CUDA_VISIBLE_DEVICES``
+    id), else why it did not."""
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": gpu}
+    try:
+        ran = subprocess.run(
+            [python, "-I", "-S", "-c", _PROBE],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CHECK_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"a fresh process made no CUDA context on GPU {gpu} in {CHECK_TIMEOUT_S:.0f} s"
+    if ran.returncode == 0:
+        return ""
+    said = (ran.stderr.strip().splitlines() or [f"exit {ran.returncode}"])[-1]
+    return f"a fresh process made no CUDA context on GPU {gpu}: {said}"
+
+
+def main() -> int:
+    """``python -m suite.engine.gpu_check [GPU]``: exit 0 when the GPU makes a context."""
+    reason = context_check(sys.argv[1] if len(sys.argv) > 1 else "0")
+    print(reason or "a fresh process made a CUDA context")
+    return 1 if reason else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
