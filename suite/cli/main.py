@@ -21,7 +21,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from suite.cli import completion, guard
-from suite.cli.options import Parser, add_case_options, apply_wheelhouse, case_options
+from suite.cli.options import (
+    Parser,
+    add_case_options,
+    apply_wheelhouse,
+    case_options,
+    user_path,
+)
 from suite.cli.render import add_output_options
 from suite.errors import EXIT_HARNESS, EXIT_USAGE, HarnessError, UsageError
 
@@ -82,7 +88,7 @@ def add_parsers(commands: Any) -> None:
         metavar="RUN",
         help="finish an interrupted run (default: the newest under the output root)",
     )
-    run.add_argument("--python", help="interpreter whose Triton runs the cases")
+    run.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
     run.add_argument(
         "--shard",
         default="",

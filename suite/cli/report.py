@@ -15,7 +15,12 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
+from suite.cli.options import (
+    DEFAULT_OUTPUT,
+    add_isolation_options,
+    add_wheelhouse_option,
+    user_path,
+)
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -35,6 +40,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     report.add_argument(
         "-o",
         "--output",
+        type=user_path,
         default=DEFAULT_OUTPUT,
         help="output root: findings are read from OUTPUT/findings, the report is written to "
         "OUTPUT/<id>/ (default: reports)",
@@ -52,12 +58,18 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="md: write the folder and say what is in it; github: also print a title line and "
         "the body for `gh issue create --title ... --body-file -`",
     )
-    report.add_argument("--templates", help="folder of templates that replace the shipped ones")
+    report.add_argument(
+        "--templates", type=user_path, help="folder of templates that replace the shipped ones"
+    )
     add_isolation_options(report)
     add_wheelhouse_option(report)
-    report.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     report.add_argument(
-        "--python", help="interpreter to re-run a finding's minimal config under (default: its own)"
+        "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
+    )
+    report.add_argument(
+        "--python",
+        type=user_path,
+        help="interpreter to re-run a finding's minimal config under (default: its own)",
     )
     report.add_argument(
         "--no-rerun",

@@ -1,0 +1,102 @@
+"""Every path a user types may be relative to the folder they are in (issue 35): the
+commands, run from a folder other than the clone with relative paths (the default output
+root ``reports`` among them), give what they give with absolute ones.
+
+Cheap on purpose: compile-only cases of ``tma-copy`` on sm_90, a one-example explore.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, Completed, repro_cli
+
+CONFIGS = """\
+- {BLOCK_M: 256, BLOCK_N: 256, num_stages: 2, num_warps: 4, dtype: fp16}
+- {BLOCK_M: 64, BLOCK_N: 64, num_stages: 2, num_warps: 4, dtype: fp16}
+"""
+
+
+@pytest.fixture(scope="module")
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A working folder outside the clone, holding a config file and a baseline."""
+    here = tmp_path_factory.mktemp("elsewhere")
+    assert not here.is_relative_to(ROOT)
+    (here / "configs.yaml").write_text(CONFIGS)
+    (here / "baseline.toml").write_text((ROOT / "repros" / "baseline.toml").read_text())
+    return here
+
+
+def _json(done: Completed) -> dict:
+    assert done.code in (0, 1), done.stderr[-2000:]
+    record: dict = json.loads(done.stdout)
+    return record
+
+
+def _explore(elsewhere: Path, *output: str) -> dict:
+    return _json(
+        repro_cli(
+            "explore", "tma-copy", "-t", "sm_90", "--max-examples", "1", "--seed", "1",
+            "--json", "-q", *output, cwd=elsewhere,
+        )
+    )  # fmt: skip
+
+
+def _findings(explored: dict) -> list[tuple[str, str, dict]]:
+    return [(f["kind"], f["signature"], f["minimal_config"]) for f in explored["findings"]]
+
+
+@pytest.fixture(scope="module")
+def explored(elsewhere: Path) -> tuple[dict, dict]:
+    """One explore with the default (relative) output root, one with an absolute one."""
+    relative = _explore(elsewhere)
+    absolute = _explore(elsewhere, "-o", str(elsewhere / "absolute"))
+    return relative, absolute
+
+
+def test_explore_under_the_default_relative_output_root(
+    elsewhere: Path, explored: tuple[dict, dict]
+) -> None:
+    relative, absolute = explored
+    # Its work folder was made under ``reports`` while each child ran in a folder of its
+    # own: every evaluation failed at `start`, and that became a finding.
+    assert not any("start" in signature for _, signature, _ in _findings(relative))
+    assert _findings(relative) == _findings(absolute)
+    assert _findings(relative), "the one-example explore of tma-copy finds its limit"
+    assert relative["evaluations"] == absolute["evaluations"]
+    assert Path(relative["findings_dir"]) == elsewhere / "reports" / "findings"
+
+
+def test_report_of_a_relative_finding_path(elsewhere: Path, explored: tuple[dict, dict]) -> None:
+    relative, absolute = explored
+    written = []
+    for found, output in ((relative, "reports"), (absolute, str(elsewhere / "absolute"))):
+        finding = Path(found["findings"][0]["file"])
+        subject = os.path.relpath(finding, elsewhere)
+        done = repro_cli("report", subject, "-o", output, "--json", cwd=elsewhere)
+        record = _json(done)
+        folder = Path(record["folder"])
+        assert folder.is_relative_to(elsewhere)
+        files = sorted(p.name for p in folder.iterdir())
+        written.append((record["kind"], record["status"], record["signature"], files))
+    assert written[0] == written[1]
+
+
+def test_run_and_matrix_with_a_relative_config_file_baseline_and_python(elsewhere: Path) -> None:
+    python = os.path.relpath(sys.executable, elsewhere)
+    outcomes = []
+    for output in ("out", str(elsewhere / "absolute-run")):
+        case = ["tma-copy", "-t", "sm_90", "--config-file", "configs.yaml", "-o", output]
+        run = _json(repro_cli("run", *case, "--baseline", "baseline.toml", "--json", cwd=elsewhere))
+        matrix = _json(repro_cli("matrix", *case, "--python", python, "--json", cwd=elsewhere))
+        cases = [(c["case_id"], c["outcome"], c["signature"]) for c in run["cases"]]
+        # A release named by its interpreter is named by its absolute path.
+        outcomes.append((cases, matrix["releases"], matrix["rows"], matrix["verdicts"]))
+    assert outcomes[0] == outcomes[1]
+    assert len(outcomes[0][0]) == 2
+    assert outcomes[0][1] == [sys.executable]
