@@ -114,7 +114,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with out.steps("cases") as steps:
 
         def finished(result: CaseResult) -> None:
-            steps.advance(f"{result.case_id} {result.outcome.label} {result.verdict}")
+            steps.advance(f"{result.case_id} {result.shown.label} {result.verdict}")
 
         outcome = engine.run(
             selection,
