@@ -394,3 +394,18 @@ def test_one_outcome_vocabulary_in_every_rendering(tmp_path):
     assert {r["case_id"]: r["outcome"] for r in records}[compiled] == "passed"
     case_schema = schemas()["run"]["properties"]["cases"]["items"]["properties"]
     assert case_schema["outcome"]["enum"] == [o.label for o in Outcome]
+
+
+def test_help_lists_every_exit_status_from_its_one_home():
+    """issue 35: ``repro --help`` listed 0, 1, 2, 3 and 70, not 4 (a harness error)."""
+    from suite.errors import EXIT_HARNESS, EXIT_STATUSES
+
+    done = repro_cli("--help")
+    assert done.code == 0
+    shown = {
+        line.split()[0].rstrip(",")
+        for line in done.stdout.split("Exit status", 1)[1].splitlines()[1:]
+        if line.startswith("  ") and line.split()[0].rstrip(",").isdigit()
+    }
+    assert shown == {status.split(",")[0] for status, _ in EXIT_STATUSES}
+    assert str(EXIT_HARNESS) in shown

@@ -45,14 +45,11 @@ from packaging.version import InvalidVersion, Version
 
 from suite.engine.gpu_evidence import NEEDS_GPU, could_show
 from suite.engine.outcome import CaseResult, Outcome, Signature
-from suite.errors import EXIT_HARNESS, UsageError
+from suite.errors import EXIT_FIXED, EXIT_HARNESS, EXIT_OK, EXIT_REGRESSION, UsageError
 from suite.files import load_structured, locked, write_atomic
 
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.toml"
 
-EXIT_OK, EXIT_REGRESSION, EXIT_FIXED = 0, 1, 3
-# The suite or a reproducer's glue failed before Triton compiled (a harness error): the
-# case was not judged. Never 1, which says the compiler regressed (EXIT_HARNESS, 4).
 #: The verdict of a Triton refusal that no entry lists (``CaseResult.refused``): never 1.
 REFUSED = "refused"
 
