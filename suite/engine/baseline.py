@@ -50,6 +50,8 @@ from suite.files import load_structured, locked, write_atomic
 
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.toml"
 
+#: A link to an upstream GitHub issue or pull request, in an entry's ``upstream``.
+UPSTREAM_ISSUE = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 #: The verdict of a Triton refusal that no entry lists (``CaseResult.refused``): never 1.
 REFUSED = "refused"
 
@@ -96,6 +98,13 @@ class Expectation:
         if self.targets and result.target not in self.targets:
             return False
         return all(_matches(result.config.get(k), v) for k, v in self.where.items())
+
+    @property
+    def upstream_issue(self) -> str:
+        """The upstream GitHub issue or pull request ``upstream`` links to ('' for a note
+        without one): the bug's own thread, so no report or nightly opens another."""
+        found = UPSTREAM_ISSUE.search(self.upstream)
+        return found.group(0) if found else ""
 
     def state_on(self, triton_version: str) -> str:
         """:data:`KNOWN` where the failure is expected, :data:`FIXED` from ``fixed_in`` on,

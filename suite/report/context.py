@@ -27,14 +27,11 @@ from suite.toolchain.limits import UnknownTarget, limits_for
 
 HEADLINE_CHARS = 90
 
-_ISSUE_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
-
-
 def known_upstream(result: CaseResult, version: str, baseline: Baseline) -> Expectation | None:
     """The baseline entry that maps this failure to an upstream issue (a link to one)."""
     for expectation in baseline.expectations:
         if (
-            _ISSUE_URL.search(expectation.upstream)
+            expectation.upstream_issue
             and expectation.covers(result, version)
             and expectation.matches(result)
         ):
