@@ -100,3 +100,22 @@ def test_run_and_matrix_with_a_relative_config_file_baseline_and_python(elsewher
     assert outcomes[0] == outcomes[1]
     assert len(outcomes[0][0]) == 2
     assert outcomes[0][1] == [sys.executable]
+
+
+def test_capture_with_a_relative_output_and_program(elsewhere: Path) -> None:
+    program = elsewhere / "several_kernels.py"
+    program.write_text((ROOT / "tests" / "data" / "capture" / "several_kernels.py").read_text())
+    captured = []
+    for output in ("captured", str(elsewhere / "absolute-capture")):
+        command = [sys.executable, program.name, "--only-good"]
+        done = repro_cli("capture", "--all", "-o", output, "--json", "--", *command, cwd=elsewhere)
+        assert done.code == 0, done.stderr[-2000:]
+        summary = json.loads(done.stdout)
+        folder = Path(summary["folder"])
+        assert folder.is_relative_to(elsewhere)
+        kernels = sorted(
+            json.loads(p.read_text())["kernel"]["name"] for p in folder.glob("compiles/*.json")
+        )
+        captured.append((summary["compile_records"], summary["failures"], kernels))
+    assert captured[0] == captured[1]
+    assert captured[0][0] == 2
