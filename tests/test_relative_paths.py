@@ -7,8 +7,10 @@ Cheap on purpose: compile-only cases of ``tma-copy`` on sm_90, a one-example exp
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -119,3 +121,47 @@ def test_capture_with_a_relative_output_and_program(elsewhere: Path) -> None:
         captured.append((summary["compile_records"], summary["failures"], kernels))
     assert captured[0] == captured[1]
     assert captured[0][0] == 2
+
+
+#: Values that are an id or a path (a reproducer, a finding, a run, a release or a wheel):
+#: the parent looks them up itself (``discover``, ``suite.subject``, the run store, the
+#: venvs) and hands a child only what it found, as an absolute path.
+IDS_OR_PATHS = {
+    "repros",
+    "repro",
+    "kernel",
+    "finding",
+    "subject",
+    "case",
+    "id",
+    "resume",
+    "versions",
+}
+NAMES_A_PATH = re.compile(r"\b(?:file|folder|interpreter|output root|wheel)s?\b")
+
+
+def _actions(parser: argparse.ArgumentParser, name: str):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, subparser in action.choices.items():
+                yield from _actions(subparser, f"{name} {sub}".strip())
+        elif action.nargs != 0 and not action.choices and action.type not in (int, float):
+            yield name, action
+
+
+def test_every_option_that_names_a_path_is_made_absolute_as_it_is_read() -> None:
+    """A new option that names a file or a folder gets ``options.user_path`` too (or is an
+    id-or-path the parent looks up itself)."""
+    from suite.cli.main import build_parser
+    from suite.cli.options import user_path
+
+    relative = [
+        f"repro {command} {action.dest}"
+        for command, action in _actions(build_parser(), "")
+        if (NAMES_A_PATH.search((action.help or "").lower()) or action.metavar in ("FILE", "DIR"))
+        and action.type is not user_path
+        and action.dest not in IDS_OR_PATHS
+    ]
+    assert relative == []
+    output = build_parser().parse_args(["explore", "tma-copy"]).output
+    assert output == os.path.join(os.getcwd(), "reports")  # the default, made absolute
