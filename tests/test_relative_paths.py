@@ -2,7 +2,8 @@
 commands, run from a folder other than the clone with relative paths (the default output
 root ``reports`` among them), give what they give with absolute ones.
 
-Cheap on purpose: compile-only cases of ``tma-copy`` on sm_90, a one-example explore.
+Cheap on purpose: a planted reproducer file (given by its relative path) for explore and
+report, compile-only cases of ``tma-copy`` on sm_90 for run and matrix.
 """
 
 from __future__ import annotations
@@ -18,6 +19,25 @@ import pytest
 
 from tests.conftest import ROOT, Completed, repro_cli
 
+PLANTED = """
+from suite import Choice, Compiled, Reproducer
+
+REPRO = Reproducer(
+    id="planted-relative",
+    title="A planted compile failure of the larger blocks",
+    family="test",
+    params=(Choice("BLOCK_K", (16, 32, 64, 128)), Choice("num_stages", (1, 2, 3, 4))),
+    configs={"trigger": [{"BLOCK_K": 128, "num_stages": 4}]},
+    targets=("sm_90",),
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    if case["BLOCK_K"] >= 64 and case["num_stages"] >= 3:
+        raise RuntimeError("planted bug")
+    return Compiled(shared_bytes=0)
+"""
 CONFIGS = """\
 - {BLOCK_M: 256, BLOCK_N: 256, num_stages: 2, num_warps: 4, dtype: fp16}
 - {BLOCK_M: 64, BLOCK_N: 64, num_stages: 2, num_warps: 4, dtype: fp16}
@@ -26,9 +46,11 @@ CONFIGS = """\
 
 @pytest.fixture(scope="module")
 def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A working folder outside the clone, holding a config file and a baseline."""
+    """A working folder outside the clone, holding a reproducer, a config file and a
+    baseline."""
     here = tmp_path_factory.mktemp("elsewhere")
     assert not here.is_relative_to(ROOT)
+    (here / "planted_relative.py").write_text(PLANTED)
     (here / "configs.yaml").write_text(CONFIGS)
     (here / "baseline.toml").write_text((ROOT / "repros" / "baseline.toml").read_text())
     return here
@@ -43,7 +65,7 @@ def _json(done: Completed) -> dict:
 def _explore(elsewhere: Path, *output: str) -> dict:
     return _json(
         repro_cli(
-            "explore", "tma-copy", "-t", "sm_90", "--max-examples", "1", "--seed", "1",
+            "explore", "planted_relative.py", "--max-examples", "1", "--seed", "1",
             "--json", "-q", *output, cwd=elsewhere,
         )
     )  # fmt: skip
@@ -69,7 +91,9 @@ def test_explore_under_the_default_relative_output_root(
     # own: every evaluation failed at `start`, and that became a finding.
     assert not any("start" in signature for _, signature, _ in _findings(relative))
     assert _findings(relative) == _findings(absolute)
-    assert _findings(relative), "the one-example explore of tma-copy finds its limit"
+    assert [signature for _, signature, _ in _findings(relative)] == [
+        "compiler-error: RuntimeError: planted bug"
+    ]
     assert relative["evaluations"] == absolute["evaluations"]
     assert Path(relative["findings_dir"]) == elsewhere / "reports" / "findings"
 
