@@ -339,10 +339,16 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     return result
 
 
+class NotReproduced(UsageError):
+    """A finding whose minimal config, run again, does not fail the same way (it passes, is
+    a harness error, or fails another way): nothing of it may go upstream."""
+
+
 def recapture(subject: Subject, python: str | None, work: Path) -> None:
     """Run a finding's minimal config again to capture its output and MLIR reproducer; the
-    new result replaces the rebuilt one when it fails the same way. Notes say what came of
-    it (a run's result is left as it is)."""
+    new result replaces the rebuilt one when it fails the same way, and
+    :class:`NotReproduced` says when it does not. Notes say what came of it (a run's result
+    is left as it is; a finding that could not be run again keeps its record)."""
     finding = subject.finding
     if finding is None or not subject.is_finding:
         return
@@ -372,7 +378,7 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
         subject.result = again
         subject.notes.append(f"re-ran the minimal config under {shown}: same signature")
     else:
-        subject.notes.append(
-            f"re-running the minimal config under {shown} gave {seen}, not "
-            f"{finding.signature}; the report uses the finding's record"
+        raise NotReproduced(
+            f"{subject.report_id}: re-running its minimal config under {shown} gave {seen}, "
+            f"not {finding.signature}: it does not reproduce, so no report was written"
         )

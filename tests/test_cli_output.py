@@ -12,6 +12,7 @@ import re
 import sys
 import textwrap
 from pathlib import Path
+from xml.etree import ElementTree as ET
 
 import jsonschema
 import pytest
@@ -333,3 +334,78 @@ def test_merge_and_nightly_json_match_their_schemas(planted, tmp_path):
         "nightly-show", repro_cli("nightly", "show", "--state", state, "--json").stdout
     )
     assert [t["finding"] for t in shown["findings"]] == [action["finding"]]
+
+
+LAUNCHES = """
+from suite import Choice, Compiled, Reproducer
+
+REPRO = Reproducer(
+    id="output-planted-launches",
+    title="A kernel that launches: without a GPU of its target, it is only compiled",
+    family="test",
+    params=(Choice("BLOCK", (64, 128)),),
+    configs={"all": [{"BLOCK": 64}, {"BLOCK": 128}]},
+    targets=("sm_90",),
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    if case["BLOCK"] == 128:
+        raise RuntimeError("planted pipeliner failure")
+    return Compiled(shared_bytes=1024)
+
+
+@REPRO.launch
+def launch_case(case):
+    raise AssertionError("no GPU here: never launched")
+"""
+
+
+def test_one_outcome_vocabulary_in_every_rendering(tmp_path):
+    """issue 35: a launching case that was only compiled was `passed` in the progress line
+    and summary.json but `compiled` in the table, and the closing line's parenthesis
+    counted every case after the last verdict."""
+    from suite.engine.outcome import Outcome
+
+    planted = tmp_path / "planted_launches.py"
+    planted.write_text(textwrap.dedent(LAUNCHES))
+    output = tmp_path / "out"
+    done = repro_cli("run", str(planted), "-o", str(output), "-j", "1", "--gpu", "off")
+    assert done.code == 1, done.stderr
+    compiled, failing = (
+        "output-planted-launches[sm_90-64]",
+        "output-planted-launches[sm_90-128]",
+    )
+    assert re.search(rf"cases \d/2: {re.escape(compiled)} compiled ok$", done.stderr, re.M)
+    assert line_with(done.stdout, compiled).split("\t")[1] == "compiled"
+    (folder,) = (output / "runs").iterdir()
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["outcomes"] == {"compiled": 1, "compiler-error": 1}
+    junit = ET.parse(folder / "junit.xml").getroot()
+    shown = {
+        case.get("name"): case.find("properties/property[@name='outcome']").get("value")
+        for case in junit.iter("testcase")
+    }
+    assert shown == {compiled: "compiled", failing: "compiler-error"}
+    assert "2 cases: 1 ok (1 compiled), 1 regression (1 compiler-error); exit 1" in done.stdout
+    # The record keeps what the engine made of it; the schema lists every shown word.
+    records = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    assert {r["case_id"]: r["outcome"] for r in records}[compiled] == "passed"
+    case_schema = schemas()["run"]["properties"]["cases"]["items"]["properties"]
+    assert case_schema["outcome"]["enum"] == [o.label for o in Outcome]
+
+
+def test_help_lists_every_exit_status_from_its_one_home():
+    """issue 35: ``repro --help`` listed 0, 1, 2, 3 and 70, not 4 (a harness error)."""
+    from suite.errors import EXIT_HARNESS, EXIT_STATUSES
+
+    done = repro_cli("--help")
+    assert done.code == 0
+    shown = {
+        line.split()[0].rstrip(",")
+        for line in done.stdout.split("Exit status", 1)[1].splitlines()[1:]
+        if line.startswith("  ") and line.split()[0].rstrip(",").isdigit()
+    }
+    assert shown == {status.split(",")[0] for status, _ in EXIT_STATUSES}
+    assert str(EXIT_HARNESS) in shown

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -18,9 +19,10 @@ from suite.cli.options import Parser
 from suite.engine.discover import select
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
-from suite.errors import UsageError
+from suite.errors import HarnessError, UsageError
 from suite.search.explore import Budget, Exploration, explore
 from suite.search.findings import DirectoryFindingsStore, Finding
+from tests.conftest import repro_cli
 
 SEED = 1
 EXAMPLES = 30
@@ -277,3 +279,58 @@ def test_a_stopped_explore_keeps_the_failures_met_so_far(two_bugs, tmp_path):
     assert _planted_signature(kept.minimal_config) == kept.signature
     assert len(seen) == kept.evaluations["first_failure"]  # nothing ran after the stop
     assert not list((tmp_path / "out").glob(".explore-*"))  # the case folders were removed
+
+
+def _child_cannot_start(folder: Path) -> Path:
+    """An interpreter that runs everything but a case's child (or the warm template that
+    forks one): those exit 1 before they read anything, as a child handed a spec path it
+    cannot open did (issue 35)."""
+    wrapper = folder / "python"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'case "$*" in *suite.engine.child*|*suite.engine.template*)\n'
+        '  echo "wrapper: this child cannot start" >&2; exit 1;;\n'
+        "esac\n"
+        f'exec {sys.executable} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_a_child_that_cannot_start_ends_the_explore_as_a_harness_error(two_bugs, tmp_path):
+    """Every evaluation failing at `start` was a finding (exit 0); it is the harness's own
+    failure: exit 4 at the first one, one line naming the cause, nothing stored."""
+    python = _child_cannot_start(tmp_path)
+    output = tmp_path / "out"
+    argv = ["explore", str(two_bugs), "--max-examples", str(EXAMPLES), "--seed", str(SEED)]
+    done = repro_cli(*argv, "--python", str(python), "-o", str(output), "-q")
+    assert done.code == 4, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("repro: harness error: evaluation 1 (planted-two-bugs[")
+    assert "before it reported its start" in line
+    assert "wrapper: this child cannot start" in line
+    assert done.stdout == ""
+    assert [p for p in output.rglob("*") if p.is_file()] == []
+
+
+def test_a_glue_error_ends_the_explore_as_a_harness_error(tmp_path):
+    """The reproducer's own glue raising for one config is no finding either: the explore
+    ends there, storing nothing."""
+    path = tmp_path / "glue.py"
+    path.write_text(TWO_BUGS.replace('raise RuntimeError("planted bug")', "{}['missing']"))
+    (found,) = select([str(path)])
+    store = DirectoryFindingsStore(tmp_path / "out" / "findings")
+    seen: list[str] = []
+    with pytest.raises(HarnessError, match=r"KeyError: 'missing'.*nothing was stored"):
+        explore(
+            found,
+            ["sm_90"],
+            store,
+            Execution(bounds=Bounds(timeout_s=60)),
+            tmp_path / "out",
+            Budget(max_examples=EXAMPLES),
+            SEED,
+            on_evaluation=lambda evaluation: seen.append(evaluation.result.outcome.label),
+        )
+    assert seen[-1] == "harness-error" and "harness-error" not in seen[:-1]
+    assert store.all() == []

@@ -162,6 +162,37 @@ def test_a_fix_the_baseline_knows_closes_on_the_night_it_comes(tmp_path):
     assert changes(closed) == [("close", f"fixed in {INSTALLED}; the baseline knows the fix")]
 
 
+KNOWN_UPSTREAM = """
+[[known]]
+id = "planted-abort"
+repro = "nightly-planted"
+signature = "crash:SIGABRT:compile: LLVM ERROR: Cannot select*"
+kind = "compiler-bug"
+where = {n = [1, 2]}
+upstream = "https://github.com/triton-lang/triton/issues/1234 (open)"
+"""
+
+
+def test_a_known_bug_with_an_upstream_issue_gets_none_opened(tmp_path):
+    """issue 35: the first nightly plan opened an issue for every known bug, those whose
+    baseline entry links their upstream issue too."""
+    nights = Nights(tmp_path)
+    known = tmp_path / "known.toml"
+    known.write_text(KNOWN_UPSTREAM)
+    first = nights.plan(nights.run({"sm_90": A}, "-t", "sm_90", "--baseline", str(known)), known)
+    assert changes(first) == [] and not first["changed"]
+    (action,) = first["actions"]
+    assert action["reasons"] == [
+        "known upstream: https://github.com/triton-lang/triton/issues/1234"
+    ]
+    state = json.loads((nights.state / "state.json").read_text())
+    assert state["findings"][action["finding"]]["issue"] == "upstream"
+    spread = nights.plan(nights.run({"sm_90": A, "sm_100": A}, "--baseline", str(known)), known)
+    assert changes(spread) == [("comment", "spread to sm_100")]  # no issue: said, not posted
+    state = json.loads((nights.state / "state.json").read_text())
+    assert state["findings"][action["finding"]]["issue"] == "upstream"
+
+
 def test_cases_that_did_not_run_change_nothing(tmp_path):
     nights = Nights(tmp_path)
     nights.plan(nights.run({"sm_90": A}, "-t", "sm_90"))
@@ -261,13 +292,18 @@ def test_a_series_of_releases_as_nightly_builds(tmp_path):
     ]
     assert [[(a, f) for a, f, _ in night if a != "none"] for night in said] == [
         [],
-        [("open", PREFETCH), ("open", WS)],
+        [("open", PREFETCH)],  # #9728's entry links its upstream issue: none is opened
         [],
         [],
         [("close", PREFETCH)],
         [("comment", WS)],
         [("reopen", PREFETCH), ("comment", WS)],
     ]
+    assert said[1][1] == (
+        "none",
+        WS,
+        "known upstream: https://github.com/triton-lang/triton/issues/9728",
+    )
     assert said[4][0][2] == "fixed in 3.6.0; the baseline knows the fix"
     before, after = said[5][1][2].removeprefix("message changed: ").split(" -> ")
     assert (

@@ -35,7 +35,7 @@ from suite.report.verify import clean_env
 from suite.search.explore import Budget, explore
 from suite.search.findings import DirectoryFindingsStore
 from suite.templating import fence, trim_lines
-from tests.conftest import ROOT, repro_cli
+from tests.conftest import ROOT, repro_cli, write_finding
 
 ASSIGN_LATENCIES = "compiler-error:ttgir:TritonGPUAssignLatencies"
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
@@ -208,7 +208,8 @@ def test_a_bug_fixed_upstream_is_a_comment_never_ready_to_file(assign_latencies,
     line = f"Verified: reproduces on triton 3.5.0 (exit 1, signature {ASSIGN_LATENCIES})"
     assert line in out.splitlines()
     record = json.loads((folder / "report.json").read_text())
-    assert record["status"].startswith("fixed upstream in ") and "do not file" in record["status"]
+    # The shipped baseline knows the fix (fixed_in 3.6.0): not "<this Triton> or earlier".
+    assert record["status"] == "fixed upstream in 3.6.0: do not file"
     assert record["kind"] == "comment" and not (folder / "issue.md").exists()
     comment = (folder / "comment.md").read_text()
     assert "no longer reproduces" in comment and "dropped" in comment
@@ -591,3 +592,39 @@ def test_a_refusal_of_tritons_frontend_is_never_reported_as_a_bug(tmp_path):
     record = json.loads((out / "fp8" / "report.json").read_text())
     assert record["status"] == "user-error", done.stdout + done.stderr
     assert not (out / "fp8" / "issue.md").exists()
+
+
+PASSES = """
+from suite import Choice, Compiled, Reproducer
+
+REPRO = Reproducer(
+    id="passes-now",
+    title="A config that compiles",
+    family="test",
+    params=(Choice("num_warps", (4, 8)),),
+    configs={"all": [{"num_warps": 4}]},
+    targets=("sm_90",),
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    return Compiled(shared_bytes=1024)
+"""
+
+
+def test_a_finding_whose_rerun_passes_is_refused_and_nothing_is_written(tmp_path):
+    """issue 35: a finding of a harness failure (every child of an explore exited 1 at
+    `start`) was reported upstream, though the report's own re-run passed."""
+    program = tmp_path / "passes_now.py"
+    program.write_text(PASSES)
+    finding = write_finding(
+        program, "crash:exit-1:start", "crash", tmp_path / "out", {"num_warps": 4}
+    )
+    done = repro_cli("report", str(finding), "-o", str(tmp_path / "out"), "-q")
+    assert done.code == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("repro: error: runtime: re-running its minimal config")
+    assert "gave passed, not crash:exit-1:start: it does not reproduce" in line
+    assert done.stdout.startswith("passes-now[sm_90-4] not reported: runtime: re-running")
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["findings"]

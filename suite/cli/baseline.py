@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.options import DEFAULT_OUTPUT, user_path
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -53,13 +53,19 @@ def add_parsers(commands: Any) -> None:
     accept.add_argument("finding", help="a finding file, or its id under <output>/findings")
     accept.add_argument("--upstream", default="", help="the upstream issue or fix (a link)")
     accept.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+        "-o",
+        "--output",
+        type=user_path,
+        default=DEFAULT_OUTPUT,
+        help="output root (default: reports)",
     )
     check = actions.add_parser("check", help="validate the file: exit 2 on any problem")
     show = actions.add_parser("show", help="the entries and their status on the installed Triton")
-    show.add_argument("--python", help="interpreter whose Triton the status is for")
+    show.add_argument("--python", type=user_path, help="interpreter whose Triton the status is for")
     for parser in (accept, check, show):
-        parser.add_argument("--baseline", help="the file (default: the shipped baseline)")
+        parser.add_argument(
+            "--baseline", type=user_path, help="the file (default: the shipped baseline)"
+        )
         add_action_output_options(baseline, parser)
 
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -52,6 +52,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     capture.add_argument(
         "-o",
         "--output",
+        type=user_path,
         default=DEFAULT_OUTPUT,
         help="output root: OUTPUT/captures/<stamp>/, runs under OUTPUT/runs, findings "
         "under OUTPUT/findings (default: reports)",
@@ -96,7 +97,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
         raise UsageError(f"capture: {command[0]}: no such program")
     out = render.output_for(args)
     as_json = out.format == "json"
-    output = Path(args.output).absolute()
+    output = Path(args.output)
     memory = None if args.memory_cap is None else int(args.memory_cap * (1 << 30))
     bounds = program.program_bounds(args.timeout, memory)
     capture = session.Capture(session.new_folder(output), output)

@@ -27,7 +27,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.options import DEFAULT_OUTPUT, user_path
 from suite.cli.render import add_output_options
 
 PROBED_TARGETS = ("sm_90a", "sm_100a", "sm_103a", "sm_120a", "sm_121a")
@@ -126,11 +126,19 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     doctor = commands.add_parser(
         "doctor", help="what this machine can do (Triton, ptxas targets, GPU, venvs, stores)"
     )
-    doctor.add_argument("--python", help="interpreter whose Triton runs the cases (default: this)")
     doctor.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+        "--python", type=user_path, help="interpreter whose Triton runs the cases (default: this)"
     )
-    doctor.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
+    doctor.add_argument(
+        "-o",
+        "--output",
+        type=user_path,
+        default=DEFAULT_OUTPUT,
+        help="output root (default: reports)",
+    )
+    doctor.add_argument(
+        "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
+    )
     add_output_options(doctor, formats=False)
 
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -30,10 +30,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         metavar="PARAM=VALUE",
         help="what the passing variant changes, e.g. num_stages=1 (repeatable)",
     )
-    explain.add_argument("--python", help="interpreter whose Triton compiles (default: recorded)")
+    explain.add_argument(
+        "--python", type=user_path, help="interpreter whose Triton compiles (default: recorded)"
+    )
     explain.add_argument(
         "-o",
         "--output",
+        type=user_path,
         default=DEFAULT_OUTPUT,
         help="output root: findings under OUTPUT/findings, files in OUTPUT/<id>/explain/ "
         "(the report folder; default: reports)",

@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options
+from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
 from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
@@ -56,9 +56,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="Hypothesis settings profile: explore, or ci (derandomized) (default: explore)",
     )
     explore.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+        "-o",
+        "--output",
+        type=user_path,
+        default=DEFAULT_OUTPUT,
+        help="output root (default: reports)",
     )
-    explore.add_argument("--python", help="interpreter whose Triton runs the cases")
+    explore.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
     explore.add_argument(
         "--gpu",
         choices=("auto", "on", "off"),
@@ -76,7 +80,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     findings.add_argument("repros", nargs="*", help="only these reproducer ids")
     findings.add_argument("--kind", choices=("bug", "limit"), help="only this kind")
     findings.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+        "-o",
+        "--output",
+        type=user_path,
+        default=DEFAULT_OUTPUT,
+        help="output root (default: reports)",
     )
     add_output_options(findings)
 

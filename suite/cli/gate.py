@@ -12,7 +12,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from suite.cli.options import Parser, add_execution_options, add_isolation_options
+from suite.cli.options import (
+    Parser,
+    add_execution_options,
+    add_isolation_options,
+    user_path,
+)
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -39,11 +44,15 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "--current",
         required=True,
         metavar="FILE",
+        type=user_path,
         help="current configs: YAML/TOML/JSON list, or a .py with a triton.autotune kernel "
         "(FILE.py::KERNEL when it has several)",
     )
     gate.add_argument(
-        "--proposed", metavar="FILE", help="proposed configs (same forms; optional with --suggest)"
+        "--proposed",
+        metavar="FILE",
+        type=user_path,
+        help="proposed configs (same forms; optional with --suggest)",
     )
     gate.add_argument(
         "-t",
@@ -89,7 +98,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     gate.add_argument("--jit", help="the @triton.jit kernel to time, when the module has several")
     gate.add_argument("--seed", type=int, help="seed of the random inputs (default: the clock)")
     add_execution_options(gate, timeout=300.0)
-    gate.add_argument("--python", help="interpreter whose Triton runs the cases")
+    gate.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
     add_output_options(gate)
     add_isolation_options(gate)
 

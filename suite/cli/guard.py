@@ -1,10 +1,12 @@
 """What every ``repro`` command shares at its edge: input checks, signals, exit codes.
 
-Exit status of every command:
+Exit status of every command (``suite.errors.EXIT_STATUSES`` says it for ``repro --help``):
 
 - 0, 1, 3: the command's answer (for ``repro run``: nothing changed, a regression, a
   known bug fixed upstream);
 - 2: bad usage or input, one line on stderr naming the problem, nothing half-written;
+- 4 (``EXIT_HARNESS``): a harness error, one line on stderr: the suite, a reproducer's glue
+  or the machine failed before Triton compiled; never a finding;
 - 70 (``EXIT_INTERNAL``, sysexits' EX_SOFTWARE): the tool itself broke; one line on
   stderr names the file that holds the traceback. Never 1: a broken tool is not a
   regression;

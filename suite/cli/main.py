@@ -1,13 +1,4 @@
-"""The ``repro`` command. A thin door onto the engine.
-
-Exit status of ``repro run``:
-  0  nothing changed against the baseline
-  1  a failure that the baseline does not list (a regression)
-  2  bad usage or bad input (one line on stderr, never a traceback)
-  3  a known bug no longer reproduces (fixed upstream)
-  70 an internal error: the tool broke (one line on stderr; the traceback is kept in a file)
-  130, 143  stopped by SIGINT, SIGTERM (finished cases are kept: --resume)
-"""
+"""The ``repro`` command. A thin door onto the engine."""
 
 from __future__ import annotations
 
@@ -21,9 +12,15 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from suite.cli import completion, guard
-from suite.cli.options import Parser, add_case_options, apply_wheelhouse, case_options
+from suite.cli.options import (
+    Parser,
+    add_case_options,
+    apply_wheelhouse,
+    case_options,
+    user_path,
+)
 from suite.cli.render import add_output_options
-from suite.errors import EXIT_HARNESS, EXIT_USAGE, HarnessError, UsageError
+from suite.errors import EXIT_HARNESS, EXIT_STATUSES, EXIT_USAGE, HarnessError, UsageError
 
 if TYPE_CHECKING:
     from suite.engine import CaseResult
@@ -62,13 +59,20 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of ``command``'s door alone (all that parsing a
     command line that starts with it needs)."""
     parser = Parser(
-        prog="repro", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+        prog="repro", description=help_text(), formatter_class=argparse.RawTextHelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for door in dict.fromkeys(DOORS.values()):
         if command is None or DOORS[command] == door:
             _door(door).add_parsers(commands)
     return parser
+
+
+def help_text() -> str:
+    """The description ``repro --help`` opens with: the exit statuses, from their one home."""
+    width = max(len(status) for status, _ in EXIT_STATUSES)
+    lines = [f"  {status:<{width}}  {meaning}" for status, meaning in EXIT_STATUSES]
+    return "\n".join([__doc__ or "", "", "Exit status of ``repro run``:", *lines])
 
 
 def add_parsers(commands: Any) -> None:
@@ -82,7 +86,7 @@ def add_parsers(commands: Any) -> None:
         metavar="RUN",
         help="finish an interrupted run (default: the newest under the output root)",
     )
-    run.add_argument("--python", help="interpreter whose Triton runs the cases")
+    run.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
     run.add_argument(
         "--shard",
         default="",
@@ -108,7 +112,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with out.steps("cases") as steps:
 
         def finished(result: CaseResult) -> None:
-            steps.advance(f"{result.case_id} {result.outcome.label} {result.verdict}")
+            steps.advance(f"{result.case_id} {result.shown.label} {result.verdict}")
 
         outcome = engine.run(
             selection,

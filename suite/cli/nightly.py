@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.cli.baseline import add_action_output_options
-from suite.cli.options import DEFAULT_OUTPUT
+from suite.cli.options import DEFAULT_OUTPUT, user_path
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -29,22 +29,34 @@ def add_parsers(commands: Any) -> None:
         dest="nightly_action", required=True, parser_class=type(nightly)
     )
     plan = actions.add_parser("plan", help="compare the state with a run: the actions, as JSON")
-    plan.add_argument("run", help="the run folder (merged, for a sharded run)")
-    plan.add_argument("--plan", default="", help="write the plan here (default: stdout)")
-    plan.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
+    plan.add_argument("run", type=user_path, help="the run folder (merged, for a sharded run)")
+    plan.add_argument(
+        "--plan", type=user_path, default="", help="write the plan here (default: stdout)"
+    )
+    plan.add_argument(
+        "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
+    )
     advance = actions.add_parser("advance", help="keep a plan's next state (once applied)")
-    advance.add_argument("plan", help="the plan file `repro nightly plan` wrote")
+    advance.add_argument("plan", type=user_path, help="the plan file `repro nightly plan` wrote")
     show = actions.add_parser("show", help="the findings the state tracks")
     for parser in (plan, advance, show):
-        parser.add_argument("--state", required=True, help="the folder that keeps state.json")
+        parser.add_argument(
+            "--state", required=True, type=user_path, help="the folder that keeps state.json"
+        )
         add_action_output_options(nightly, parser)
 
     merge = commands.add_parser("merge", help="merge the run folders of a sharded run")
-    merge.add_argument("runs", nargs="+", help="the shards' run folders")
+    merge.add_argument("runs", nargs="+", type=user_path, help="the shards' run folders")
     merge.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+        "-o",
+        "--output",
+        type=user_path,
+        default=DEFAULT_OUTPUT,
+        help="output root (default: reports)",
     )
-    merge.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
+    merge.add_argument(
+        "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
+    )
     add_output_options(merge)
 
 

@@ -26,6 +26,16 @@ DEFAULT_OUTPUT = "reports"
 """The output root every command writes under unless told otherwise."""
 
 
+def user_path(text: str) -> str:
+    """A path the user typed (or a relative default such as ``reports``), made absolute
+    against the folder the command started in, as argparse reads it (the ``type`` of every
+    option that names a file, a folder or an interpreter): every child runs in a working
+    folder of its own, so none may be handed a path that is relative to the parent's.
+    ``abspath``, not ``resolve``: a venv's python is a link that must stay the venv's.
+    An empty value (``--plan ''``: none) stays empty."""
+    return os.path.abspath(text) if text else text
+
+
 def split(values: Sequence[str] | None) -> list[str]:
     """Repeatable, comma-separated option values as one list."""
     return [v for value in values or () for v in value.split(",") if v]
@@ -47,7 +57,11 @@ def add_execution_options(parser: argparse.ArgumentParser, timeout: float = 600.
         "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
     )
     parser.add_argument(
-        "-o", "--output", default=DEFAULT_OUTPUT, help="output root (default: reports)"
+        "-o",
+        "--output",
+        type=user_path,
+        default=DEFAULT_OUTPUT,
+        help="output root (default: reports)",
     )
 
 
@@ -80,6 +94,7 @@ def add_wheelhouse_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wheelhouse",
         metavar="DIR",
+        type=user_path,
         help="build release venvs from this folder of wheels, no package index "
         "(default: $REPRO_WHEELHOUSE; pip's PIP_NO_INDEX and PIP_FIND_LINKS apply too)",
     )
@@ -98,7 +113,9 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("repros", nargs="*", help="reproducer ids or files (default: all)")
     parser.add_argument("-t", "--target", action="append", help="target(s), e.g. sm_100")
     parser.add_argument("-c", "--configs", action="append", help="config set(s) to run")
-    parser.add_argument("--config-file", help="YAML/TOML/JSON list of configs to run instead")
+    parser.add_argument(
+        "--config-file", type=user_path, help="YAML/TOML/JSON list of configs to run instead"
+    )
     parser.add_argument(
         "--gpu",
         choices=("auto", "on", "off"),
@@ -117,7 +134,9 @@ def add_case_options(parser: argparse.ArgumentParser) -> None:
         "another ptxas build and at -O0",
     )
     add_execution_options(parser)
-    parser.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
+    parser.add_argument(
+        "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
+    )
     add_isolation_options(parser)
 
 

@@ -22,7 +22,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
+from suite.cli.options import (
+    DEFAULT_OUTPUT,
+    add_isolation_options,
+    add_wheelhouse_option,
+    user_path,
+)
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 from suite.files import check_plain_name, locked, own_folder, write_replacing
@@ -57,11 +62,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     reduce.add_argument(
         "-o",
         "--output",
+        type=user_path,
         default=DEFAULT_OUTPUT,
         help="output root: findings under OUTPUT/findings, the reduction in "
         "OUTPUT/reduce/<finding id>/ (default: reports)",
     )
-    reduce.add_argument("--python", help="interpreter whose Triton judges the candidates")
+    reduce.add_argument(
+        "--python", type=user_path, help="interpreter whose Triton judges the candidates"
+    )
     reduce.add_argument(
         "--fixed-release",
         metavar="VERSION",
@@ -100,7 +108,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
 
     if args.jobs < 1 or args.time_budget <= 0:
         raise UsageError("--jobs and --time-budget must be positive")
-    output = Path(args.output).absolute()  # the checks run in other folders
+    output = Path(args.output)
     finding, _, path = load_finding(args.finding, output)
     finding_id = check_plain_name(path.stem, "finding id")
     own_folder(output, "reduce", finding_id, make=False)  # refused before any work

@@ -17,6 +17,7 @@ from suite.cli.options import (
     add_wheelhouse_option,
     case_options,
     split,
+    user_path,
 )
 from suite.cli.render import Output, add_output_options
 from suite.errors import UsageError
@@ -40,9 +41,12 @@ def add_parsers(commands: Any) -> None:
         action="append",
         default=[],
         dest="pythons",
+        type=user_path,
         help="an existing interpreter to include (repeatable)",
     )
-    matrix.add_argument("--wheel", action="append", default=[], help="a Triton wheel (repeatable)")
+    matrix.add_argument(
+        "--wheel", action="append", type=user_path, default=[], help="a Triton wheel (repeatable)"
+    )
     add_wheelhouse_option(matrix)
     add_output_options(matrix)
 
@@ -56,11 +60,14 @@ def add_parsers(commands: Any) -> None:
         default=[],
         help="search this list (releases, wheels) instead of all releases",
     )
-    bisect.add_argument("-o", "--output", default="reports", help="output root (default: reports)")
+    bisect.add_argument(
+        "-o", "--output", type=user_path, default="reports", help="output root (default: reports)"
+    )
     add_isolation_options(bisect)
     add_wheelhouse_option(bisect)
     bisect.add_argument(
         "--baseline",
+        type=user_path,
         help="fill first_bad/fixed_in of the entry that knows the finding in this file",
     )
     add_output_options(bisect)
@@ -266,7 +273,7 @@ def _label(spec: str, option: str) -> str:
 def _add_dashboard_parser(commands: Any) -> None:
     dashboard = commands.add_parser("dashboard", help="a static HTML page of the results history")
     dashboard.add_argument(
-        "-o", "--output", default="reports", help="output root (default: reports)"
+        "-o", "--output", type=user_path, default="reports", help="output root (default: reports)"
     )
     dashboard.add_argument("--x", help="heatmap column parameter (default: the second last)")
     dashboard.add_argument("--y", help="heatmap row parameter (default: the last)")

@@ -373,8 +373,6 @@ def triage_label(result: CaseResult) -> str:
 
 def case_listing(results: Sequence[CaseResult]) -> Listing:
     """One row per case: full id, outcome, verdict, triage, signature (or the reason)."""
-    from suite.engine import shown_outcome
-
     listing = Listing(CASE_COLUMNS)
     for r in sorted(results, key=lambda r: (r.repro, r.target, r.case_id)):
         reason = str(r.signature) if r.signature else r.message or (r.notes.not_launched or "")
@@ -382,7 +380,7 @@ def case_listing(results: Sequence[CaseResult]) -> Listing:
             reason += f"  ({r.expectation})"
         listing.add(
             r.case_id + (" (gpu)" if r.gpu else ""),
-            shown_outcome(r),
+            r.shown.label,
             r.verdict,
             triage_label(r),
             reason,
@@ -420,7 +418,7 @@ def case_record(result: CaseResult, run_folder: Path | None) -> CaseRecord:
         "repro": result.repro,
         "target": result.target,
         "config": result.config,
-        "outcome": result.outcome.label,
+        "outcome": result.shown.label,
         "verdict": result.verdict,
         "signature": result.signature.text if result.signature else None,
         "triage": triage_label(result) or None,
@@ -433,16 +431,26 @@ def case_record(result: CaseResult, run_folder: Path | None) -> CaseRecord:
 
 
 def summary_counts(results: Sequence[CaseResult]) -> dict[str, dict[str, int]]:
-    from suite.engine import shown_outcome
-
+    """The verdicts and the outcomes (as shown) of ``results``, each adding up to all of them
+    (what summary.json counts too: ``RunStore.write_summary``)."""
     return {
         "verdicts": dict(sorted(Counter(r.verdict for r in results).items())),
-        "outcomes": dict(sorted(Counter(shown_outcome(r) for r in results).items())),
+        "outcomes": dict(sorted(Counter(r.shown.label for r in results).items())),
     }
 
 
 def summary_line(results: Sequence[CaseResult], exit_status: int) -> str:
-    counts = summary_counts(results)
-    parts = [f"{n} {v}" for v, n in counts["verdicts"].items()]
-    kinds = ", ".join(f"{n} {o}" for o, n in counts["outcomes"].items())
-    return f"{len(results)} cases: {', '.join(parts)} ({kinds}); exit {exit_status}"
+    """``N cases: 123 ok (110 compiled, 13 passed), 36 known (36 compiler-error), 3
+    harness-error; exit 4``: each verdict's count, and in parentheses the outcomes of those
+    cases (left out where the one outcome is the verdict's own word), so that every
+    breakdown adds up to the number it follows."""
+    by_verdict: dict[str, Counter[str]] = {}
+    for r in results:
+        by_verdict.setdefault(r.verdict, Counter())[r.shown.label] += 1
+    parts = []
+    for verdict, outcomes in sorted(by_verdict.items()):
+        part = f"{outcomes.total()} {verdict}"
+        if list(outcomes) != [verdict]:
+            part += " (" + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())) + ")"
+        parts.append(part)
+    return f"{len(results)} cases: {', '.join(parts)}; exit {exit_status}"

@@ -18,7 +18,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
+from suite.cli.options import (
+    DEFAULT_OUTPUT,
+    add_isolation_options,
+    add_wheelhouse_option,
+    user_path,
+)
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -39,7 +44,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "OUTPUT/findings)",
     )
     which = replay.add_mutually_exclusive_group()
-    which.add_argument("--python", help="interpreter whose Triton replays the passes")
+    which.add_argument(
+        "--python", type=user_path, help="interpreter whose Triton replays the passes"
+    )
     which.add_argument(
         "--triton", metavar="VERSION", help="replay under this release (a cached venv)"
     )
@@ -47,6 +54,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     replay.add_argument(
         "-o",
         "--output",
+        type=user_path,
         default=DEFAULT_OUTPUT,
         help="output root: findings are read from OUTPUT/findings, files are written to "
         "OUTPUT/<id>/ (default: reports)",

@@ -6,7 +6,8 @@ issue, or, for a user error, an explanation and never an issue.
 
 Exit status: 0 the report was written; 1 ``--verify`` did not see the bug reproduce (the
 report is written but not ready), or ``--format github`` was asked of a case with nothing
-to file (a user error); 2 bad usage or input (one line on stderr).
+to file (a user error); 2 bad usage or input (one line on stderr), or a finding whose minimal
+config, run again, does not fail the same way (stdout says so; nothing is written).
 """
 
 from __future__ import annotations
@@ -14,10 +15,20 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, add_wheelhouse_option
+from suite.cli.options import (
+    DEFAULT_OUTPUT,
+    add_isolation_options,
+    add_wheelhouse_option,
+    user_path,
+)
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
+
+if TYPE_CHECKING:
+    from suite.cli.render import Output
+    from suite.subject import NotReproduced
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -35,6 +46,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     report.add_argument(
         "-o",
         "--output",
+        type=user_path,
         default=DEFAULT_OUTPUT,
         help="output root: findings are read from OUTPUT/findings, the report is written to "
         "OUTPUT/<id>/ (default: reports)",
@@ -52,12 +64,18 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="md: write the folder and say what is in it; github: also print a title line and "
         "the body for `gh issue create --title ... --body-file -`",
     )
-    report.add_argument("--templates", help="folder of templates that replace the shipped ones")
+    report.add_argument(
+        "--templates", type=user_path, help="folder of templates that replace the shipped ones"
+    )
     add_isolation_options(report)
     add_wheelhouse_option(report)
-    report.add_argument("--baseline", help="expectations file (default: the shipped baseline)")
     report.add_argument(
-        "--python", help="interpreter to re-run a finding's minimal config under (default: its own)"
+        "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
+    )
+    report.add_argument(
+        "--python",
+        type=user_path,
+        help="interpreter to re-run a finding's minimal config under (default: its own)",
     )
     report.add_argument(
         "--no-rerun",
@@ -72,7 +90,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from suite.engine import Baseline, safe_name
     from suite.report.folder import check_report_folder, check_report_id, default_folder
     from suite.report.report import describe, github_text, write_report
-    from suite.subject import recapture, subject_of
+    from suite.subject import NotReproduced, recapture, subject_of
 
     output = Path(args.output)
     if args.id is not None and (not args.id or safe_name(args.id) != args.id):
@@ -95,7 +113,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         steps.begin(f"resolving {args.subject}")
         subject.load_reproducer()
         if not args.no_rerun:
-            recapture(subject, args.python, Path(scratch))
+            try:
+                recapture(subject, args.python, Path(scratch))
+            except NotReproduced as refusal:
+                steps.advance("not reproduced")
+                _show_refusal(out, subject.result.case_id, refusal)
+                raise
         steps.advance(f"subject {subject.report_id}")
         subject.report_id = args.id or subject.report_id
         folder = default_folder(output, subject.report_id)
@@ -141,3 +164,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     )
     return exit_status
+
+
+def _show_refusal(out: Output, case_id: str, refusal: NotReproduced) -> None:
+    """What a refused report says on stdout (the error line goes to stderr): the finding did
+    not fail the same way when run again, so nothing was written."""
+    from suite.cli import render
+
+    out.show(
+        render.View(
+            data={"case_id": case_id, "reported": False, "reason": str(refusal), "exit_status": 2},
+            lines=[f"{case_id} not reported: {refusal}"],
+        )
+    )

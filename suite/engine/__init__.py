@@ -48,7 +48,6 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "could_show": ("gpu_evidence", "could_show"),
     "needs_gpu": ("gpu_evidence", "needs_gpu"),
     "runtime_failure": ("gpu_evidence", "runtime_failure"),
-    "shown_outcome": ("gpu_evidence", "shown_outcome"),
     "Bounds": ("defaults", "Bounds"),
     "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
     "GpuStopped": ("gpu_check", "GpuStopped"),
@@ -198,7 +197,6 @@ __all__ = [
     "scrub_text",
     "select",
     "shard",
-    "shown_outcome",
     "triage_family",
     "triage_of",
     "typed",
@@ -241,7 +239,6 @@ if TYPE_CHECKING:
         could_show,
         needs_gpu,
         runtime_failure,
-        shown_outcome,
     )
     from suite.engine.isolate import Exit, run_isolated
     from suite.engine.launch import COMPILE_LAUNCHES

@@ -45,14 +45,13 @@ from packaging.version import InvalidVersion, Version
 
 from suite.engine.gpu_evidence import NEEDS_GPU, could_show
 from suite.engine.outcome import CaseResult, Outcome, Signature
-from suite.errors import EXIT_HARNESS, UsageError
+from suite.errors import EXIT_FIXED, EXIT_HARNESS, EXIT_OK, EXIT_REGRESSION, UsageError
 from suite.files import load_structured, locked, write_atomic
 
 DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.toml"
 
-EXIT_OK, EXIT_REGRESSION, EXIT_FIXED = 0, 1, 3
-# The suite or a reproducer's glue failed before Triton compiled (a harness error): the
-# case was not judged. Never 1, which says the compiler regressed (EXIT_HARNESS, 4).
+#: A link to an upstream GitHub issue or pull request, in an entry's ``upstream``.
+UPSTREAM_ISSUE = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
 #: The verdict of a Triton refusal that no entry lists (``CaseResult.refused``): never 1.
 REFUSED = "refused"
 
@@ -99,6 +98,13 @@ class Expectation:
         if self.targets and result.target not in self.targets:
             return False
         return all(_matches(result.config.get(k), v) for k, v in self.where.items())
+
+    @property
+    def upstream_issue(self) -> str:
+        """The upstream GitHub issue or pull request ``upstream`` links to ('' for a note
+        without one): the bug's own thread, so no report or nightly opens another."""
+        found = UPSTREAM_ISSUE.search(self.upstream)
+        return found.group(0) if found else ""
 
     def state_on(self, triton_version: str) -> str:
         """:data:`KNOWN` where the failure is expected, :data:`FIXED` from ``fixed_in`` on,

@@ -33,11 +33,3 @@ def needs_gpu(target: str) -> str:
 def command_there(command: str, target: str) -> str:
     """The line that tells a user where and what to run."""
     return f"{needs_gpu(target)}: on a machine with an {target} GPU, run `{command}`"
-
-
-def shown_outcome(result: CaseResult) -> str:
-    """The outcome as a user reads it: a pass of a case that launches but was only compiled
-    is ``compiled``, never ``passed``."""
-    if result.outcome.label == "passed" and result.notes.not_launched:
-        return "compiled"
-    return result.outcome.label

@@ -35,6 +35,10 @@ class Outcome(Enum):
     # A Python error of the harness or the reproducer's glue before Triton compiled
     # anything: not the compiler's failure, so never a finding, a report or exit 1.
     HARNESS_ERROR = ("harness-error", False)
+    # A pass of a case that launches, only compiled (no GPU of its target): it says nothing
+    # of the launch. Shown, never recorded: results.jsonl keeps ``passed`` with
+    # ``detail.not_launched``, and every rendering of a run reads ``CaseResult.shown``.
+    COMPILED = ("compiled", False)
 
     def __init__(self, label: str, is_failure: bool) -> None:
         self.label = label
@@ -223,6 +227,15 @@ class CaseResult:
     triage_explanation: str = ""
     # The reproducer's source as the case ran it (suite.engine.sources.CarriedSource.to_json).
     source: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def shown(self) -> Outcome:
+        """The outcome as every rendering of a run shows it (the progress line, the table,
+        summary.json, JUnit, the closing line): a pass that was only compiled, though the case
+        launches, is ``compiled``, never ``passed``."""
+        if self.outcome is Outcome.PASSED and self.notes.not_launched:
+            return Outcome.COMPILED
+        return self.outcome
 
     @property
     def skip_kind(self) -> str:

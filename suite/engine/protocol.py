@@ -22,6 +22,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+NOT_STARTED = "start"
+"""The phase of a child that sent no event: it never read its spec or loaded the suite."""
+
 #: The file a case's child writes its events to, in the case's folder.
 EVENTS = "events.jsonl"
 T = TypeVar("T")
@@ -386,8 +389,9 @@ class ChildReport:
 
     @property
     def phase(self) -> str:
-        """The last phase the child entered ("load" before any, "start" with no events)."""
-        return self.phases[-1] if self.phases else ("load" if self.any_event else "start")
+        """The last phase the child entered ("load" before any, ``NOT_STARTED`` with no
+        events)."""
+        return self.phases[-1] if self.phases else ("load" if self.any_event else NOT_STARTED)
 
     @property
     def open_launch(self) -> LaunchStarted | None:

@@ -235,7 +235,7 @@ class RunStore:
         results = list(results)
         summary = {
             "cases": len(results),
-            "outcomes": dict(Counter(r.outcome.label for r in results)),
+            "outcomes": dict(Counter(r.shown.label for r in results)),
             "verdicts": dict(Counter(r.verdict for r in results)),
             "signatures": dict(Counter(str(r.signature) for r in results if r.signature)),
             **extra,
@@ -255,17 +255,21 @@ class RunStore:
                 name=_xml_text(result.case_id),
                 time=f"{result.duration_s:.3f}",
             )
+            # The outcome as every rendering shows it (``compiled`` for a launching case only
+            # compiled), a property as pytest's record_property writes one.
+            properties = ET.SubElement(case, "properties")
+            ET.SubElement(properties, "property", name="outcome", value=result.shown.label)
             if result.verdict in ("regression", "fixed"):
                 counts["failures"] += 1
                 failure = ET.SubElement(
-                    case, "failure", type=result.outcome.label, message=_junit_message(result)
+                    case, "failure", type=result.shown.label, message=_junit_message(result)
                 )
                 failure.text = _xml_text(json.dumps(result.to_json(), indent=2, default=str))
             elif result.verdict == "harness-error":
                 # JUnit's "error": the test's own machinery broke, not the thing tested.
                 counts["errors"] += 1
                 ET.SubElement(
-                    case, "error", type=result.outcome.label, message=_junit_message(result)
+                    case, "error", type=result.shown.label, message=_junit_message(result)
                 )
             elif result.outcome is Outcome.SKIPPED or result.verdict in ("known", "refused"):
                 counts["skipped"] += 1
@@ -318,5 +322,5 @@ def _xml_text(text: str) -> str:
 
 def _junit_message(result: CaseResult) -> str:
     triage = f"{result.triage}: {result.triage_explanation}" if result.triage else ""
-    parts = [result.verdict, result.outcome.label, triage or result.message, result.expectation]
+    parts = [result.verdict, result.shown.label, triage or result.message, result.expectation]
     return _xml_text(" | ".join(p for p in parts if p))

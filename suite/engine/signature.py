@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from suite.engine.exception_facts import STAGE_FUNCTIONS, Origin
-from suite.engine.protocol import Error
+from suite.engine.protocol import NOT_STARTED, Error
 
 PASS_FAILURE = re.compile(r"Pipeline failed while executing \[?`([^`]+)`")
 # An MLIR diagnostic: "<location>: error: text" or a bare "error: text".
@@ -235,6 +235,8 @@ def judge(
     ``entered_stage`` the last compile stage the child reported entering, for a native
     crash or hang whose frames faulthandler could not print.
     """
+    if phase == NOT_STARTED:
+        return _not_started(stderr, returncode, signal_name, timed_out)
     if timed_out:
         stage = (faulthandler_stage(stderr) or entered_stage) if phase == "compile" else None
         return Verdict(
@@ -274,6 +276,33 @@ def judge(
             {"phase": phase, "returncode": returncode, "diagnostic": _shown(raw)},
         )
     return None
+
+
+def _not_started(
+    stderr: str, returncode: int | None, signal_name: str | None, timed_out: bool
+) -> Verdict:
+    """A child that ended before its first event: it never read its spec or never loaded
+    the reproducer (a spec path it could not open, an interpreter that cannot import the
+    suite's child), so nothing of the reproducer ran. The tool's own glue failed: a harness
+    error, never a finding (issue 35: every evaluation of an explore failed so, and became
+    one)."""
+    how = (
+        "was killed after the timeout"
+        if timed_out
+        else f"died of {signal_name}"
+        if signal_name
+        else f"exited with status {returncode}"
+    )
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    said = _shown(lines[-1]) if lines else ""
+    return Verdict(
+        "harness-error",
+        [NOT_STARTED],
+        "",
+        f"the case's child {how} before it reported its start (the harness, not the "
+        "reproducer or the compiler)" + (f": {said}" if said else ""),
+        {"phase": NOT_STARTED, "returncode": returncode, "signal": signal_name, "diagnostic": said},
+    )
 
 
 def diagnostic_verdict(stderr: str) -> Verdict | None:

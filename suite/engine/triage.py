@@ -48,7 +48,7 @@ from typing import Any
 from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
-from suite.engine.protocol import EVENTS, errors_in, parse_lines, read_lines
+from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in, parse_lines, read_lines
 from suite.engine.ptxas import Verdict
 from suite.engine.signature import TRITON_REJECTS
 from suite.toolchain.limits import (
@@ -223,7 +223,7 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
     if arch is not None:
         return arch
     phase = result.site.phase
-    compile_phase = phase in (None, "compile", "start")
+    compile_phase = phase in (None, "compile", NOT_STARTED)
     if outcome in (Outcome.COMPILER_ERROR, Outcome.PTXAS_ERROR, Outcome.COMPILER_DIAGNOSTIC) or (
         compile_phase and outcome in (Outcome.CRASH, Outcome.TIMEOUT)
     ):

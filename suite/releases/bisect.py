@@ -267,7 +267,7 @@ def run(
             elif result.outcome.is_failure or result.outcome is Outcome.HARNESS_ERROR:
                 state, shown = OTHER, signature or result.outcome.label
             elif not could_show(finding.signature, result):
-                state, shown = NEEDS_GPU, f"compiled; {needs_gpu(entry.target)}"
+                state, shown = NEEDS_GPU, f"{Outcome.COMPILED.label}; {needs_gpu(entry.target)}"
             else:
                 state, shown = GOOD, result.outcome.label
             states.append(state)

@@ -61,8 +61,8 @@ class Matrix:
         if result.signature:
             return str(result.signature)
         if result.verdict == NEEDS_GPU or result.notes.not_launched:
-            return f"compiled; {needs_gpu(result.target)}"
-        return result.outcome.label
+            return f"{Outcome.COMPILED.label}; {needs_gpu(result.target)}"
+        return result.shown.label
 
     @property
     def exit_status(self) -> int:

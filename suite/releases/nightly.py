@@ -12,7 +12,9 @@ gives one :class:`Action` per finding:
 - ``close``: it stopped failing and the baseline knows the fix (an entry whose ``fixed_in``
   is at or before tonight's release), or the baseline learnt the fix of a fixed finding;
 - ``reopen``: a finding whose issue was closed fails again;
-- ``none``: nothing changed (also when none of its cases ran tonight).
+- ``none``: nothing changed (also when none of its cases ran tonight), or a new finding that
+  the baseline knows with a link to its upstream issue (its issue is ``upstream``: the nightly
+  never opens, reopens or closes one for it).
 
 A finding is a bug of one reproducer: tonight's failures of one signature, joined with the
 same bug under another message (:func:`suite.engine.signature.same_bug`). It is matched to
@@ -51,6 +53,9 @@ SCHEMA = 1
 STATE = "state.json"
 FAILING, FIXED = "failing", "fixed"
 OPEN, CLOSED = "open", "closed"
+#: The issue of a known bug whose baseline entry links its upstream issue: that thread is the
+#: bug's, so the nightly opens, reopens and closes none of its own.
+UPSTREAM = "upstream"
 #: The actions a plan holds; every one but ``none`` is a GitHub action.
 ACTIONS = ("open", "comment", "close", "reopen", "none")
 TITLE_CHARS = 200
@@ -271,6 +276,15 @@ class _Tonight:
         counts = {s: sum(str(r.signature) == s for r in self.results) for s in self.signatures}
         return min(self.signatures, key=lambda s: (-counts[s], s))
 
+    def upstream_issue(self, baseline: Baseline) -> str:
+        """The upstream issue of the baseline entry that knows these failures ('' when none
+        does, or its entry links none)."""
+        for result in self.results:
+            entry = baseline.entry(result.expectation) if result.verdict == "known" else None
+            if entry is not None and entry.upstream_issue:
+                return entry.upstream_issue
+        return ""
+
     def explains(self, tracked: Tracked) -> int:
         """How well this is the tracked finding: 3 same signature, 2 same bug, 1 same cases."""
         if tracked.repro != self.repro:
@@ -338,14 +352,19 @@ def plan(state: State, release: str, results: list[CaseResult], baseline: Baseli
         tracked = matched.get(index)
         signature = tonight.signature_for(tracked)
         first = next(r for r in tonight.results if str(r.signature) == signature)
+        upstream = tonight.upstream_issue(baseline)
+        issue = UPSTREAM if upstream else OPEN
         if tracked is None:
             finding = f"{safe_name(tonight.repro)}-{Signature(signature).digest}"
             action, reasons = "open", [f"new: fails on {', '.join(tonight.targets)}"]
+            if upstream:
+                action, reasons = "none", [f"known upstream: {upstream}"]
             targets, first_release = tonight.targets, release
         else:
             finding, reasons = tracked.finding, _changes(tracked, tonight, signature)
             targets = sorted(set(tracked.targets) | set(tonight.targets))
             first_release = tracked.first_release
+            issue = UPSTREAM if tracked.issue == UPSTREAM else OPEN
             if tracked.status == FIXED:
                 action = "reopen" if tracked.issue == CLOSED else "comment"
                 reasons.insert(0, f"fails again (fixed on {tracked.release})")
@@ -373,7 +392,7 @@ def plan(state: State, release: str, results: list[CaseResult], baseline: Baseli
             release,
             targets,
             tonight.cases,
-            OPEN,
+            issue,
             first_release,
         )
 
@@ -432,6 +451,8 @@ def _not_failing(
     if not passed:
         return "none", [], kept
     kept.status, kept.release = FIXED, release
+    if knows_fix and tracked.issue == UPSTREAM:
+        return "none", [f"fixed in {release}; the baseline knows the fix"], kept
     if knows_fix:
         kept.issue = CLOSED
         return "close", [f"fixed in {release}; the baseline knows the fix"], kept

@@ -27,14 +27,12 @@ from suite.toolchain.limits import UnknownTarget, limits_for
 
 HEADLINE_CHARS = 90
 
-_ISSUE_URL = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
-
 
 def known_upstream(result: CaseResult, version: str, baseline: Baseline) -> Expectation | None:
     """The baseline entry that maps this failure to an upstream issue (a link to one)."""
     for expectation in baseline.expectations:
         if (
-            _ISSUE_URL.search(expectation.upstream)
+            expectation.upstream_issue
             and expectation.covers(result, version)
             and expectation.matches(result)
         ):
@@ -92,15 +90,18 @@ def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> s
     return f"{where} {what} on {result.target}: {message}"
 
 
-def fixed_upstream_in(subject: Subject, current: Verification | None) -> str:
+def fixed_upstream_in(subject: Subject, current: Verification | None, baseline: Baseline) -> str:
     """The release that no longer fails, when a newer release than the failing one is known
-    not to: bisect's first good release, or this machine's Triton, where ``repro.py`` ran
+    not to: bisect's first good release, the ``fixed_in`` of the baseline entry that knows
+    the bug fixed on this machine's Triton, or that Triton itself, where ``repro.py`` ran
     and did not reproduce. '' when the newest release tried still fails (or none was)."""
     finding = subject.finding
     if current is not None and current.exit_status is not None:
         if current.ok or current.exit_status != 0 or current.signature is not None:
             return ""  # it still fails there (maybe otherwise): not known to be fixed
         known = finding.first_good if finding is not None else None
+        if not known:
+            known = _baseline_fix(subject.result, current.version, baseline)
         if known and _release_order(known) <= _release_order(current.version):
             return known
         return f"{current.version} or earlier (not bisected)"
@@ -109,6 +110,19 @@ def fixed_upstream_in(subject: Subject, current: Verification | None) -> str:
         if not newest or _release_order(finding.first_good) > _release_order(newest):
             return finding.first_good
     return ""
+
+
+def _baseline_fix(result: CaseResult, version: str, baseline: Baseline) -> str:
+    """The ``fixed_in`` of the baseline entry that says this failure is fixed on
+    ``version`` ('' when none does)."""
+    return next(
+        (
+            e.fixed_in
+            for e in baseline.expectations
+            if e.expects_fix(result, version) and e.matches(result)
+        ),
+        "",
+    )
 
 
 def _release_order(release: str) -> tuple[int, ...]:

@@ -386,7 +386,7 @@ def decide(
     status = "unverified"
     if standalone.verification is not None:
         status = "ready" if standalone.verification.ok else "not-verified"
-    fixed_in = fixed_upstream_in(subject, standalone.current)
+    fixed_in = fixed_upstream_in(subject, standalone.current, baseline)
     if fixed_in:
         status = f"fixed upstream in {fixed_in}: do not file"
     if unseen_here(subject):

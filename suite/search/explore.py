@@ -58,10 +58,12 @@ from suite.engine import (
     Environment,
     Execution,
     Found,
+    Outcome,
     Workers,
     capture_source,
 )
 from suite.engine import capture_environment as capture
+from suite.errors import HarnessError
 from suite.search.evaluate import Evaluation, Evaluator, config_key, failure_signature, interesting
 from suite.search.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.toolchain.limits import limits_for
@@ -239,8 +241,9 @@ class Exploration:
     evaluations: list[Evaluation]
 
 
-class _BudgetSpent(Exception):
-    """Stops Hypothesis's generation when the time budget is spent (it has no clock)."""
+class _SearchEnds(Exception):
+    """Stops Hypothesis's generation: the time budget is spent (it has no clock), or a
+    harness error ended the explore."""
 
 
 def _database_key(repro: str, target: str) -> bytes:
@@ -260,6 +263,7 @@ class _Explorer:
         self.targets = list(targets)
         self.minimal: dict[str, tuple[Config, str]] = {}
         self.boundaries: dict[str, tuple[str, list[BoundaryStep]]] = {}
+        self.harness_error: HarnessError | None = None
         self._absorbed = 0
 
     def settle(self) -> None:
@@ -301,16 +305,27 @@ class _Explorer:
         )
         replayed = 0
 
+        def ended() -> bool:
+            return self.harness_error is not None or (
+                deadline is not None and time.monotonic() > deadline
+            )
+
         @given(case=case_strategy(self.repro, self.targets, self.evaluate.launching))
         def one_case(case: tuple[Config, str]) -> None:
             nonlocal replayed
-            if deadline is not None and time.monotonic() > deadline:
-                raise _BudgetSpent
-            phase = "replay" if replayed < len(replay) else "search"
-            replayed += 1
-            with self.evaluate.during(phase):
-                self.evaluate(*case)
-            self.settle()
+            if not ended():
+                phase = "replay" if replayed < len(replay) else "search"
+                replayed += 1
+                try:
+                    with self.evaluate.during(phase):
+                        self.evaluate(*case)
+                    self.settle()
+                except HarnessError as error:
+                    self.harness_error = error
+            if ended():
+                # One place: Hypothesis runs every explicit example even after one raised,
+                # and counts each distinct place that raised as a failure of its own.
+                raise _SearchEnds
 
         test = test_settings(one_case)
         # Hypothesis runs explicit examples in source order, which is the
@@ -319,8 +334,10 @@ class _Explorer:
             test = example(case=case)(test)
         if seed is not None:
             test = hypothesis_seed(seed)(test)
-        with suppress(_BudgetSpent):
+        with suppress(_SearchEnds):
             test()
+        if self.harness_error is not None:
+            raise self.harness_error
 
     def keep_unshrunk(self) -> None:
         """After a stop: each signature met but not yet shrunk keeps its smallest run so far."""
@@ -412,6 +429,18 @@ class _Explorer:
         return findings
 
 
+def _refuse_harness_error(evaluation: Evaluation) -> None:
+    """End the explore at its first harness error, storing nothing: the suite or the
+    reproducer's glue failed before Triton compiled, so no run of the search says anything
+    about the compiler (a spec a child could not read failed every evaluation alike)."""
+    result = evaluation.result
+    if result.outcome is Outcome.HARNESS_ERROR:
+        raise HarnessError(
+            f"evaluation {evaluation.number} ({result.case_id}): {result.message}; "
+            "nothing was stored"
+        )
+
+
 def _replay_list(
     repro: Reproducer, targets: Sequence[str], store: FindingsStore, database: ExampleDatabase
 ) -> list[tuple[Config, str]]:
@@ -494,8 +523,13 @@ def explore(
         execution,
         [CaseSpec(found, {}, t, launching and limits_for(t).arch == launch_arch) for t in targets],
     )
+
+    def evaluated(evaluation: Evaluation) -> None:
+        on_evaluation(evaluation)
+        _refuse_harness_error(evaluation)
+
     try:
-        evaluator = Evaluator(found, execution, work_dir, on_evaluation, workers, launch_arch)
+        evaluator = Evaluator(found, execution, work_dir, evaluated, workers, launch_arch)
         explorer = _Explorer(evaluator, targets)
         replay = _replay_list(found.repro, targets, store, database)
         carried = capture_source(found.source)
