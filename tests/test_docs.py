@@ -66,7 +66,9 @@ class Heavy:
 def fences(path: Path) -> list[tuple[str, int, str]]:
     """The fenced blocks of ``path``: language, first line (1-based), content."""
     tokens = MarkdownIt("commonmark").parse(path.read_text())
-    return [(t.info.strip(), t.map[0] + 1, t.content) for t in tokens if t.type == "fence" and t.map]
+    return [
+        (t.info.strip(), t.map[0] + 1, t.content) for t in tokens if t.type == "fence" and t.map
+    ]
 
 
 def _logical_lines(content: str, first: int) -> list[tuple[int, str]]:
@@ -102,7 +104,7 @@ def commands(path: Path) -> list[Command]:
             end = prompts[i + 1] if i + 1 < len(prompts) else len(numbered)
             output = "".join(text + "\n" for _, text in numbered[at + 1 : end])
             number, text = numbered[at]
-            found.append(_command(f"{name}:{number}", text[2:], output))
+            found.append(_command(f"{name}:{number}", text[2:], output or None))
     return found
 
 
@@ -137,7 +139,7 @@ NOT_RUN: dict[str, str] = {
     "--junitxml=$OUT/gpu-junit.xml tests/": _DEVICE_RECORD,
     "apt-get install -y cvise": "root and the network (apt)",
     "python bench/bench_reduce.py --jobs 2 --budget 900 --cvise-cap 240 --json "
-    "reduce-bench.json": "C-Vise (the apt line above) and about 40 minutes; the doc keeps its figures",
+    "reduce-bench.json": "C-Vise (apt, above) and about 40 minutes; the doc keeps its figures",
     "PYTHONPATH=. python bench/bench_reduce.py --jobs 2 --budget 900 --cvise-cap 900 --json "
     "reduce-bench.json": "C-Vise (apt) and about an hour; the doc keeps its figures",
     "repro matrix -j 1 --timeout 300 -o /tmp/rf/full --triton 3.0.0,3.1.0,3.2.0,3.3.0,3.3.1,"
@@ -148,6 +150,7 @@ NOT_RUN: dict[str, str] = {
 _DEVICE_SESSION = next(c.key for c in ALL if c.key.startswith("export PYTHONPATH=$PWD"))
 NOT_RUN[_DEVICE_SESSION] = _DEVICE_RECORD
 
+_PY350 = "~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python"
 _CATALOGUE = Heavy(("slow",), "the whole catalogue: 162 cases, 100 s on a quiet 2-core machine")
 _BUILT_350 = Heavy(("slow", "venv"), "the 3.5.0 release venv")
 _FINDING = Heavy(("slow", "venv"), "the 3.5.0 venv and its explore (the finding)")
@@ -179,8 +182,8 @@ HEAVY: dict[str, Heavy] = {
     "pytest --repro --repro-select tma-gemm-prefetch --repro-target sm_100": Heavy(
         ("slow",), "a pytest session of its own, 15-20 s"
     ),
-    "repro explore tma-gemm-prefetch --target sm_100 --python "
-    "~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python --seed 0 --max-examples 10": _BUILT_350,
+    f"repro explore tma-gemm-prefetch --target sm_100 --python {_PY350} --seed 0 "
+    "--max-examples 10": _BUILT_350,
     "python bench/bench_explore.py --full-grid --workers 2 --json bench-explore.json": Heavy(
         ("slow",), "the full grid, minutes"
     ),
@@ -197,7 +200,9 @@ HEAVY: dict[str, Heavy] = {
     "--wheelhouse wheels": _RELEASES,
     "repro explore tma-gemm-prefetch -t sm_100 --python "
     "~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python": _BUILT_350,
-    "repro report tma-gemm-prefetch-dd243cf3450f --verify": _FINDING,
+    "python -m bench.pytest_times /tmp/times.*.jsonl": Heavy(
+        ("slow",), "a pytest session of its own first"
+    ),
 }
 for _command in ALL:
     if _command.key.startswith("repro matrix upstream-"):
@@ -220,13 +225,18 @@ GIVEN: dict[str, str] = {
         "echo '- {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, num_stages: 2, num_warps: 4, dtype: fp16}'"
         " > configs.yaml"
     ),
-    "repro run --resume": "timeout -s INT 5 repro run tma-gemm-prefetch tma-gemm -t sm_90 || true",
+    # "the newest interrupted run": one stopped by SIGINT once a case is recorded (or done).
+    "repro run --resume": (
+        "repro run tma-gemm-prefetch -t sm_100 & "
+        "until grep -qs . reports/runs/*/results.jsonl; do sleep 0.1; done; "
+        "kill -INT $! 2>/dev/null; wait $! || true"
+    ),
     "repro run --python ~/venvs/triton-3.5.0/bin/python": (
         f"{_VENV_350} && mkdir ~/venvs && ln -s $REPRO_VENV_ROOT/triton-3.5.0 ~/venvs/"
     ),
     "repro doctor --python ~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python": _VENV_350,
-    "repro explore tma-gemm-prefetch --target sm_100 --python "
-    "~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python --seed 0 --max-examples 10": _VENV_350,
+    f"repro explore tma-gemm-prefetch --target sm_100 --python {_PY350} --seed 0 "
+    "--max-examples 10": _VENV_350,
     "repro explore tma-gemm-prefetch -t sm_100 --python "
     "~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python": _VENV_350,
     "repro dashboard": "repro run tma-gemm-prefetch -t sm_100",
@@ -242,6 +252,18 @@ GIVEN: dict[str, str] = {
         "tests/test_docs.py -k fence"
     ),
 }
+# The night's commands, each after the ones before it on the three runners' shards.
+_SHARDS = " && ".join(f"repro run --gpu off --shard {k}/3 -o shard-{k}" for k in (1, 2, 3))
+_NIGHT = (
+    _SHARDS,
+    "repro merge shard-*/runs/* -o reports",
+    "repro nightly plan reports/runs/* --state state --plan plan.json",
+    "repro nightly advance plan.json --state state",
+)
+for _at in range(1, len(_NIGHT)):
+    GIVEN[_NIGHT[_at]] = " && ".join(_NIGHT[:_at])
+    HEAVY[_NIGHT[_at]] = Heavy(("slow",), "the whole catalogue in three shards first")
+HEAVY["repro run --gpu off --shard 1/3 -o shard-1"] = Heavy(("slow",), "a third of the catalogue")
 for _command in ALL:
     if "tma-gemm-prefetch-dd243cf3450f" in _command.key and _command.key not in NOT_RUN:
         GIVEN[_command.key] = _EXPLORED
@@ -266,9 +288,14 @@ def _marks(command: Command) -> list[pytest.MarkDecorator]:
 
 
 def _params() -> list:
+    """One test per distinct command (the README and a doc may show the same one), named by
+    where it first appears."""
+    first: dict[str, Command] = {}
+    for command in ALL:
+        first.setdefault(command.key, command)
     return [
         pytest.param(command, id=command.where, marks=_marks(command))
-        for command in ALL
+        for command in first.values()
         if command.key not in NOT_RUN
     ]
 
@@ -305,7 +332,8 @@ def _bash(script: str, folder: Path, env: dict[str, str]) -> subprocess.Complete
 
 
 def _shown(done: subprocess.CompletedProcess[str]) -> str:
-    return f"{done.args[-1]}\nexit {done.returncode}\nstdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-4000:]}"
+    out, err = done.stdout[-4000:], done.stderr[-4000:]
+    return f"{done.args[-1]}\nexit {done.returncode}\nstdout:\n{out}\nstderr:\n{err}"
 
 
 @pytest.mark.parametrize("command", _params())
@@ -343,6 +371,26 @@ def test_every_fence_says_its_language() -> None:
         if language not in SHELL | NOT_SHELL
     ]
     assert not untagged, untagged
+
+
+#: What marks a line of a usage synopsis as one to fill in: a metavariable (FINDING, RUN_DIR),
+#: an <angle> or [optional] part, or an ellipsis.
+_PLACEHOLDER = re.compile(r"\b[A-Z][A-Z_]*\b(?!=)|<[^>]+>|\[[^\]]*\]|\.\.\.")
+_COMMAND_WORDS = ("repro ", "python ", "pytest ", "pip ", "PYTHONPATH=")
+
+
+def test_a_text_block_holds_no_command_that_could_run_as_written() -> None:
+    """A synopsis is text; a command with nothing left to fill in belongs in a shell block,
+    where it runs."""
+    runnable = [
+        f"{path.relative_to(ROOT)}:{number}: {text}"
+        for path in DOCS
+        for language, line, content in fences(path)
+        if language == "text"
+        for number, text in _logical_lines(content, line + 1)
+        if text.removeprefix("$ ").startswith(_COMMAND_WORDS) and not _PLACEHOLDER.search(text)
+    ]
+    assert not runnable, runnable
 
 
 def test_every_table_entry_names_a_command_of_the_docs() -> None:
