@@ -288,11 +288,11 @@ def _marks(command: Command) -> list[pytest.MarkDecorator]:
 
 
 def _params() -> list:
-    """One test per distinct command (the README and a doc may show the same one), named by
-    where it first appears."""
-    first: dict[str, Command] = {}
+    """One test per distinct command and shown output (the README and a doc may show the same
+    command), named by where it first appears."""
+    first: dict[tuple[str, str | None], Command] = {}
     for command in ALL:
-        first.setdefault(command.key, command)
+        first.setdefault((command.key, command.output), command)
     return [
         pytest.param(command, id=command.where, marks=_marks(command))
         for command in first.values()
