@@ -196,6 +196,9 @@ HEAVY: dict[str, Heavy] = {
         ("slow",), "minutes"
     ),
     "pip download triton==3.6.0 --no-deps -d wheels": Heavy(("slow", "venv"), "the network"),
+    "python bench/report_examples.py --check": Heavy(
+        ("slow", "venv"), "two runs and reports under 3.5.0 and 3.9.0; test_repro_script.py's twin"
+    ),
     "PIP_NO_INDEX=1 repro matrix tma-gemm-prefetch -t sm_100 -c trigger --triton 3.6.0 "
     "--wheelhouse wheels": _RELEASES,
     "repro explore tma-gemm-prefetch -t sm_100 --python "
