@@ -17,12 +17,12 @@ import stat
 import sys
 import tempfile
 import threading
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from suite.engine.case_files import keep_outputs, regular_at
 from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.expand import CaseSpec
@@ -36,7 +36,7 @@ from suite.engine.ptxas import Relaunch, Relaunched
 from suite.engine.ptxas import gather as ptxas_differential
 from suite.engine.record import RunStore
 from suite.engine.sanitizer import Rerun, gather
-from suite.engine.scrub import REDACTED, scrub_secrets, scrub_tree
+from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, WarmUnavailable, run_warm
 from suite.toolchain.limits import limits_for
@@ -251,7 +251,7 @@ def _events(report: Path) -> ChildReport:
     except OSError:
         return ChildReport()
     try:
-        found = _regular_at(folder, report.name)
+        found = regular_at(folder, report.name)
     finally:
         os.close(folder)
     if found is None:
@@ -329,7 +329,7 @@ def run_case(
     planted: list[str] = []
     output_bytes = None
     if verdict.outcome.is_failure or execution.keep_passing:
-        artifacts, planted = _keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        artifacts, planted = keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
         output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes)
     else:
         shutil.rmtree(case_dir, ignore_errors=True)
@@ -462,129 +462,6 @@ def _relaunch(
         return Relaunched(verdict.outcome.label, signature, verdict.message)
 
     return relaunch
-
-
-# Files a case leaves (events, MLIR reproducers) are scrubbed up to this size; none is larger
-# in practice, and a larger one is cut by nothing else.
-_SCRUB_LIMIT = 16 << 20
-
-
-def _regular_at(folder: int, name: str) -> tuple[bytes, int] | None:
-    """The bytes of the regular file ``name`` in the folder open as ``folder``, and its link
-    count; None for anything else a case may plant there (a link, FIFO, device, socket or
-    folder), which is never followed nor waited on."""
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        if info.st_size > _SCRUB_LIMIT:
-            # Kept as a note, never cut in place (the file may be hard-linked from elsewhere):
-            # counted as shared so that the note replaces it.
-            return f"[{info.st_size} bytes removed: too large to scrub]\n".encode(), 2
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read(_SCRUB_LIMIT + 1), info.st_nlink
-    finally:
-        os.close(fd)
-
-
-def _replace_at(folder: int, name: str, data: bytes) -> bool:
-    """Make ``name`` in ``folder`` a new file holding ``data``: written under a fresh name
-    (``O_EXCL``) and renamed over whatever the case left there, so nothing is written
-    through a link and no file a case hard-linked from elsewhere is changed."""
-    partial = f".{name}.{uuid.uuid4().hex}.partial"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    try:
-        fd = os.open(partial, flags, 0o644, dir_fd=folder)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
-        return True
-    except OSError:  # the name cannot be replaced: not kept
-        with contextlib.suppress(OSError):
-            os.unlink(partial, dir_fd=folder)
-        return False
-
-
-def _scrubbed_bytes(data: bytes) -> bytes:
-    """``data`` without secrets: what a case keeps may be uploaded as a CI artifact. Read as
-    Latin-1, one character per byte, so text after a NUL byte is scrubbed too and every byte
-    that is not part of a secret stays as it was (a cubin stays loadable)."""
-    text = data.decode("latin-1")
-    clean = scrub_secrets(text)
-    return data if clean == text else clean.encode("latin-1", "replace")
-
-
-def _safe_file_name(name: str) -> str:
-    """``name`` with any secret in it replaced (a case may name a file after a token)."""
-    clean = scrub_secrets(name)
-    return name if clean == name else clean.replace(REDACTED, "redacted").replace("/", "_")
-
-
-def _keep_outputs(case_dir: Path, stdout: str, stderr: str) -> tuple[dict[str, str], list[str]]:
-    """Keep the captured streams and the regular files the case left, scrubbed; and the
-    names of what else it planted (links, FIFOs, devices, sockets, folders), removed so that
-    nothing reading the run later follows or waits on them. Everything the case left is
-    data: read without following a link, written back by replacing."""
-    artifacts: dict[str, str] = {}
-    planted: list[str] = []
-    try:
-        folder = os.open(case_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return artifacts, planted
-    try:
-        for name in sorted(os.listdir(folder)):
-            if not stat.S_ISREG(os.lstat(name, dir_fd=folder).st_mode):
-                planted.append(f"{_safe_file_name(name)} ({_remove_at(folder, name)})")
-        for name, text in (("stdout.txt", stdout), ("stderr.txt", stderr)):
-            if text:
-                _replace_at(folder, name, text.encode())
-        for name in sorted(os.listdir(folder)):
-            found = _regular_at(folder, name)
-            if found is None:
-                continue
-            data, links = found
-            clean = _scrubbed_bytes(data)
-            kept = _safe_file_name(name)
-            if (clean is not data or links > 1 or kept != name) and not _replace_at(
-                folder, kept, clean
-            ):
-                continue
-            if kept != name:
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=folder)
-            artifacts[kept] = str(case_dir / kept)
-    finally:
-        os.close(folder)
-    return artifacts, planted
-
-
-def _remove_at(folder: int, name: str) -> str:
-    """Remove what a case planted as ``name`` (a link itself, never its target); its kind."""
-    try:
-        mode = os.lstat(name, dir_fd=folder).st_mode
-    except OSError:
-        return "gone"
-    kind = next((k for test, k in _KINDS if test(mode)), "file")
-    with contextlib.suppress(OSError):
-        if stat.S_ISDIR(mode):
-            shutil.rmtree(name, dir_fd=folder)
-        else:
-            os.unlink(name, dir_fd=folder)
-    return kind
-
-
-_KINDS = (
-    (stat.S_ISLNK, "link"),
-    (stat.S_ISFIFO, "fifo"),
-    (stat.S_ISSOCK, "socket"),
-    (stat.S_ISCHR, "device"),
-    (stat.S_ISBLK, "device"),
-    (stat.S_ISDIR, "folder"),
-)
 
 
 def execute(
