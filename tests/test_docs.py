@@ -273,21 +273,9 @@ for _command in ALL:
 
 #: Commands that fail today for a reason another change fixes: a strict xfail each, so the
 #: fix shows (XPASS) and the entry goes.
-BROKEN: dict[str, str] = {}
-for _command in ALL:
-    if "repro explore" in _command.key or "repro explore" in GIVEN.get(_command.key, ""):
-        BROKEN[_command.key] = (
-            "issue 35 item 1: explore under a relative output root (the default `reports`) "
-            "hands its child a relative spec path (branch paths35)"
-        )
-
-
 def _marks(command: Command) -> list[pytest.MarkDecorator]:
     heavy = HEAVY.get(command.key)
-    marks = [getattr(pytest.mark, mark) for mark in heavy.marks] if heavy else []
-    if command.key in BROKEN:
-        marks.append(pytest.mark.xfail(reason=BROKEN[command.key], strict=True))
-    return marks
+    return [getattr(pytest.mark, mark) for mark in heavy.marks] if heavy else []
 
 
 def _params() -> list:
@@ -399,7 +387,7 @@ def test_a_text_block_holds_no_command_that_could_run_as_written() -> None:
 def test_every_table_entry_names_a_command_of_the_docs() -> None:
     """A command rewritten or removed in the docs leaves no stale entry behind."""
     shown = {command.key for command in ALL}
-    stale = [key for table in (NOT_RUN, HEAVY, GIVEN, BROKEN) for key in table if key not in shown]
+    stale = [key for table in (NOT_RUN, HEAVY, GIVEN) for key in table if key not in shown]
     assert not stale, stale
 
 
