@@ -25,7 +25,6 @@ candidates=(
   repros/upstream/flatten_assume_other_branch.py
   repros/upstream/pipelined_flatten_store_reload.py
   repros/upstream/descriptor_store_past_extent.py
-  repros/upstream/chained_dots_one_accumulator.py
   upstream-6691-pipelined-dot-and-sum
 )
 # The sanitizer's reruns are off: racecheck over these kernels takes minutes; the
