@@ -11,8 +11,9 @@ and N=468 (int32), whole 16-byte rows, write nothing past N.
 The kernel here is the issue's copy through device-side descriptors
 (``tl.make_tensor_descriptor``, shape ``[M, N]``, row stride 512): ``a[:, :N]`` into
 ``out[:, :N]`` of a (32, 512) buffer filled with 7. The oracle is exact: the first N
-columns equal ``a``'s, and every column from N on still holds 7. Not yet launched on a GPU
-(bench/probes/runtime_candidates/).
+columns equal ``a``'s, and every column from N on still holds 7. Wrong on an H200 with
+triton 3.6.0 (2026-11-26, docs/gpu-results.md) at the three triggers; N=464 and N=468 are
+right.
 """
 
 import triton

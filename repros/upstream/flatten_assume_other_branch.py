@@ -10,8 +10,9 @@ flattened kernel runs the inner body anyway.
 The kernel here is the issue's: a fast path for ``m == 0`` that asserts ``n > 0``, and a
 nest for the other shapes that accumulates rows of ``p`` and writes each partial sum to
 ``sink``. The oracle is a float64 reference of the source's meaning (``out`` and the whole
-``sink``, which starts at zero); ``FLATTEN=False`` is the same kernel without the hint. Not
-yet launched on a GPU (bench/probes/runtime_candidates/).
+``sink``, which starts at zero); ``FLATTEN=False`` is the same kernel without the hint.
+Wrong on an H200 with triton 3.6.0 (2026-11-26, docs/gpu-results.md) at both triggers;
+both nearest passes are right.
 """
 
 import triton

@@ -10,8 +10,9 @@ counts the inner iterations: 4 instead of 0.
 The kernel here sums the rows ``[lo, hi)`` of each of OUTER blocks of rows (a segment sum
 whose window may be empty, as a causal window past its end is) and counts the rows it
 added. The oracle is a float64 reference of the same sums (zero for an empty window) and
-the exact count; ``FLATTEN=False`` is the same kernel without the hint. Not yet launched
-on a GPU: the catalogue's GPU run confirms it (bench/probes/runtime_candidates/).
+the exact count; ``FLATTEN=False`` is the same kernel without the hint. Wrong on an H200
+with triton 3.6.0 (2026-11-26, docs/gpu-results.md) at both triggers; both nearest passes
+are right.
 """
 
 import triton

@@ -11,7 +11,9 @@ The kernel here sums, for each of ``m`` segments, the first ``lengths[slot]`` ro
 an empty batch (``m = 0``) passes a slot that names no length at all (``2**30``, far past
 the table: the source never reads it). The oracles: a fault at launch (always on) and a
 float64 reference (zero for ``m = 0``). ``FLATTEN=False`` and ``m > 0`` with a real slot
-are the nearest passes. Not yet launched on a GPU (bench/probes/runtime_candidates/).
+are the nearest passes. On an H200 with triton 3.6.0 (2026-11-26, docs/gpu-results.md)
+``m = 0`` flattened faults with "operation not supported on global/shared address space"
+(the stray address lands in no global mapping); both nearest passes are right.
 """
 
 import triton

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On an sm_90 GPU: the runtime candidates of repros/upstream/ (no baseline entries yet),
-# their nearest passing configs, and #6691, launched by `repro run --gpu on` with the ptxas
+# On an sm_90 GPU: the runtime candidates of repros/upstream/ launched on 2026-11-26 (now in the
+# baseline, docs/gpu-results.md), their nearest passing configs, and #6691, launched by `repro run --gpu on` with the ptxas
 # differential on; every failing launch relaunched with the toolkit's ptxas and at -O0.
 #   pip install --no-deps --no-build-isolation -e . && OUT=/some/dir bash bench/probes/runtime_candidates/run_all.sh
 # Everything lands under $OUT; at most about 8 minutes (its timeouts), on an H100 (16 cores). The fault candidate
@@ -25,7 +25,6 @@ candidates=(
   repros/upstream/flatten_assume_other_branch.py
   repros/upstream/pipelined_flatten_store_reload.py
   repros/upstream/descriptor_store_past_extent.py
-  repros/upstream/chained_dots_one_accumulator.py
   upstream-6691-pipelined-dot-and-sum
 )
 # The sanitizer's reruns are off: racecheck over these kernels takes minutes; the
