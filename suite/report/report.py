@@ -259,7 +259,14 @@ def write_standalone(
         standalone = Standalone(None, f"the reproducer could not be loaded again ({notes})")
     else:
         standalone = capture_standalone(subject, subject.found.source)
+    launch = None
+    if standalone.call is not None:
+        launch = launch_form(env, subject, expected, title, standalone.reduced)
+        if launch is None and runtime_failure(expected):
+            # A compile-only script cannot show a fault that only a launch shows.
+            standalone = Standalone(None, no_launch(subject.result.repro))
     if standalone.call is None:
+        subject.notes.append(f"repro.py not written: {standalone.why_not}")
         if verify_release:
             why = f"Not verified: {standalone.why_not}"
             standalone.verification = Verification(False, version, why)
@@ -268,7 +275,6 @@ def write_standalone(
         original = standalone.reduced.original.read_text()
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
-    launch = launch_form(env, subject, expected, title, standalone.reduced)
     form = "launch" if launch else "compile"
     script = launch or script
     draft.put("repro.py", script, secret_safe=False)
@@ -329,6 +335,15 @@ def launch_form(
         title,
         result.target,
         subject.triton_version,
+    )
+
+
+def no_launch(repro: str) -> str:
+    """Why a runtime failure gets no repro.py when its reproducer declares no launch."""
+    return (
+        f"the failure shows only at a launch, and {repro} declares none: declare its "
+        "@REPRO.inputs and @REPRO.launch (docs/writing-reproducers.md), or capture the "
+        "program again with `repro capture`, which records the launch"
     )
 
 

@@ -31,6 +31,10 @@ class CompileCall:
     arch: int
     options: dict[str, object]
     arg_names: list[str] = field(default_factory=list)
+    # Imports of what the kernels read beyond triton and triton.language (``import math``).
+    imports: list[str] = field(default_factory=list)
+    # Names bound to a carried function after it is defined (``helper = _helper``).
+    aliases: list[tuple[str, str]] = field(default_factory=list)
     # The specialization of the compile, by argument: [["tt.divisibility", 16], ...].
     attrs: dict[str, list[list[Any]]] = field(default_factory=dict)
 
@@ -82,8 +86,10 @@ def capture_compile(
         call["signature"],
         {name: _Source(source) for name, source in call["constexprs"].items()},
         call["arch"],
-        call["options"],
+        {name: _Source(source) for name, source in call["options"].items()},
         call["arg_names"],
+        call["imports"],
+        [(name, source) for name, source in call["aliases"]],
         call.get("attrs", {}),
     ), ""
 
@@ -109,6 +115,8 @@ def repro_script(
         signature={n: t for n, t in call.signature.items() if n not in call.constexprs},
         constexprs=call.constexprs,
         globals_=call.globals_,
+        imports=call.imports,
+        aliases=call.aliases,
         kernels=[compact_header(source) for source in call.kernels],
         kernel_name=call.kernel_name,
         attrs=_attrs_literal(call.attrs),
@@ -211,10 +219,13 @@ def minimal_snippet(call: CompileCall, triton_version: str) -> str:
         "import triton",
         "import triton.language as tl",
         *imports,
+        *call.imports,
         "",
         *(f"{name} = {value}" for name, value in call.globals_),
         "",
         *(f"{compact_header(source)}\n\n" for source in call.kernels),
+        *(f"{name} = {value}" for name, value in call.aliases),
+        *([""] if call.aliases else []),
         *call_lines,
         f"triton.compile(src, target={target}, options={call.options!r})",
     ]

@@ -9,6 +9,7 @@ Standard library and triton only, like the rest of this folder.
 from __future__ import annotations
 
 import ast
+import inspect
 import math
 import re
 import sys
@@ -131,19 +132,21 @@ def _def_text(fn: Any) -> str:
     return textwrap.dedent(text[found.start() :] if found else text)
 
 
-def _importable(module: types.ModuleType) -> bool:
-    """Whether a fresh process can import ``module`` by name: triton, torch, the standard
-    library, installed packages. The program's own modules are inlined instead."""
+#: Distributions a target environment installs beside triton itself: their modules are
+#: imported by name. Everything else a kernel reads (the program's own modules, and
+#: packages installed with pip, where kernel libraries ship their kernels) is carried.
+IMPORTED = frozenset({"triton", "torch", "numpy"})
+
+
+def importable(module: types.ModuleType) -> bool:
+    """Whether a standalone program imports ``module`` by name rather than carrying what it
+    reads: the standard library, triton, torch and numpy. A package installed with pip is
+    not: where the program runs, it is not installed."""
     name = module.__name__
     if name == "__main__":
         return False
     top = name.split(".")[0]
-    if top in ("triton", "torch") or top in getattr(sys, "stdlib_module_names", ()):
-        return True
-    path = getattr(module, "__file__", None)
-    if path is None:
-        return True
-    return "site-packages" in path or "dist-packages" in path
+    return top in IMPORTED or top in getattr(sys, "stdlib_module_names", ())
 
 
 class _Collector:
@@ -160,17 +163,21 @@ class _Collector:
         """Define ``fn`` (and what it reads) in the reproducer; its name there."""
         if id(fn) in self._seen:
             return self._seen[id(fn)]
-        name = fn.__name__
+        name = fn.fn.__name__
         self._seen[id(fn)] = name
         text = _def_text(fn)
         tree = ast.parse(text)
         scope = fn.fn.__globals__
-        arguments = set(fn.arg_names)
+        # Its arguments and what it assigns are its own: a global of one of those names is
+        # not read.
+        arguments = set(inspect.signature(fn.fn).parameters) | {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         spans: list[tuple[int, int, int, str]] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 base = scope.get(node.value.id)
-                local = isinstance(base, types.ModuleType) and not _importable(base)
+                local = isinstance(base, types.ModuleType) and not importable(base)
                 if local and node.attr in base.__dict__:
                     carried = self._carry(node.attr, base.__dict__[node.attr])
                     spans.append((node.lineno, node.col_offset, node.end_col_offset or 0, carried))
@@ -182,17 +189,17 @@ class _Collector:
             ):
                 self._carry(node.id, scope[node.id])
         code = fn.fn.__code__
-        self.functions[name] = FunctionSource(
+        carried = FunctionSource(
             name, _rewritten(text, spans), code.co_filename, code.co_firstlineno, _decorator(fn)
         )
+        if self.functions.setdefault(name, carried) != carried:
+            self.unresolved.append(f"{name} (two different functions by one name)")
         return name
 
     def _carry(self, name: str, value: Any) -> str:
-        from triton.runtime.jit import JITFunction
-
-        if isinstance(value, JITFunction):
+        if _jit_callable(value):
             home = sys.modules.get(getattr(value.fn, "__module__", ""))
-            if home is not None and _importable(home):
+            if home is not None and importable(home):
                 self._import(ImportLine(name, home.__name__, value.fn.__name__))
                 return name
             defined = self.carry_function(value)
@@ -200,7 +207,7 @@ class _Collector:
                 self._value(GlobalValue(name, defined))
             return name
         if isinstance(value, types.ModuleType):
-            if _importable(value):
+            if importable(value):
                 self._import(ImportLine(name, value.__name__))
             return name
         problems: list[str] = []
@@ -211,10 +218,13 @@ class _Collector:
         module_name = getattr(value, "__module__", None)
         qualname = getattr(value, "__qualname__", "")
         home = sys.modules.get(module_name or "")
-        if home is not None and _importable(home) and getattr(home, qualname, None) is value:
+        if home is not None and importable(home) and getattr(home, qualname, None) is value:
             self._import(ImportLine(name, home.__name__, qualname))
             return name
-        self.unresolved.append(f"{name} ({type(value).__name__})")
+        import triton.language as tl
+
+        inner = value.value if isinstance(value, tl.constexpr) else value
+        self.unresolved.append(f"{name} ({type(inner).__name__})")
         return name
 
     def _import(self, line: ImportLine) -> None:
@@ -226,8 +236,23 @@ class _Collector:
             self.unresolved.append(f"{value.name} (two different values by one name)")
 
 
+def _jit_callable(value: Any) -> bool:
+    """A ``@triton.jit`` function, or a ``@triton.constexpr_function`` (3.5 on)."""
+    from triton.runtime import jit
+
+    kinds = tuple(getattr(jit, kind) for kind in _JIT_KINDS if hasattr(jit, kind))
+    return isinstance(value, kinds)
+
+
+#: The classes of Triton's function decorators, and the decorator that makes each.
+_JIT_KINDS = {"JITFunction": "triton.jit", "ConstexprFunction": "triton.constexpr_function"}
+
+
 def _decorator(fn: Any) -> str:
-    """``triton.jit`` with the arguments the program gave it that the reproducer needs."""
+    """``triton.jit`` with the arguments the program gave it that the reproducer needs;
+    ``triton.constexpr_function`` for one."""
+    if type(fn).__name__ == "ConstexprFunction":
+        return _JIT_KINDS["ConstexprFunction"]
     arguments = []
     if getattr(fn, "noinline", False):
         arguments.append("noinline=True")

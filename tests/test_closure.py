@@ -1,0 +1,198 @@
+"""What we hand out carries what the user's kernel reads: repro.py, snippet.py and the reducer's
+form of kernels written the ways library authors write them (``tests/data/closure/``).
+
+Every file there is a real bug on this machine's Triton (triton-lang/triton#11586's int8
+WGMMA under warp specialization, sm_90, compile-only) written another way: tiles as module
+``tl.constexpr`` globals, helpers by decorator and by assignment, a kernel from an installed
+package (``site/kernlib``, on the path as site-packages would be) reading a sibling module,
+an autotuned and heuristics-wrapped kernel, a ``triton.constexpr_function``. Each repro.py runs
+by itself, with nothing of this project importable, and agrees with the engine: exit 1 on the
+bug, 0 at the nearest passing config, 2 where the release refuses the kernel.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, repro_cli
+
+import suite
+from suite.engine.same_bug import same_bug
+from suite.report.script_output import signature_of_run
+from suite.report.standalone import foreign_imports
+from suite.report.verify import clean_env
+
+CORPUS = ROOT / "tests" / "data" / "closure"
+SITE = CORPUS / "site"
+#: The files of the corpus whose kernel fails to compile, each with its trigger and nearest
+#: passing config (both differ in WARP_SPECIALIZE alone).
+COMPILE_FAILURES = (
+    "module_constants",
+    "assigned_helper",
+    "package_kernel",
+    "autotuned",
+    "constexpr_function",
+    "aliased_imports",
+)
+
+
+def _with_site() -> dict[str, str]:
+    """The environment a user runs the tool in: kernlib installed (on the path), and the
+    suite under test."""
+    return {"PYTHONPATH": os.pathsep.join([str(Path(suite.__file__).parents[1]), str(SITE)])}
+
+
+def no_suite(folder: Path) -> dict[str, str]:
+    """A clean environment in which ``import suite`` (and kernlib) fails: what a maintainer
+    who never installed this project has."""
+    blocker = folder / "blocked" / "suite"
+    blocker.mkdir(parents=True, exist_ok=True)
+    (blocker / "__init__.py").write_text("raise ImportError('suite is not installed here')\n")
+    return {**clean_env(), "PYTHONPATH": str(blocker.parent)}
+
+
+def run_alone(script: Path, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [python, script.name],
+        cwd=script.parent,
+        env=no_suite(script.parent),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def engine_run(name: str, out: Path, python: str = sys.executable) -> dict[str, dict]:
+    """``repro run`` of a corpus file's trigger and nearest pass: each config set's record."""
+    done = repro_cli(
+        "run",
+        str(CORPUS / f"{name}.py"),
+        "-c",
+        "trigger",
+        "-c",
+        "nearest-pass",
+        "--python",
+        python,
+        "-o",
+        str(out),
+        env=_with_site(),
+    )
+    assert done.code in (0, 1), done.stdout + done.stderr
+    (run,) = (out / "runs").iterdir()
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    by_set = {}
+    for record in records:
+        key = "trigger" if record["config"]["WARP_SPECIALIZE"] else "nearest-pass"
+        by_set[key] = {**record, "run": str(run)}
+    return by_set
+
+
+def report(record: dict, out: Path) -> Path:
+    done = repro_cli(
+        "report", f"{record['run']}:{record['case_id']}", "-o", str(out), "--id", "r",
+        env=_with_site(),
+    )  # fmt: skip
+    assert done.code == 0, done.stdout + done.stderr
+    return out / "r"
+
+
+def at_the_nearest_pass(script: Path) -> Path:
+    """``repro.py`` with the one change of the nearest passing config (a copy beside it)."""
+    text = script.read_text()
+    changed = text.replace("'WARP_SPECIALIZE': True", "'WARP_SPECIALIZE': False")
+    assert changed != text
+    passing = script.parent / "at_nearest_pass.py"
+    passing.write_text(changed)
+    return passing
+
+
+def assert_standalone(text: str) -> None:
+    assert foreign_imports(text) == []
+    assert not re.search(r"^\s*(?:from|import) (?:suite|kernlib)\b", text, re.M)
+    ast.parse(text)
+
+
+@pytest.mark.parametrize("name", COMPILE_FAILURES)
+def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(tmp_path, name):
+    ran = engine_run(name, tmp_path / "out")
+    trigger, passing = ran["trigger"], ran["nearest-pass"]
+    assert trigger["outcome"] == "compiler-error" and passing["outcome"] == "passed", ran
+    folder = report(trigger, tmp_path / "out")
+    script = folder / "repro.py"
+    for program in (script, folder / "snippet.py"):
+        assert_standalone(program.read_text())
+    alone = run_alone(script)
+    assert "NameError" not in alone.stderr
+    assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
+    seen = signature_of_run(alone.stdout, alone.stderr)
+    assert seen is not None and same_bug(seen, trigger["signature"]), (seen, trigger)
+    fixed = run_alone(at_the_nearest_pass(script))
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("name", ["module_constants", "package_kernel", "assigned_helper"])
+def test_repro_py_made_on_390_agrees_with_the_engine_on_350(tmp_path, name):
+    """The same repro.py under triton 3.5.0: exit 1 where the engine sees the same bug there,
+    2 where it sees another (``assigned_helper``'s noinline helper fails another pass on 3.9.0
+    than on 3.5.0)."""
+    from suite.toolchain.venvs import for_version
+
+    python = str(for_version("3.5.0").python)
+    here = engine_run(name, tmp_path / "here")["trigger"]
+    there = engine_run(name, tmp_path / "there", python)["trigger"]
+    script = report(here, tmp_path / "here") / "repro.py"
+    alone = run_alone(script, python)
+    expected = 1 if same_bug(there["signature"], here["signature"]) else 2
+    assert alone.returncode == expected, (there["signature"], alone.stdout)
+    if expected == 1:
+        seen = signature_of_run(alone.stdout, alone.stderr)
+        assert seen is not None and same_bug(seen, there["signature"])
+
+
+def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(tmp_path):
+    """repro.py under a Triton whose ``tl`` lacks what the kernel calls: the compile fails
+    otherwise, so 2, never 1. Simulated with this machine's Triton by a script whose kernel
+    calls a ``tl`` function no release has."""
+    folder = report(engine_run("module_constants", tmp_path / "out")["trigger"], tmp_path / "out")
+    script = folder / "repro.py"
+    refused = script.parent / "refused.py"
+    refused.write_text(script.read_text().replace("tl.make_tensor_descriptor(", "tl.no_such_api("))
+    alone = run_alone(refused)
+    assert alone.returncode == 2, alone.stdout + alone.stderr[-2000:]
+
+
+def test_a_broken_triton_install_is_the_scripts_own_failure_exit_2(tmp_path):
+    """``import triton`` failing at the top of repro.py is not the bug: one line, exit 2."""
+    folder = report(engine_run("module_constants", tmp_path / "out")["trigger"], tmp_path / "out")
+    script = folder / "repro.py"
+    broken = tmp_path / "broken" / "triton"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text(
+        "raise OSError('libtriton.so: cannot open shared object')\n"
+    )
+    env = {**no_suite(tmp_path), "PYTHONPATH": str(broken.parent)}
+    done = subprocess.run(
+        [sys.executable, script.name], cwd=folder, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "this script failed, not the kernel: OSError: libtriton.so: cannot open shared object"
+    ]
+
+
+def test_a_global_with_no_literal_is_named_at_report_time_never_a_name_error(tmp_path):
+    """A kernel that reads a global the suite cannot write as Python: the report says which,
+    in one line, and writes no repro.py that would fail with NameError."""
+    folder = report(engine_run("uncarried", tmp_path / "out")["trigger"], tmp_path / "out")
+    record = json.loads((folder / "report.json").read_text())
+    assert not (folder / "repro.py").exists()
+    notes = [n for n in record["notes"] if n.startswith("repro.py not written")]
+    assert notes and "ROUNDING (Fraction)" in notes[0], record["notes"]
