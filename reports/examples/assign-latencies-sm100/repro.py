@@ -11,8 +11,16 @@ import subprocess
 import sys
 import tempfile
 
-import triton
-import triton.language as tl
+
+def own_failure(kind, exc, tb):  # raised outside the kernel's compile: this script failed
+    print(f"this script failed, not the kernel: {kind.__name__}: {exc}", file=sys.stderr)
+    sys.stderr.flush()
+    os._exit(2)
+
+
+sys.excepthook = own_failure
+import triton  # noqa: E402 (a broken triton install is this script's failure: exit 2)
+import triton.language as tl  # noqa: E402
 
 
 @triton.jit
@@ -110,4 +118,7 @@ def check():
 
 
 if __name__ == "__main__":
-    sys.exit(run() if sys.argv[1:] == ["--child"] else check())
+    if sys.argv[1:] == ["--child"]:
+        sys.excepthook = sys.__excepthook__  # the compile's own error and traceback: the evidence
+        sys.exit(run())
+    sys.exit(check())
