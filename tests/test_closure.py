@@ -196,3 +196,61 @@ def test_a_global_with_no_literal_is_named_at_report_time_never_a_name_error(tmp
     assert not (folder / "repro.py").exists()
     notes = [n for n in record["notes"] if n.startswith("repro.py not written")]
     assert notes and "ROUNDING (Fraction)" in notes[0], record["notes"]
+
+
+def _finding(source: Path, record: dict, path: Path) -> Path:
+    """A finding of ``record`` (a case of ``source``) as ``repro explore`` writes one."""
+    from suite.engine.environment import Environment
+    from suite.engine.sources import capture
+    from suite.search.findings import Finding
+
+    carried = capture({"path": str(source)})
+    assert carried is not None
+    finding = Finding(
+        repro=record["repro"],
+        signature=record["signature"],
+        kind="bug",
+        outcome=record["outcome"],
+        message="",
+        target=record["target"],
+        targets=[record["target"]],
+        minimal_config=dict(record["config"]),
+        failing_configs=[],
+        passing_neighbours=[],
+        boundary=[],
+        environment=Environment(triton="3.9.0", python_executable=sys.executable),
+        seed=0,
+        first_seen="",
+        last_seen="",
+        source=carried.to_json(with_text=True),
+    )
+    path.write_text(json.dumps(finding.to_json(), indent=2))
+    return path
+
+
+def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tmp_path):
+    """The reducer's form writes each module constant on its own line (it wrote
+    ``A = tl.constexpr(64)B = tl.constexpr(32)``: a kernel reading two globals could not be
+    reduced); the report of the reduced kernel is a repro.py that runs alone."""
+    out = tmp_path / "out"
+    trigger = engine_run("module_constants", out)["trigger"]
+    finding = _finding(CORPUS / "module_constants.py", trigger, tmp_path / "f.json")
+    done = repro_cli(
+        "reduce", str(finding), "--time-budget", "20", "-j", "1", "--fixed-release", "none",
+        "-o", str(out),
+    )  # fmt: skip
+    assert done.code == 0, done.stdout + done.stderr
+    reduced = (out / "reduce" / "f" / "reduced.py").read_text()
+    tree = ast.parse(reduced)
+    constants = [
+        n for n in tree.body if isinstance(n, ast.Assign) and "constexpr" in ast.unparse(n)
+    ]
+    assert len(constants) >= 2, reduced
+    reported = repro_cli("report", str(finding), "-o", str(out), "--id", "reduced")
+    assert reported.code == 0, reported.stdout + reported.stderr
+    script = out / "reduced" / "repro.py"
+    assert_standalone(script.read_text())
+    alone = run_alone(script)
+    assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
+    seen = signature_of_run(alone.stdout, alone.stderr)
+    assert seen is not None and same_bug(seen, trigger["signature"])
