@@ -84,7 +84,7 @@ def _capture_here(result: CaseResult, source: dict[str, str] | None) -> dict[str
     return {
         "attrs": _attrs_by_name(getattr(src, "attrs", None), list(fn.arg_names)),
         "kernel_name": fn.__name__,
-        "kernels": [f"@{f.decorator}\n{f.text.rstrip()}" for f in carried.functions],
+        "kernels": [_function_text(f) for f in carried.functions],
         "globals": [(v.name, v.python) for v in carried.values if v.python not in defined],
         "aliases": [(v.name, v.python) for v in carried.values if v.python in defined],
         "imports": [
@@ -98,6 +98,46 @@ def _capture_here(result: CaseResult, source: dict[str, str] | None) -> dict[str
         "options": options_literal,
         "arg_names": list(fn.arg_names),
     }
+
+
+def _launch_here(
+    result: CaseResult, source: dict[str, str] | None, request: dict[str, list[str]]
+) -> dict[str, Any]:
+    """What a launch script carries: the closure of the reproducer's global ``names`` (its
+    inputs and launch functions, what its oracles name), the launch script's ``provided``
+    helpers left to it, the ``dropped`` decorators (``REPRO.launch``) left off."""
+    repro = _reproducer(result, source)
+    if repro is None or repro.launch_fn is None:
+        return _no_call(f"the reproducer {result.repro!r} has no launch function here")
+    module = sys.modules.get(repro.launch_fn.__module__)
+    if module is None:
+        return _no_call(f"the module of {result.repro}'s launch function is not loaded")
+    carrying = _carrying()
+    carried, provided = carrying.closure_of(
+        request["names"], vars(module), request["provided"], request["dropped"]
+    )
+    if carried.unresolved:
+        return _no_call(
+            f"{result.repro}'s launch reads what a standalone program cannot carry: "
+            + ", ".join(carried.unresolved)
+        )
+    return {"body": _carried_text(carried), "provided": sorted(provided)}
+
+
+def _carried_text(carried: Any) -> str:
+    """Imports, values, functions and the names bound to functions, in an order that runs."""
+    defined = {f.name for f in carried.functions}
+    imports = [
+        _import_line(line)
+        for line in carried.imports
+        if (line.name, line.module) not in TEMPLATE_IMPORTS
+    ]
+    values = [f"{v.name} = {v.python}" for v in carried.values if v.python not in defined]
+    aliases = [f"{v.name} = {v.python}" for v in carried.values if v.python in defined]
+    parts = ["\n".join(imports), "\n".join(values)]
+    parts += [_function_text(f) for f in carried.functions]
+    parts.append("\n".join(aliases))
+    return "\n\n\n".join(part for part in parts if part)
 
 
 def _no_call(reason: str) -> dict[str, Any]:
@@ -150,6 +190,13 @@ def _carrying() -> Any:
     return repro_capture_kernel
 
 
+def _function_text(function: Any) -> str:
+    """A carried function's text under its decorator (one whose text holds its own
+    decorators has none)."""
+    head = f"@{function.decorator}\n" if function.decorator else ""
+    return head + function.text.rstrip()
+
+
 def _import_line(line: Any) -> str:
     """``import module [as name]`` or ``from module import attribute [as name]``."""
     if line.attribute:
@@ -163,11 +210,16 @@ def main(argv: list[str]) -> int:
     """``python -m suite.report.capture IN.json CALL.json`` (run by ``capture_compile``)."""
     given = json.loads(Path(argv[0]).read_text())
     result = CaseResult.from_json(given["result"])
+    launch = given.get("launch")
     try:
-        call = _capture_here(result, given.get("source"))
+        if launch:
+            call = _launch_here(result, given.get("source"), launch)
+        else:
+            call = _capture_here(result, given.get("source"))
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
-        call = _no_call(f"the reproducer's compile function raised {type(exc).__name__}: {first}")
+        what = "module" if launch else "compile function"
+        call = _no_call(f"the reproducer's {what} raised {type(exc).__name__}: {first}")
     Path(argv[1]).write_text(json.dumps(call))
     return 0
 

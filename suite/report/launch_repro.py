@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from jinja2 import Environment
 
 from suite.api import Config
+from suite.oracles import AGREEMENT
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
@@ -25,6 +26,9 @@ _SPACE = ("Choice", "Pow2", "Size", "Param", "Constraint")
 
 #: The oracles the preamble gives (as it gives ``suite.checks``' helpers the body uses).
 _ORACLES = ("Fault", "Hang", "Reference", "Differential", "Determinism")
+#: The suite's names the preamble defines in terms of triton and torch: what a launch reads
+#: of the suite beyond these cannot be carried.
+PROVIDED = ("device", "torch_dtype", "random_input", "poisoned", "ensure_allocator", *_ORACLES)
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,17 @@ class LaunchSource:
     launch: str
     oracles: str
     used: frozenset[str]
+    holder: str = "REPRO"  # the name the file's Reproducer is bound to
+
+    def roots(self) -> list[str]:
+        """The global names a launch script starts from: the inputs and launch functions,
+        and what the oracles name."""
+        named = {n.id for n in ast.walk(ast.parse(self.oracles)) if isinstance(n, ast.Name)}
+        return [self.inputs, self.launch, *sorted(named)]
+
+    def dropped(self) -> list[str]:
+        """The decorators that register a function with the reproducer."""
+        return [f"{self.holder}.{role}" for role in _ROLES]
 
 
 def _decorated_role(node: ast.AST, holder: str) -> str:
@@ -153,7 +168,7 @@ def launch_source(text: str, repro_id: str) -> LaunchSource | None:
     )
     oracle_text = ast.get_source_segment(text, oracles) if oracles is not None else "()"
     return LaunchSource(
-        body, roles["inputs"], roles["launch"], oracle_text or "()", frozenset(reached)
+        body, roles["inputs"], roles["launch"], oracle_text or "()", frozenset(reached), holder
     )
 
 
@@ -166,11 +181,27 @@ def launch_script(
     title: str,
     target: str,
     triton_version: str,
+    carried: tuple[str, frozenset[str]] | None = None,
 ) -> str | None:
-    """The launch form of ``repro.py``, or None when the reproducer has no oracle launch."""
+    """The launch form of ``repro.py``, or None when the reproducer has no oracle launch.
+
+    ``carried``: the closure of the launch's names as the reproducer's loaded module gives
+    it (``standalone.capture_launch``: helpers of other modules, constants however
+    assigned) and the preamble's helpers it reads; without it, the file's own top-level
+    definitions that the launch reaches."""
     source = launch_source(text, repro_id)
     if source is None:
         return None
+    if carried is not None:
+        body, provided = carried
+        source = LaunchSource(
+            body,
+            source.inputs,
+            source.launch,
+            source.oracles,
+            frozenset(provided | set(source.roots())),
+            source.holder,
+        )
     return env.get_template("launch_repro.py.j2").render(
         title=title,
         expected=expected,
@@ -185,4 +216,5 @@ def launch_script(
         used=source.used,
         oracle_classes=[name for name in _ORACLES if name in source.used],
         oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
+        agreement=AGREEMENT,
     )

@@ -79,12 +79,13 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
-from suite.report.launch_repro import launch_script
+from suite.report.launch_repro import PROVIDED, launch_script, launch_source
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import (
     REPRO_LINES,
     CompileCall,
     capture_compile,
+    capture_launch,
     minimal_snippet,
     repro_script,
 )
@@ -261,10 +262,14 @@ def write_standalone(
         standalone = capture_standalone(subject, subject.found.source)
     launch = None
     if standalone.call is not None:
-        launch = launch_form(env, subject, expected, title, standalone.reduced)
-        if launch is None and runtime_failure(expected):
-            # A compile-only script cannot show a fault that only a launch shows.
-            standalone = Standalone(None, no_launch(subject.result.repro))
+        try:
+            launch = launch_form(env, subject, expected, title, standalone.reduced)
+        except LaunchNotCarried as exc:
+            standalone = Standalone(None, str(exc))
+        else:
+            if launch is None and runtime_failure(expected):
+                # A compile-only script cannot show a fault that only a launch shows.
+                standalone = Standalone(None, no_launch(subject.result.repro))
     if standalone.call is None:
         subject.notes.append(f"repro.py not written: {standalone.why_not}")
         if verify_release:
@@ -324,18 +329,37 @@ def launch_form(
     reduce`` made one; None otherwise."""
     result = subject.result
     carried = capture_source(subject.found.source) if subject.found else None
-    if not runtime_failure(expected) or carried is None:
+    if not runtime_failure(expected) or carried is None or subject.found is None:
         return None
+    text = reduced.path.read_text() if reduced is not None else carried.text
+    source = launch_source(text, result.repro)
+    if source is None:
+        return None
+    closure, why = capture_launch(
+        result,
+        reduced.source if reduced is not None else subject.found.source,
+        interpreter_for(subject.environment, None),
+        source.roots(),
+        list(PROVIDED),
+        source.dropped(),
+    )
+    if closure is None:
+        raise LaunchNotCarried(why)
     return launch_script(
         env,
-        reduced.path.read_text() if reduced is not None else carried.text,
+        text,
         result.repro,
         result.config,
         expected,
         title,
         result.target,
         subject.triton_version,
+        closure,
     )
+
+
+class LaunchNotCarried(Exception):
+    """The launch reads what a standalone program cannot carry (the message names it)."""
 
 
 def no_launch(repro: str) -> str:

@@ -62,23 +62,9 @@ def capture_compile(
     every case does: it may print, crash or hang. There ``triton.compile`` is replaced by
     a recorder that raises as soon as it is called, so nothing is compiled.
     """
-    with tempfile.TemporaryDirectory(prefix="repro-capture-") as work:
-        given, taken = Path(work) / "result.json", Path(work) / "call.json"
-        given.write_text(json.dumps({"result": result.to_json(), "source": source}, default=str))
-        # The interpreter (TRITON_INTERPRET=1) compiles nothing: the call is captured without it.
-        env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache"), "TRITON_INTERPRET": "0"})
-        argv = [python or sys.executable, "-m", "suite.report.capture"]
-        # The reproducer's code runs here: isolated like any case, in a scratch folder.
-        bounds = DEFAULTS.bounds
-        ended = run_isolated([*argv, str(given), str(taken)], env=env, cwd=work, bounds=bounds)
-        if ended.timed_out:
-            return None, f"capturing the compile call ran past {bounds.timeout_s:g} s"
-        if not taken.is_file():
-            tail = ended.stderr.text.strip().splitlines()[-1:] or [""]
-            return None, f"capturing the compile call failed (exit {ended.returncode}): {tail[0]}"
-        call = json.loads(taken.read_text())
-    if "reason" in call:
-        return None, str(call["reason"])
+    call, why = _in_child(result, source, python)
+    if call is None:
+        return None, why
     return CompileCall(
         call["kernel_name"],
         call["kernels"],
@@ -92,6 +78,53 @@ def capture_compile(
         [(name, source) for name, source in call["aliases"]],
         call.get("attrs", {}),
     ), ""
+
+
+def _in_child(
+    result: CaseResult,
+    source: dict[str, str] | None,
+    python: str | None,
+    launch: dict[str, list[str]] | None = None,
+) -> tuple[dict[str, Any] | None, str]:
+    """What ``python -m suite.report.capture`` answered for ``result``'s reproducer, or
+    None and why it did not."""
+    with tempfile.TemporaryDirectory(prefix="repro-capture-") as work:
+        given, taken = Path(work) / "result.json", Path(work) / "call.json"
+        request = {"result": result.to_json(), "source": source, "launch": launch}
+        given.write_text(json.dumps(request, default=str))
+        # The interpreter (TRITON_INTERPRET=1) compiles nothing: the call is captured without it.
+        env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache"), "TRITON_INTERPRET": "0"})
+        argv = [python or sys.executable, "-m", "suite.report.capture"]
+        # The reproducer's code runs here: isolated like any case, in a scratch folder.
+        bounds = DEFAULTS.bounds
+        ended = run_isolated([*argv, str(given), str(taken)], env=env, cwd=work, bounds=bounds)
+        if ended.timed_out:
+            return None, f"capturing the compile call ran past {bounds.timeout_s:g} s"
+        if not taken.is_file():
+            tail = ended.stderr.text.strip().splitlines()[-1:] or [""]
+            return None, f"capturing the compile call failed (exit {ended.returncode}): {tail[0]}"
+        answer: dict[str, Any] = json.loads(taken.read_text())
+    if "reason" in answer:
+        return None, str(answer["reason"])
+    return answer, ""
+
+
+def capture_launch(
+    result: CaseResult,
+    source: dict[str, str] | None,
+    python: str | None,
+    names: list[str],
+    provided: list[str],
+    dropped: list[str],
+) -> tuple[tuple[str, frozenset[str]] | None, str]:
+    """What a launch script carries from the reproducer, found in a child as the compile
+    call is: the text of the closure of its global ``names`` and the ``provided`` helpers
+    it reads; or None and why (a name that cannot be carried, named)."""
+    launch = {"names": names, "provided": provided, "dropped": dropped}
+    answer, why = _in_child(result, source, python, launch)
+    if answer is None:
+        return None, why
+    return (str(answer["body"]), frozenset(answer["provided"])), ""
 
 
 #: The lines a maintainer reads at a glance: ``repro.py`` of a compile, and of a launch.

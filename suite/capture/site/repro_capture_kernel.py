@@ -15,6 +15,7 @@ import re
 import sys
 import textwrap
 import types
+from collections.abc import Collection
 from typing import Any, TypedDict
 
 from repro_capture_common import plain
@@ -110,6 +111,32 @@ def _attributes(
 # ---------------------------------------------------------------------------------------
 
 
+def closure_of(
+    names: Collection[str],
+    scope: dict[str, Any],
+    provided: Collection[str] = (),
+    dropped: Collection[str] = (),
+) -> tuple[KernelSource, set[str]]:
+    """What the global ``names`` of ``scope`` (a module's namespace: a reproducer's inputs
+    and launch functions, its oracles) read, transitively, carried as for a kernel; and
+    the ``provided`` names among what they read."""
+    collector = _Collector(provided, dropped)
+    for name in names:
+        if name in scope:
+            collector._carry(name, scope[name])
+    carried = KernelSource(
+        name="",
+        module="",
+        file="",
+        line=0,
+        functions=list(collector.functions.values()),
+        values=list(collector.values.values()),
+        imports=list(collector.imports.values()),
+        unresolved=collector.unresolved,
+    )
+    return carried, collector.provided_used
+
+
 def kernel_source(fn: Any) -> KernelSource:
     collector = _Collector()
     collector.carry_function(fn)
@@ -152,11 +179,17 @@ def importable(module: types.ModuleType) -> bool:
 class _Collector:
     """Walks a kernel's text and the functions it calls, resolving each global name."""
 
-    def __init__(self) -> None:
+    def __init__(self, provided: Collection[str] = (), dropped: Collection[str] = ()) -> None:
+        # Names the program that carries the closure defines itself (a launch script's
+        # device(), poisoned(), oracles): the suite's objects of those names are not carried.
+        self.provided = frozenset(provided)
+        # Decorators left off the carried functions (a reproducer's REPRO.launch).
+        self.dropped = frozenset(dropped)
         self.functions: dict[str, FunctionSource] = {}
         self.values: dict[str, GlobalValue] = {}
         self.imports: dict[str, ImportLine] = {}
         self.unresolved: list[str] = []
+        self.provided_used: set[str] = set()
         self._seen: dict[int, str] = {}
 
     def carry_function(self, fn: Any) -> str:
@@ -166,11 +199,43 @@ class _Collector:
         name = fn.fn.__name__
         self._seen[id(fn)] = name
         text = _def_text(fn)
+        self._define(name, text, fn.fn, _decorator(fn))
+        return name
+
+    def carry_python(self, value: Any, whole: Any = None) -> str:
+        """Define a plain function or class ``value`` (or, with ``whole``, the
+        ``@triton.autotune``/``@triton.heuristics`` stack around the JIT function ``value``)
+        by its own source, decorators kept but those in ``dropped``; its name there."""
+        if id(whole or value) in self._seen:
+            return self._seen[id(whole or value)]
+        name = value.__name__
+        self._seen[id(whole or value)] = name
+        try:
+            text = textwrap.dedent(inspect.getsource(value))
+        except (OSError, TypeError):
+            self.unresolved.append(f"{name} (its source cannot be read)")
+            return name
         tree = ast.parse(text)
-        scope = fn.fn.__globals__
+        node = tree.body[0]
+        decorators = getattr(node, "decorator_list", [])
+        kept = [d for d in decorators if _dotted(d) not in self.dropped]
+        if len(kept) != len(decorators):
+            lines = text.splitlines(keepends=True)
+            first = node.lineno - 1  # the def or class line, decorators above it
+            text = "".join([f"@{ast.get_source_segment(text, d)}\n" for d in kept] + lines[first:])
+        scope_of = value if not isinstance(value, type) else None
+        self._define(name, text, scope_of, "", module=sys.modules.get(value.__module__))
+        return name
+
+    def _define(self, name: str, text: str, fn: Any, decorator: str, module: Any = None) -> None:
+        """Carry what ``text`` (the source of ``fn``, or of a class of ``module``) reads,
+        and the text itself, its reads of the program's modules rewritten to the names
+        carried."""
+        tree = ast.parse(text)
+        scope = fn.__globals__ if fn is not None else vars(module) if module else {}
         # Its arguments and what it assigns are its own: a global of one of those names is
         # not read.
-        arguments = set(inspect.signature(fn.fn).parameters) | {
+        arguments = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | {
             n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         }
         spans: list[tuple[int, int, int, str]] = []
@@ -188,13 +253,16 @@ class _Collector:
                 and node.id not in arguments
             ):
                 self._carry(node.id, scope[node.id])
-        code = fn.fn.__code__
+        code = getattr(fn, "__code__", None)
         carried = FunctionSource(
-            name, _rewritten(text, spans), code.co_filename, code.co_firstlineno, _decorator(fn)
+            name,
+            _rewritten(text, spans),
+            code.co_filename if code else "",
+            code.co_firstlineno if code else 0,
+            decorator,
         )
         if self.functions.setdefault(name, carried) != carried:
             self.unresolved.append(f"{name} (two different functions by one name)")
-        return name
 
     def _carry(self, name: str, value: Any) -> str:
         if _jit_callable(value):
@@ -210,14 +278,35 @@ class _Collector:
             if importable(value):
                 self._import(ImportLine(name, value.__name__))
             return name
+        module_name = getattr(value, "__module__", None) or ""
+        home = sys.modules.get(module_name)
+        if module_name.split(".")[0] == "suite":
+            if name in self.provided:
+                self.provided_used.add(name)
+            else:
+                self.unresolved.append(f"{name} ({module_name}: the suite's, not carried)")
+            return name
+        wrapped = _autotuned(value)
+        if wrapped is not None and not (home is not None and importable(home)):
+            defined = self.carry_python(wrapped, whole=value)
+            if defined != name:
+                self._value(GlobalValue(name, defined))
+            return name
+        plain_code = isinstance(value, (types.FunctionType, type))
+        if plain_code and home is not None and not importable(home):
+            if getattr(value, "__name__", "") == "<lambda>":
+                self.unresolved.append(f"{name} (a lambda: define it with def)")
+                return name
+            defined = self.carry_python(value)
+            if defined != name:
+                self._value(GlobalValue(name, defined))
+            return name
         problems: list[str] = []
         python = literal(value, problems, name)
         if not problems:
             self._value(GlobalValue(name, python))
             return name
-        module_name = getattr(value, "__module__", None)
         qualname = getattr(value, "__qualname__", "")
-        home = sys.modules.get(module_name or "")
         if home is not None and importable(home) and getattr(home, qualname, None) is value:
             self._import(ImportLine(name, home.__name__, qualname))
             return name
@@ -234,6 +323,25 @@ class _Collector:
     def _value(self, value: GlobalValue) -> None:
         if self.values.setdefault(value.name, value) != value:
             self.unresolved.append(f"{value.name} (two different values by one name)")
+
+
+def _autotuned(value: Any) -> Any:
+    """The JIT function under an ``Autotuner``/``Heuristics`` stack; None for anything else."""
+    if type(value).__name__ not in ("Autotuner", "Heuristics"):
+        return None
+    inner = value
+    while type(inner).__name__ in ("Autotuner", "Heuristics"):
+        inner = getattr(inner, "fn", None)
+    return getattr(inner, "fn", None) if _jit_callable(inner) else None
+
+
+def _dotted(node: ast.expr) -> str:
+    """``REPRO.launch`` for a decorator ``@REPRO.launch`` (a call's function for a call)."""
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _jit_callable(value: Any) -> bool:
