@@ -16,12 +16,13 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli
+from conftest import ROOT, repro_cli, triton_release
 
 import suite
 from suite.engine.same_bug import same_bug
@@ -218,7 +219,7 @@ def _finding(source: Path, record: dict, path: Path) -> Path:
         failing_configs=[],
         passing_neighbours=[],
         boundary=[],
-        environment=Environment(triton="3.9.0", python_executable=sys.executable),
+        environment=Environment(triton=triton_release(), python_executable=sys.executable),
         seed=0,
         first_seen="",
         last_seen="",
@@ -254,3 +255,161 @@ def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tm
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
     seen = signature_of_run(alone.stdout, alone.stderr)
     assert seen is not None and same_bug(seen, trigger["signature"])
+
+
+def run_set(file: Path, config_set: str, out: Path) -> dict:
+    """``repro run FILE -c SET`` (one config in the set): its record, with its run folder."""
+    done = repro_cli("run", str(file), "-c", config_set, "-o", str(out), env=_with_site())
+    assert done.code in (0, 1), done.stdout + done.stderr
+    (run,) = (out / "runs").iterdir()
+    (line,) = (run / "results.jsonl").read_text().splitlines()
+    return {**json.loads(line), "run": str(run)}
+
+
+def launch_repro_py(file: Path, repro_id: str, config: dict, folder: Path) -> Path:
+    """The launch repro.py of ``file``'s reproducer at ``config``, written as a report writes it
+    (the closure found in a child that loads the file), with no GPU."""
+    from suite.engine import CaseResult, Outcome
+    from suite.report.launch_repro import PROVIDED, launch_script, launch_source
+    from suite.report.standalone import capture_launch
+    from suite.templating import template_environment
+
+    result = CaseResult(
+        case_id=f"{repro_id}[sm_90]",
+        repro=repro_id,
+        target="sm_90",
+        config=config,
+        outcome=Outcome.from_label("runtime-error"),
+    )
+    text = file.read_text()
+    source = launch_source(text, repro_id)
+    assert source is not None
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = _with_site()["PYTHONPATH"]  # kernlib, installed
+    try:
+        closure, why = capture_launch(
+            result, {"path": str(file)}, None, source.roots(), list(PROVIDED), source.dropped()
+        )
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH")
+        else:
+            os.environ["PYTHONPATH"] = before
+    assert closure is not None, why
+    script = launch_script(
+        template_environment(), text, repro_id, config, "?", "t", "sm_90", "3.6.0", closure
+    )
+    assert script is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "repro.py").write_text(script)
+    return folder / "repro.py"
+
+
+@pytest.mark.parametrize(
+    ("file", "repro_id", "config"),
+    [
+        (CORPUS / "launch_helpers.py", "closure-launch-helpers", {"num_stages": 2}),
+        (
+            ROOT / "repros" / "upstream" / "descriptor_1d_pipelined_misaligned.py",
+            "upstream-10474-descriptor-1d-pipelined",
+            {"dtype": "fp16", "XBLOCK": 16, "STAGES": 3, "OP": "axpy", "N": 8192},
+        ),
+    ],
+)
+def test_a_launch_repro_py_defines_every_name_its_launch_reads(tmp_path, file, repro_id, config):
+    """The launch form carries constants assigned by tuple and annotation, a helper made by
+    assignment, a package's helpers and host functions; it imports neither the suite nor the
+    package, and a linter finds no name it reads undefined (a GPU runs it: the gpu tests)."""
+    script = launch_repro_py(file, repro_id, config, tmp_path)
+    text = script.read_text()
+    assert_standalone(text)
+    ruff = shutil.which("ruff")
+    if ruff is None:
+        pytest.skip("ruff is not installed")
+    lint = subprocess.run(
+        [ruff, "check", "--no-cache", "--isolated", "--select", "F821,F811", str(script)],
+        capture_output=True,
+        text=True,
+    )
+    assert lint.returncode == 0, lint.stdout
+
+
+def test_a_launch_that_reads_the_suites_own_names_is_refused_naming_them(tmp_path):
+    """A launch reading a suite helper the launch script does not define is named at report
+    time, never a NameError when repro.py runs."""
+    file = tmp_path / "uses_suite.py"
+    file.write_text(
+        (CORPUS / "launch_helpers.py")
+        .read_text()
+        .replace(
+            "from suite.checks import device, poisoned",
+            "from suite.checks import assert_close, device, poisoned",
+        )
+        .replace(
+            "    y = poisoned(x.shape, x.dtype)",
+            "    y = poisoned(x.shape, x.dtype)\n    assert_close(y, y)",
+        )
+    )
+    with pytest.raises(AssertionError, match=r"assert_close \(suite\.checks: the suite.s"):
+        launch_repro_py(file, "closure-launch-helpers", {"num_stages": 2}, tmp_path / "out")
+
+
+#: The GPU corpus: runtime bugs on an H100 with triton 3.6.0, written with module helpers and
+#: constants; each with its nearest passing config (the one change from the trigger).
+GPU_CORPUS = [
+    ("misaligned_constants", {"STAGES": 1}),
+    ("package_dot_and_sum", {"num_stages": 1}),
+    ("autotuned_misaligned", {"STAGES": 1}),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("name", "change"), GPU_CORPUS)
+def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
+    tmp_path, name, change
+):
+    """``repro report --verify`` is ready; repro.py alone (no suite, no kernlib) exits 1, and 0
+    at the nearest passing config."""
+    file = CORPUS / "gpu" / f"{name}.py"
+    trigger = run_set(file, "trigger", tmp_path / "t")
+    passing = run_set(file, "nearest-pass", tmp_path / "p")
+    assert trigger["outcome"] in ("runtime-error", "wrong-result"), trigger
+    assert passing["outcome"] == "passed", passing
+    done = repro_cli(
+        "report", f"{trigger['run']}:{trigger['case_id']}", "-o", str(tmp_path / "t"),
+        "--id", "r", "--verify", env=_with_site(),
+    )  # fmt: skip
+    assert done.code == 0, done.stdout + done.stderr
+    folder = tmp_path / "t" / "r"
+    record = json.loads((folder / "report.json").read_text())
+    assert record["status"] == "ready", record
+    script = folder / "repro.py"
+    assert_standalone(script.read_text())
+    alone = run_alone(script)
+    assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
+    config_line = f"CONFIG = Case({dict(trigger['config'])!r})"
+    text = script.read_text()
+    assert config_line in text
+    nearest = folder / "at_nearest_pass.py"
+    nearest.write_text(
+        text.replace(config_line, f"CONFIG = Case({ {**trigger['config'], **change}!r})")
+    )
+    fixed = run_alone(nearest)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
+
+
+@pytest.mark.gpu
+def test_a_runtime_reproducer_with_module_helpers_is_reduced_and_runs_alone(tmp_path):
+    """misaligned_constants reduced on the GPU; the report of the reduced kernel is a repro.py
+    that runs alone and exits 1."""
+    out = tmp_path / "out"
+    trigger = run_set(CORPUS / "gpu" / "misaligned_constants.py", "trigger", out)
+    finding = _finding(CORPUS / "gpu" / "misaligned_constants.py", trigger, tmp_path / "f.json")
+    done = repro_cli("reduce", str(finding), "--time-budget", "240", "-o", str(out))
+    assert done.code == 0, done.stdout + done.stderr
+    reported = repro_cli("report", str(finding), "-o", str(out), "--id", "reduced", "--verify")
+    assert reported.code == 0, reported.stdout + reported.stderr
+    script = out / "reduced" / "repro.py"
+    assert_standalone(script.read_text())
+    alone = run_alone(script)
+    assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]

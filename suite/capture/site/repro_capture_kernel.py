@@ -305,6 +305,8 @@ class _Collector:
         python = literal(value, problems, name)
         if not problems:
             self._value(GlobalValue(name, python))
+            if _reads_torch(value):
+                self._import(ImportLine("torch", "torch"))
             return name
         qualname = getattr(value, "__qualname__", "")
         if home is not None and importable(home) and getattr(home, qualname, None) is value:
@@ -323,6 +325,19 @@ class _Collector:
     def _value(self, value: GlobalValue) -> None:
         if self.values.setdefault(value.name, value) != value:
             self.unresolved.append(f"{value.name} (two different values by one name)")
+
+
+def _torch_dtype(value: Any) -> bool:
+    return type(value).__module__ == "torch" and type(value).__name__ == "dtype"
+
+
+def _reads_torch(value: Any) -> bool:
+    """Whether ``value``'s literal names a torch dtype (so the program must import torch)."""
+    if isinstance(value, dict):
+        return any(_reads_torch(k) or _reads_torch(v) for k, v in value.items())
+    if isinstance(value, (tuple, list)):
+        return any(_reads_torch(v) for v in value)
+    return _torch_dtype(value)
 
 
 def _autotuned(value: Any) -> Any:
@@ -397,6 +412,13 @@ def literal(value: Any, problems: list[str], name: str) -> str:
         return (
             ("(" + ", ".join(items) + ",)") if isinstance(value, tuple) else f"[{', '.join(items)}]"
         )
+    if isinstance(value, dict):
+        pairs = [
+            f"{literal(k, problems, name)}: {literal(v, problems, name)}" for k, v in value.items()
+        ]
+        return "{" + ", ".join(pairs) + "}"
+    if _torch_dtype(value):
+        return repr(value)  # torch.float16: the carrier imports torch
     if isinstance(value, tl.dtype):
         for attribute, candidate in vars(tl).items():
             if (
