@@ -98,17 +98,45 @@ def fixed_upstream_in(subject: Subject, current: Verification | None) -> str:
     and did not reproduce. '' when the newest release tried still fails (or none was)."""
     finding = subject.finding
     if current is not None and current.exit_status is not None:
-        if current.ok or current.exit_status != 0 or current.signature is not None:
-            return ""  # it still fails there (maybe otherwise): not known to be fixed
-        known = finding.first_good if finding is not None else None
-        if known and _release_order(known) <= _release_order(current.version):
-            return known
-        return f"{current.version} or earlier (not bisected)"
+        if current.ok:
+            return ""  # it still reproduces there: not fixed
+        if current.exit_status == 0 and current.signature is None:
+            known = finding.first_good if finding is not None else None
+            if known and _release_order(known) <= _release_order(current.version):
+                return known
+            return f"{current.version} or earlier (not bisected)"
+        # Refused there for another reason: that release cannot show the fix; bisect can.
     if finding is not None and finding.first_good:
         newest = max(finding.signatures or {"": ""}, key=_release_order)
         if not newest or _release_order(finding.first_good) > _release_order(newest):
             return finding.first_good
     return ""
+
+
+def unchecked_newer(subject: Subject, current: Verification | None) -> str:
+    """The newest release known here (this interpreter's, a cached release venv's, one the
+    finding ran on) when it is newer than the failing one and no newer release was tried
+    (no bisect, no run on this machine's Triton); '' otherwise."""
+    from suite.toolchain.venvs import cached_versions
+
+    version = subject.triton_version
+    finding = subject.finding
+    tried = list(finding.signatures or {}) if finding is not None else []
+    if finding is not None and finding.first_good:
+        tried.append(finding.first_good)
+    if current is not None and current.exit_status is not None:
+        tried.append(current.version)
+    if any(_release_order(r) > _release_order(version) for r in tried):
+        return ""
+    known = [version, *tried, *cached_versions()]
+    try:
+        import triton
+
+        known.append(str(triton.__version__))
+    except ImportError:
+        pass
+    newest = max(known, key=_release_order)
+    return newest if _release_order(newest) > _release_order(version) else ""
 
 
 def _release_order(release: str) -> tuple[int, ...]:

@@ -68,6 +68,7 @@ from suite.report.context import (
     headline,
     issue_title,
     known_upstream,
+    unchecked_newer,
 )
 from suite.report.evidence import (
     MLIR_REPRODUCER,
@@ -409,9 +410,21 @@ def decide(
     status = "unverified"
     if standalone.verification is not None:
         status = "ready" if standalone.verification.ok else "not-verified"
-    fixed_in = fixed_upstream_in(subject, standalone.current)
+    current = standalone.current
+    fixed_in = fixed_upstream_in(subject, current)
     if fixed_in:
         status = f"fixed upstream in {fixed_in}: do not file"
+    elif current is not None and not current.ok and current.exit_status not in (None, 0):
+        subject.notes.append(
+            f"triton {current.version} refuses the kernel for another reason: it cannot show "
+            "the fix (`repro bisect` tries every release)"
+        )
+    newest = unchecked_newer(subject, current) if status == "ready" else ""
+    if newest:
+        status = (
+            f"not checked on the newest release {newest}: run `repro bisect` where releases "
+            "can be installed"
+        )
     if unseen_here(subject):
         fixed_in = ""
         status = command_there(f"repro report {subject_name(result)} --verify", result.target)
