@@ -413,3 +413,33 @@ def test_a_runtime_reproducer_with_module_helpers_is_reduced_and_runs_alone(tmp_
     assert_standalone(script.read_text())
     alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
+
+
+def test_a_kernel_package_built_ahead_of_time_is_captured_carried_and_reported(tmp_path):
+    """An AOT build script compiles kernlib's kernel (installed, read from a sibling module)
+    through ``triton.compile`` with ``cluster_dims=(1, 1, 1)``: the captured reproducer carries
+    kernlib's helpers and constants instead of importing kernlib, the options stay tuples, and
+    the report's repro.py is verified and runs alone."""
+    output = tmp_path / "reports"
+    program = CORPUS / "programs" / "aot_package.py"
+    done = subprocess.run(
+        [sys.executable, "-m", "suite.capture", "--output", str(output), "--", sys.executable,
+         str(program)],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, **_with_site()},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-3000:]
+    (summary,) = output.glob("captures/*/capture.json")
+    (failure,) = json.loads(summary.read_text())["failures"]
+    assert failure["reproduced"], failure
+    captured = Path(failure["file"]).read_text()
+    assert not re.search(r"^\s*(?:from|import) kernlib\b", captured, re.M), captured
+    assert "'cluster_dims': (1, 1, 1)" in captured
+    reported = repro_cli("report", failure["finding"], "-o", str(output), "--verify")
+    assert reported.code == 0, reported.stdout + reported.stderr
+    folder = output / failure["finding"]
+    assert json.loads((folder / "report.json").read_text())["status"] == "ready"
+    script = folder / "repro.py"
+    assert "'cluster_dims': (1, 1, 1)" in script.read_text()
+    assert_standalone(script.read_text())
+    alone = run_alone(script)
+    assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]

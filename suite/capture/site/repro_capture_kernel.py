@@ -409,9 +409,9 @@ def literal(value: Any, problems: list[str], name: str) -> str:
         return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
     if isinstance(value, (tuple, list)):
         items = [literal(v, problems, name) for v in value]
-        return (
-            ("(" + ", ".join(items) + ",)") if isinstance(value, tuple) else f"[{', '.join(items)}]"
-        )
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
     if isinstance(value, dict):
         pairs = [
             f"{literal(k, problems, name)}: {literal(v, problems, name)}" for k, v in value.items()
