@@ -10,7 +10,7 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 names = ("out_ptr", "a_ptr", "b_ptr", "M", "N", "K")
-types = dict(zip(names, ("*i32", "*i8", "*i8", "i32", "i32", "i32")))
+types = dict(zip(names, ("*i32", "*i8", "*i8", "i32", "i32", "i32"), strict=True))
 source = ASTSource(
     int8_gemm,
     {**types, "WARP_SPECIALIZE": "constexpr"},
