@@ -17,6 +17,7 @@ from jinja2 import Environment
 
 from suite.api import Config
 from suite.oracles import AGREEMENT
+from suite.report.standalone import compact_headers
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
@@ -209,7 +210,7 @@ def launch_script(
         arch=int(target.removeprefix("sm_").rstrip("af")),
         triton_version=triton_version,
         config=repr(dict(config)),
-        body=source.body,
+        body=compact_headers(source.body),
         inputs=source.inputs,
         launch=source.launch,
         oracles=source.oracles,

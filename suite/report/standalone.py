@@ -205,6 +205,19 @@ def compact_header(source: str, width: int = 100) -> str:
     return "\n".join([*lines[:first], *wrapped, *lines[body:]])
 
 
+def compact_headers(text: str, width: int = 100) -> str:
+    """``text`` (several definitions) with every top-level function's header wrapped by
+    :func:`compact_header`."""
+    lines = text.splitlines()
+    nodes = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    for node in reversed(nodes):
+        first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+        end = node.end_lineno or node.lineno
+        segment = "\n".join(lines[first:end])
+        lines[first:end] = compact_header(segment, width).splitlines()
+    return "\n".join(lines)
+
+
 def minimal_snippet(call: CompileCall, triton_version: str) -> str:
     """The kernel and the bare compile call, for the issue body: what a maintainer pastes.
 

@@ -12,15 +12,14 @@ import sys
 import tempfile
 
 
-def own_failure(kind, exc, tb):  # raised outside the kernel's compile: this script failed
-    print(f"this script failed, not the kernel: {kind.__name__}: {exc}", file=sys.stderr)
-    sys.stderr.flush()
+def own_failure(kind, exc, tb):  # raised outside the compile: this script's failure, exit 2
+    print(f"this script failed, not the kernel: {kind.__name__}: {exc}", file=sys.stderr, flush=True)
     os._exit(2)
 
 
-sys.excepthook = own_failure
-import triton  # noqa: E402 (a broken triton install is this script's failure: exit 2)
-import triton.language as tl  # noqa: E402
+sys.excepthook = own_failure if sys.argv[1:] != ["--child"] else sys.excepthook
+import triton
+import triton.language as tl
 
 
 @triton.jit
@@ -118,7 +117,4 @@ def check():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--child"]:
-        sys.excepthook = sys.__excepthook__  # the compile's own error and traceback: the evidence
-        sys.exit(run())
-    sys.exit(check())
+    sys.exit(run() if sys.argv[1:] == ["--child"] else check())
