@@ -236,7 +236,7 @@ def minimal_snippet(call: CompileCall, triton_version: str) -> str:
     ]
     if form == "constexprs":
         types = {n: signature.get(n, "constexpr") for n in call.arg_names}
-        by_path = {(index[n],): props for n, props in call.attrs.items()}
+        by_path = {(index[n],): props for n, props in call.attrs.items() if n in signature}
         call_lines = [
             py_assign(types, "signature"),
             py_assign(call.constexprs, "constexprs"),
