@@ -69,7 +69,7 @@ def run():
     hints = {at[n]: value for n, props in ATTRS.items() for _, value in props}
     if "constexprs" in ASTSource.__init__.__code__.co_varnames:
         types = {n: SIGNATURE.get(n, "constexpr") for n in at}
-        attrs = {(at[n],): props for n, props in ATTRS.items()}
+        attrs = {(at[n],): props for n, props in ATTRS.items() if n in SIGNATURE}
         src = ASTSource(fn, types, constexprs=CONSTEXPRS, attrs=attrs)
     elif hasattr(compiler, "AttrsDescriptor"):
         src = ASTSource(fn, SIGNATURE, CONSTEXPRS, compiler.AttrsDescriptor.from_hints(hints))
