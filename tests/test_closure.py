@@ -443,3 +443,27 @@ def test_a_kernel_package_built_ahead_of_time_is_captured_carried_and_reported(t
     assert_standalone(script.read_text())
     alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
+
+
+@pytest.mark.venv
+def test_an_assert_false_keeps_the_function_it_failed_in_and_repro_py_sees_it(tmp_path):
+    """#9728 under 3.5.0 aborts with ``Assertion `false' failed``, which says nothing: the
+    signature keeps the function it failed in (two such assertions of one pass are two
+    findings), and repro.py's evidence (printed before the assertion) still reproduces."""
+    from suite.toolchain.venvs import for_version
+
+    python = str(for_version("3.5.0").python)
+    file = ROOT / "repros" / "upstream" / "ws_pointer_dot_hopper.py"
+    out = tmp_path / "out"
+    done = repro_cli("run", str(file), "-c", "trigger", "--python", python, "-o", str(out))
+    assert done.code in (0, 1), done.stdout + done.stderr
+    (run,) = (out / "runs").iterdir()
+    (line,) = (run / "results.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["signature"].endswith("Assertion `false' failed in processProducerCommitOp")
+    done = repro_cli(
+        "report", f"{run}:{record['case_id']}", "-o", str(out), "--id", "r", "--verify"
+    )
+    assert done.code == 0, done.stdout + done.stderr
+    verification = json.loads((out / "r" / "report.json").read_text())["verification"]
+    assert verification["ok"] and verification["exit"] == 1, verification

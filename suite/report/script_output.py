@@ -32,7 +32,11 @@ ENDED = re.compile(
 #: words it adds around one: what is between them was printed as it stands.
 _NOT_PRINTED = re.compile(
     r"<addr>|<path>|<tmp>|%V|\^bbN|#A|\?x|mMnNkK|\btN\b|\bN\b|\s\(UNREACHABLE\)$|^uncaught\s"
+    r"|\sin\s\w+$"
 )
+#: The function a bare ``assert(false)`` failed in, as the signature adds it (printed before
+#: the assertion, not after it: evidence of its own).
+_FAILED_IN = re.compile(r"' failed in (\w+)$")
 #: A literal piece shorter than this says too little to be evidence.
 SHORTEST = 6
 #: What each ending of the call prints, for evidence without a message.
@@ -60,6 +64,7 @@ def evidence_for(signature: str) -> list[str]:
     message = message_evidence(signature)
     if message:
         evidence.append(message)
+        evidence += _FAILED_IN.findall(message_of(signature))
     elif not evidence:
         # A crash with nothing printed: the signal or the exit status is all there is. With a
         # message, the same abort comes back as an exception on releases that recover.
