@@ -136,6 +136,9 @@ def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(tmp_p
     assert seen is not None and same_bug(seen, trigger["signature"]), (seen, trigger)
     fixed = run_alone(at_the_nearest_pass(script))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
+    # The title names the failing pass, the target and the release.
+    title = (folder / "issue.md").read_text().splitlines()[0]
+    assert re.match(r"# \w+ fails on sm_90: .+ \(triton \d+\.\d+\.\d+\)$", title), title
 
 
 @pytest.mark.venv

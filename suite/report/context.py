@@ -72,9 +72,13 @@ def _where(result: CaseResult) -> str:
     return site.phase or "the compile"
 
 
-def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> str:
-    """``<where> <what> on <target>: <real message>`` (the reproducer's title when the
-    failure printed no message)."""
+def issue_title(
+    result: CaseResult, repro_title: str, found_triage: Triage, release: str = ""
+) -> str:
+    """``<where> <what> on <target>: <real message> (triton <release>)``: where is the failing
+    pass or stage; for a launch, whose failing pass no compile names, the reproducer's own
+    title (what the kernel does, which construct fails) rather than "the kernel". The
+    reproducer's title is the message when the failure printed none."""
     where = _where(result)
     what = {
         Outcome.COMPILER_ERROR: "fails",
@@ -87,9 +91,12 @@ def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> s
     if result.outcome in (Outcome.CRASH, Outcome.TIMEOUT) and where.startswith("the "):
         where = where[4:]
     message = headline(result) or repro_title or result.repro
+    tail = f" (triton {release})" if release else ""
     if found_triage.label == DRIVER_BUG:
-        return f"TMA copy {what} on {result.target}: {message}"
-    return f"{where} {what} on {result.target}: {message}"
+        return f"TMA copy {what} on {result.target}: {message}{tail}"
+    if where == "the kernel" and repro_title and repro_title != message:
+        return f"{repro_title}: {what} on {result.target}: {message}{tail}"
+    return f"{where} {what} on {result.target}: {message}{tail}"
 
 
 def fixed_upstream_in(subject: Subject, current: Verification | None) -> str:

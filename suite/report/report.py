@@ -193,7 +193,7 @@ def _write_into(
         draft.put("explanation.md", env.get_template("explanation.md.j2").render(**common))
         verdict = Verdict("explanation", "user-error", "", "", "")
         return record(draft, subject, found_triage, verdict, Standalone(None), expected)
-    title = issue_title(result, repro_title, found_triage)
+    title = issue_title(result, repro_title, found_triage, subject.triton_version)
     standalone = write_standalone(draft, env, subject, family, expected, title, verify_release)
     verdict = decide(subject, found_triage, standalone, baseline)
     variants = launch_variants(draft, subject, launch_arch)

@@ -1,4 +1,4 @@
-"""TritonGPUAssignLatencies fails on sm_100: Descriptor GEMM with a hand-written next-tile prefetch in the K loop
+"""TritonGPUAssignLatencies fails on sm_100: Descriptor GEMM with a hand-written next-tile prefetch in the K loop (triton 3.5.0)
 
 Seen with triton 3.5.0, sm_100, num_warps=4, num_stages=2. Run `python repro.py`:
 exit 1 when the bug shows (each line of EVIDENCE is seen), 0 when the kernel compiles,

@@ -1,4 +1,4 @@
-"""NVGPUWarpSpecialization fails on sm_90: LLVM ERROR: unsupported load type for producer commit
+"""NVGPUWarpSpecialization fails on sm_90: LLVM ERROR: unsupported load type for producer commit (triton 3.9.0)
 
 Seen with triton 3.9.0, sm_90, num_warps=4, num_stages=3. Run `python repro.py`:
 exit 1 when the bug shows (each line of EVIDENCE is seen), 0 when the kernel compiles,
