@@ -470,3 +470,33 @@ def test_an_assert_false_keeps_the_function_it_failed_in_and_repro_py_sees_it(tm
     assert done.code == 0, done.stdout + done.stderr
     verification = json.loads((out / "r" / "report.json").read_text())["verification"]
     assert verification["ok"] and verification["exit"] == 1, verification
+
+
+@pytest.mark.venv
+def test_status_says_what_was_checked(tmp_path):
+    """A finding of triton 3.5.0: with no newer release tried it is not ready ("not checked
+    on the newest release 3.9.0"); a newer release that refuses the kernel for another
+    reason (repro.py exit 2 there) cannot show the fix, so bisect's first good release still
+    makes it "fixed upstream"; one that still reproduces it leaves it unfixed."""
+    from dataclasses import replace
+
+    from suite.report.context import fixed_upstream_in, unchecked_newer
+    from suite.report.verify import Verification
+    from suite.subject import subject_of
+    from suite.toolchain.venvs import for_version
+
+    python = str(for_version("3.5.0").python)
+    record = engine_run("module_constants", tmp_path / "out", python)["trigger"]
+    subject = subject_of(f"{record['run']}:{record['case_id']}", tmp_path / "out")
+    assert subject.triton_version == "3.5.0"
+    assert unchecked_newer(subject, None) == triton_release()
+    refused = Verification(False, triton_release(), "", 2, "compiler-error:ttir: other")
+    reproduces = Verification(True, triton_release(), "", 1, record["signature"])
+    assert unchecked_newer(subject, refused) == ""
+    finding = _finding(CORPUS / "module_constants.py", record, tmp_path / "f.json")
+    from suite.search.findings import Finding
+
+    bisected = replace(Finding.from_json(json.loads(finding.read_text())), first_good="3.6.0")
+    subject.finding = replace(bisected, signatures={"3.5.0": record["signature"]})
+    assert fixed_upstream_in(subject, refused) == "3.6.0"
+    assert fixed_upstream_in(subject, reproduces) == ""
