@@ -75,6 +75,20 @@ def evidence_for(signature: str) -> list[str]:
     return evidence or [outcome]
 
 
+def same_bug_evidence(signature: str) -> list[str]:
+    """What ``repro.py`` must see to call it the same bug, by the engine's rule
+    (:func:`suite.engine.same_bug.same_bug`): where the signature names the failing pass,
+    the pass (and a ptxas code) alone, since its message changes between releases while
+    the bug stays; else every piece of :func:`evidence_for`."""
+    evidence = evidence_for(signature)
+    failing_pass = named_pass(signature)
+    if failing_pass is None:
+        return evidence
+    return [
+        piece for piece in evidence if piece == failing_pass or re.fullmatch(r"C\d{4,5}", piece)
+    ]
+
+
 def signature_of_run(stdout: str, stderr: str) -> str | None:
     """The signature of what ``repro.py`` saw: its ending line (stdout) and the child's
     output (stderr), judged as the suite judges a case; ``None`` when it ended cleanly or

@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import Environment
 
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
-from suite.report.script_output import evidence_for
+from suite.report.script_output import evidence_for, same_bug_evidence
 from suite.subject import Subject
 from suite.templating import py_assign
 
@@ -157,6 +157,7 @@ def repro_script(
         phase="compile",
         phase_ok="the kernel compiles",
         evidence=evidence_for(expected),
+        same_bug=same_bug_evidence(expected),
         # A call past 90% of the command's --timeout is a hang: repro.py says so before
         # --verify, which runs it under that timeout, has to kill it.
         timeout_s=f"{round(DEFAULTS.bounds.timeout_s * 0.9):d}",
