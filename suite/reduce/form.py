@@ -132,6 +132,14 @@ def _through_launch_kernel(tree: ast.Module, entry: str, params: list[str]) -> i
     return count
 
 
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds (a def, an assignment)."""
+    if isinstance(node, ast.FunctionDef):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
 def _imports(text: str, carried: list[str]) -> str:
     """The original file's top-level imports, those of what the kernels read, and what the
     form itself needs."""
@@ -170,6 +178,15 @@ def launching_form(
     support = ast.parse(source.body)
     # The kernels come from the capture (the passes edit them there); the launch keeps the rest.
     support.body = [n for n in support.body if not (isinstance(n, ast.FunctionDef) and is_jit(n))]
+    # What the capture carries with the kernels (a helper made by assignment, its function)
+    # is written there, once.
+    carried = {name for name, _ in call.aliases} | {
+        node.name
+        for kernel in call.kernels
+        for node in ast.parse(kernel).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    support.body = [n for n in support.body if not (_bound(n) and _bound(n) <= carried)]
     if not _through_launch_kernel(support, call.kernel_name, list(call.arg_names)):
         raise UsageError(
             f"cannot reduce {origin}: its launch code never launches {call.kernel_name}[grid](...)"

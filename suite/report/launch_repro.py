@@ -114,11 +114,14 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def _defines(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds: a def or class, any assignment (``A, B = 1, 2``,
+    ``BLOCK: int = 64``)."""
     if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
         return {node.name}
-    if isinstance(node, ast.Assign):
-        return {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return set()
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets = [node.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _segment(text: str, node: ast.stmt, drop_decorators: bool) -> str:
