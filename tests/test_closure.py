@@ -262,7 +262,9 @@ def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tm
 
 def run_set(file: Path, config_set: str, out: Path) -> dict:
     """``repro run FILE -c SET`` (one config in the set): its record, with its run folder."""
-    done = repro_cli("run", str(file), "-c", config_set, "-o", str(out), env=_with_site())
+    done = repro_cli(
+        "run", str(file), "-c", config_set, "--no-sanitizer", "-o", str(out), env=_with_site()
+    )
     assert done.code in (0, 1), done.stdout + done.stderr
     (run,) = (out / "runs").iterdir()
     (line,) = (run / "results.jsonl").read_text().splitlines()
@@ -385,7 +387,9 @@ def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
     assert done.code == 0, done.stdout + done.stderr
     folder = tmp_path / "t" / "r"
     record = json.loads((folder / "report.json").read_text())
-    assert record["status"] == "ready", record
+    assert record["verification"]["ok"], record
+    # ready, unless a newer release's venv is cached here and was never tried
+    assert record["status"] == "ready" or record["status"].startswith("not checked"), record
     script = folder / "repro.py"
     assert_standalone(script.read_text())
     alone = run_alone(script)
