@@ -222,3 +222,16 @@ def launch_script(
         oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
         agreement=AGREEMENT,
     )
+
+
+class LaunchNotCarried(Exception):
+    """The launch reads what a standalone program cannot carry (the message names it)."""
+
+
+def no_launch(repro: str) -> str:
+    """Why a runtime failure gets no repro.py when its reproducer declares no launch."""
+    return (
+        f"the failure shows only at a launch, and {repro} declares none: declare its "
+        "@REPRO.inputs and @REPRO.launch (docs/writing-reproducers.md), or capture the "
+        "program again with `repro capture`, which records the launch"
+    )

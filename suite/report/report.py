@@ -80,7 +80,13 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
-from suite.report.launch_repro import PROVIDED, launch_script, launch_source
+from suite.report.launch_repro import (
+    PROVIDED,
+    LaunchNotCarried,
+    launch_script,
+    launch_source,
+    no_launch,
+)
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import (
     REPRO_LINES,
@@ -356,19 +362,6 @@ def launch_form(
         result.target,
         subject.triton_version,
         closure,
-    )
-
-
-class LaunchNotCarried(Exception):
-    """The launch reads what a standalone program cannot carry (the message names it)."""
-
-
-def no_launch(repro: str) -> str:
-    """Why a runtime failure gets no repro.py when its reproducer declares no launch."""
-    return (
-        f"the failure shows only at a launch, and {repro} declares none: declare its "
-        "@REPRO.inputs and @REPRO.launch (docs/writing-reproducers.md), or capture the "
-        "program again with `repro capture`, which records the launch"
     )
 
 
