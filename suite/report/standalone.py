@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import sys
 import tempfile
@@ -13,6 +14,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from suite import compile_call
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
 from suite.report.script_output import evidence_for, same_bug_evidence
 from suite.subject import Subject
@@ -127,6 +129,9 @@ def capture_launch(
     return (str(answer["body"]), frozenset(answer["provided"])), ""
 
 
+#: :func:`suite.compile_call.ast_source` as written, carried verbatim by every ``repro.py``.
+AST_SOURCE_TEXT = inspect.getsource(compile_call.ast_source).rstrip()
+
 #: The lines a maintainer reads at a glance: ``repro.py`` of a compile, and of a launch.
 REPRO_LINES = {"compile": 120, "launch": 150}
 
@@ -154,6 +159,7 @@ def repro_script(
         kernel_name=call.kernel_name,
         attrs=_attrs_literal(call.attrs),
         call_template="repro_compile.py.j2",
+        ast_source_text=AST_SOURCE_TEXT,
         phase="compile",
         phase_ok="the kernel compiles",
         evidence=evidence_for(expected),

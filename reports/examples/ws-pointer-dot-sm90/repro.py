@@ -35,6 +35,7 @@ def pointer_dot(
 
 
 # ---- the compile call: triton.compile for sm_90, no GPU needed ----
+from triton.backends.compiler import GPUTarget
 PHASE, TARGET, ARCH = "compile", 'sm_90', 90
 OPTIONS = {'num_warps': 4, 'num_stages': 3}
 SIGNATURE = {'a_ptr': '*fp16', 'b_ptr': '*fp16', 'c_ptr': '*fp16', 'K': 'i32'}
@@ -43,28 +44,30 @@ CONSTEXPRS = {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'WARP_SPECIALIZE': 
 ATTRS = dict.fromkeys(['a_ptr', 'b_ptr', 'c_ptr', 'K'], [['tt.divisibility', 16]])
 
 
-def run():
-    """triton.compile(ASTSource(...)) in the installed release's form: constexprs= and attrs
-    by (index,) from 3.3; by name with an AttrsDescriptor in 3.2; by position in 3.0, 3.1."""
+def ast_source(fn, signature, constexprs, attrs):
+    """ASTSource in the installed release's form: constexprs= (3.3 on), AttrsDescriptor (3.2)."""
     from triton.backends import compiler
     from triton.compiler import ASTSource
 
-    fn, at = pointer_dot, {name: i for i, name in enumerate(pointer_dot.arg_names)}
-    hints = {at[n]: value for n, props in ATTRS.items() for _, value in props}
+    at = {name: i for i, name in enumerate(fn.arg_names)}
+    hints = {at[n]: value for n, props in attrs.items() for _, value in props}
     if "constexprs" in ASTSource.__init__.__code__.co_varnames:
-        types = {n: SIGNATURE.get(n, "constexpr") for n in at}
-        attrs = {(at[n],): props for n, props in ATTRS.items() if n in SIGNATURE}
-        src = ASTSource(fn, types, constexprs=CONSTEXPRS, attrs=attrs)
-    elif hasattr(compiler, "AttrsDescriptor"):
-        src = ASTSource(fn, SIGNATURE, CONSTEXPRS, compiler.AttrsDescriptor.from_hints(hints))
-    else:
-        from triton.compiler.compiler import AttrsDescriptor
+        types = {n: "constexpr" if n in constexprs else signature.get(n, "constexpr") for n in at}
+        by_path = {(at[n],): props for n, props in attrs.items() if n not in constexprs}
+        return ASTSource(fn, types, constexprs=constexprs, attrs=by_path)
+    if hasattr(compiler, "AttrsDescriptor"):
+        return ASTSource(fn, signature, constexprs, compiler.AttrsDescriptor.from_hints(hints))
+    from triton.compiler.compiler import AttrsDescriptor
 
-        ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
-        signature = {at[n]: t for n, t in SIGNATURE.items()}
-        constants = {at[n]: v for n, v in CONSTEXPRS.items()}
-        src = ASTSource(fn, signature, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
-    triton.compile(src, target=compiler.GPUTarget("cuda", ARCH, 32), options=OPTIONS)
+    ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
+    positional = {at[n]: t for n, t in signature.items()}
+    constants = {at[n]: v for n, v in constexprs.items()}
+    return ASTSource(fn, positional, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
+
+
+def run():
+    src = ast_source(pointer_dot, SIGNATURE, CONSTEXPRS, ATTRS)
+    triton.compile(src, target=GPUTarget("cuda", ARCH, 32), options=OPTIONS)
 
 
 # ---- the check: the bug's key evidence in what the compile printed ----
