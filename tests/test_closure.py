@@ -5,7 +5,9 @@ Every file there is a real bug on this machine's Triton (triton-lang/triton#1158
 WGMMA under warp specialization, sm_90, compile-only) written another way: tiles as module
 ``tl.constexpr`` globals, helpers by decorator and by assignment, a kernel from an installed
 package (``site/kernlib``, on the path as site-packages would be) reading a sibling module,
-an autotuned and heuristics-wrapped kernel, a ``triton.constexpr_function``. Each repro.py runs
+an autotuned and heuristics-wrapped kernel, a ``triton.constexpr_function``, ``@triton.jit``
+arguments and a dtype global, source generated into a deleted temp file, an AOT build
+captured through ``triton.compile``; and, for a GPU, three runtime reproducers. Each repro.py runs
 by itself, with nothing of this project importable, and agrees with the engine: exit 1 on the
 bug, 0 at the nearest passing config, 2 where the release refuses the kernel.
 """
@@ -41,6 +43,8 @@ COMPILE_FAILURES = (
     "autotuned",
     "constexpr_function",
     "aliased_imports",
+    "jit_arguments",
+    "codegen_tempfile",
 )
 
 
