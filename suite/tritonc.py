@@ -138,31 +138,17 @@ def source_form() -> str:
 def _ast_source(
     fn: Any, signature: dict[str, str], constexprs: dict[str, object], spec: Specialization
 ) -> Any:
-    from triton.compiler import ASTSource
+    """The release's ``ASTSource`` through :func:`suite.compile_call.ast_source`, the form
+    every ``repro.py`` carries. The JIT folds an integer equal to 1 into the constants
+    (3.0-3.2) or makes it a constexpr (3.3 on): both are its ``tt.equal_to`` 1."""
+    from suite.compile_call import ast_source
 
-    names = list(fn.arg_names)
-    index = {name: i for i, name in enumerate(names)}
+    if source_form() != "constexprs":
+        _only_divisibility(spec)
     ones = {name: 1 for name in spec.equal_to_1}
-    form = source_form()
-    if form == "constexprs":
-        # The JIT turns an integer argument equal to 1 into a constexpr.
-        full = {n: "constexpr" if n in ones else signature.get(n, "constexpr") for n in names}
-        by_path = {(index[n],): [list(pair) for pair in pairs] for n, pairs in spec.attrs.items()}
-        return ASTSource(fn, full, constexprs={**constexprs, **ones}, attrs=by_path)
-    divisible = sorted(index[n] for n in _only_divisibility(spec))
-    equal = sorted(index[n] for n in spec.equal_to_1)
-    if form == "attrs-descriptor":
-        from triton.backends.compiler import AttrsDescriptor
-
-        descriptor = AttrsDescriptor.from_hints(
-            {**{i: 16 for i in divisible}, **{i: 1 for i in equal}}
-        )
-        return ASTSource(fn, signature, {**constexprs, **ones}, descriptor)
-    from triton.compiler.compiler import AttrsDescriptor as PositionalAttrs
-
-    positional = {i: signature[n] for i, n in enumerate(names) if n in signature}
-    constants = {index[n]: v for n, v in {**constexprs, **ones}.items()}
-    return ASTSource(fn, positional, constants, PositionalAttrs(tuple(divisible), tuple(equal)))
+    attrs = {n: [list(pair) for pair in pairs] for n, pairs in spec.attrs.items()}
+    attrs.update({n: [["tt.equal_to", 1]] for n in ones})
+    return ast_source(fn, signature, {**constexprs, **ones}, attrs)
 
 
 def _only_divisibility(spec: Specialization) -> list[str]:

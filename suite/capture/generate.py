@@ -17,6 +17,7 @@ from suite.capture.program import ProgramRun, stderr_between
 from suite.capture.site.repro_capture_records import (
     DONE,
     STARTED,
+    TEMPLATE_IMPORTS,
     CompileRecord,
     ErrorFacts,
     KernelSource,
@@ -65,7 +66,6 @@ TORCH_TYPES = {
     "float8_e5m2": "fp8e5",
 }
 INT32 = range(-(2**31), 2**31)
-TEMPLATE_IMPORTS = {("triton", "triton"), ("tl", "triton.language")}  # the template has these
 
 
 @dataclass

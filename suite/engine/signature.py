@@ -34,6 +34,12 @@ GENERIC_MESSAGES = (
     "PassManager::run failed",
 )
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
+#: An assertion's condition that says nothing of what failed (``assert(false)``).
+SAYS_NOTHING = re.compile(r"!*\(?(?:false|0|nullptr)\)?")
+#: The function an assertion failed in, from glibc's ``file:line: FUNCTION: Assertion`` (the
+#: first name called with ``(``: ``processProducerCommitOp`` of ``void
+#: mlir::triton::processProducerCommitOp(mlir::OpBuilder&, ...)``).
+ASSERTING_FUNCTION = re.compile(r":\d+: [^(]*?([A-Za-z_]\w*)\(")
 LLVM_ERROR = re.compile(r"LLVM ERROR: (.+)")
 UNREACHABLE = re.compile(r"(?:^|\n)([^\n]+)\nUNREACHABLE executed")
 TERMINATE = re.compile(
@@ -141,7 +147,15 @@ def meaningful_message(text: str) -> str | None:
     ):
         found = pattern.search(text)
         if found:
-            return shape.format(found.group(1).strip())
+            message = shape.format(found.group(1).strip())
+            if pattern is ASSERTION and SAYS_NOTHING.fullmatch(found.group(1).strip()):
+                # assert(false) names no condition: the function it failed in tells two
+                # such assertions apart, and is what upstream's issue names.
+                line = (text[: found.start()].splitlines() or [""])[-1]
+                where = ASSERTING_FUNCTION.search(line.replace("(anonymous namespace)", ""))
+                if where:
+                    message += f" in {where.group(1)}"
+            return message
     thrown = TERMINATE.search(text)
     if thrown:
         return f"uncaught {thrown.group(1)}" + (

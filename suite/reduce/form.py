@@ -17,7 +17,6 @@ can edit (``suite.reduce.tree`` reads it).
 from __future__ import annotations
 
 import ast
-import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,10 +68,10 @@ def reducer_form(finding: Finding, found: Found, python: str, origin: str, findi
             config=dict(finding.minimal_config),
             requires=tuple(repro.requires),
             label=repro.label,
-            globals_=form_constants(
-                call.globals_, call.kernels, Path(found.source["path"]).read_text()
-            ),
+            imports=call.imports,
+            globals_=form_constants(call.globals_),
             kernels=call.kernels,
+            aliases=call.aliases,
             signature_dict=call.signature,
             constexprs={name: repr(value) for name, value in call.constexprs.items()},
             kernel_name=call.kernel_name,
@@ -81,30 +80,12 @@ def reducer_form(finding: Finding, found: Found, python: str, origin: str, findi
     )
 
 
-def form_constants(
-    captured: list[tuple[str, str]], kernels: list[str], original: str
-) -> list[tuple[str, str]]:
-    """The module constants the kernels read, as ``tl.constexpr`` (a jit function reads no
-    other global): those the capture wrote as literals, and those it could not (a
-    ``tl.constexpr(...)`` value is callable, so the capture skips it) from the file itself."""
-    read = {
-        node.id
-        for kernel in kernels
-        for node in ast.walk(ast.parse(textwrap.dedent(kernel)))
-        if isinstance(node, ast.Name)
-    }
-    found = dict(captured)
-    for node in ast.parse(original).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name) and target.id in read and target.id.isupper():
-                found.setdefault(target.id, ast.unparse(node.value))
-    wrapped = []
-    for name, value in found.items():
-        if name in read:
-            plain = value.startswith(("tl.constexpr(", "triton.language.constexpr("))
-            wrapped.append((name, value if plain else f"tl.constexpr({value})"))
-    return wrapped
+def form_constants(captured: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The module constants the kernels read (the capture's closure of them), each a
+    ``tl.constexpr``: a release that lets a kernel read a plain global (3.x before the
+    constexpr rule) wrote it plain, and the release that judges a reduction may refuse it."""
+    plain = ("tl.constexpr(", "triton.language.constexpr(")
+    return [(n, v if v.startswith(plain) else f"tl.constexpr({v})") for n, v in captured]
 
 
 def form_specialization(signature: dict[str, str], attrs: dict[str, list[list[object]]]) -> str:
@@ -151,10 +132,25 @@ def _through_launch_kernel(tree: ast.Module, entry: str, params: list[str]) -> i
     return count
 
 
-def _imports(text: str) -> str:
-    """The original file's top-level imports, and what the form itself needs."""
-    imports = [n for n in ast.parse(text).body if isinstance(n, (ast.Import, ast.ImportFrom))]
-    named = {(a.asname or a.name) for n in imports for a in n.names}
+def _bound(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds (a def, an assignment)."""
+    if isinstance(node, ast.FunctionDef):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _imports(text: str, carried: list[str]) -> str:
+    """The original file's top-level imports, those of what the kernels read, and what the
+    form itself needs."""
+    statements = [*ast.parse(text).body, *(n for line in carried for n in ast.parse(line).body)]
+    imports: list[ast.stmt] = []
+    for node in statements:
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and ast.unparse(node) not in map(
+            ast.unparse, imports
+        ):
+            imports.append(node)
+    named = {(a.asname or a.name) for n in imports for a in getattr(n, "names", ())}
     kept = [ast.unparse(n) for n in imports]
     needed = (("suite", ("Choice", "Reproducer")), ("suite.tritonc", ("compile_kernel",)))
     for module, names in needed:
@@ -182,6 +178,15 @@ def launching_form(
     support = ast.parse(source.body)
     # The kernels come from the capture (the passes edit them there); the launch keeps the rest.
     support.body = [n for n in support.body if not (isinstance(n, ast.FunctionDef) and is_jit(n))]
+    # What the capture carries with the kernels (a helper made by assignment, its function)
+    # is written there, once.
+    carried = {name for name, _ in call.aliases} | {
+        node.name
+        for kernel in call.kernels
+        for node in ast.parse(kernel).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    support.body = [n for n in support.body if not (_bound(n) and _bound(n) <= carried)]
     if not _through_launch_kernel(support, call.kernel_name, list(call.arg_names)):
         raise UsageError(
             f"cannot reduce {origin}: its launch code never launches {call.kernel_name}[grid](...)"
@@ -193,7 +198,7 @@ def launching_form(
         for t in n.targets
         if isinstance(t, ast.Name)
     }
-    constants = form_constants(call.globals_, call.kernels, text)
+    constants = form_constants(call.globals_)
     return scrub_secrets(
         template_environment()
         .get_template("reduced_launch_repro.py.j2")
@@ -204,7 +209,7 @@ def launching_form(
             triton_version=finding.environment.triton or "unknown",
             target=finding.target,
             signature=finding.signature,
-            imports=_imports(text),
+            imports=_imports(text, call.imports),
             support=ast.unparse(support),
             repro_id=repro.id,
             family=repro.family,
@@ -214,6 +219,7 @@ def launching_form(
             oracles=source.oracles,
             globals_=[(name, value) for name, value in constants if name not in defined],
             kernels=call.kernels,
+            aliases=call.aliases,
             signature_dict=call.signature,
             constexprs={name: repr(value) for name, value in call.constexprs.items()},
             kernel_name=call.kernel_name,

@@ -9,13 +9,13 @@ Standard library, triton and the suite's toolkit only: a release's venv holds no
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from suite.api import Reproducer
+from suite.capture.site.repro_capture_records import TEMPLATE_IMPORTS
 from suite.engine import CaseResult
 from suite.toolchain.limits import limits_for
 
@@ -24,29 +24,10 @@ class _Captured(Exception):
     pass
 
 
-def _literal(value: Any) -> str:
-    """Python source for a constexpr value; ``ValueError`` when there is none."""
-    import triton.language as tl
-
-    if isinstance(value, tl.constexpr):
-        value = value.value
-    if isinstance(value, tl.dtype):
-        # The dtype's public name (tl.float8e4nv), not its short one (fp8e4nv).
-        names = [
-            n for n in dir(tl) if isinstance(getattr(tl, n), tl.dtype) and getattr(tl, n) == value
-        ]
-        return f"tl.{sorted(names, key=len)[-1]}" if names else repr(str(value))
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return repr(value)
-    if isinstance(value, (tuple, list)):
-        inner = ", ".join(_literal(v) for v in value)
-        return f"({inner},)" if isinstance(value, tuple) else f"[{inner}]"
-    raise ValueError(f"no literal for {type(value).__name__}")
-
-
 def _capture_here(result: CaseResult, source: dict[str, str] | None) -> dict[str, Any]:
     """The child's side of :func:`capture_compile`: the call, as JSON-ready data."""
     import triton
+    import triton.language as tl
     from triton.runtime.jit import JITFunction
 
     from suite.api import Case, Target
@@ -75,33 +56,88 @@ def _capture_here(result: CaseResult, source: dict[str, str] | None) -> dict[str
             "@triton.jit kernel (an IR file or a Gluon kernel is not written into repro.py)"
         )
     constants = getattr(src, "constants", None) or getattr(src, "constexprs", None) or {}
-    constexprs: dict[str, str] = {}
-    for key, value in constants.items():
-        index = key[0] if isinstance(key, tuple) and len(key) == 1 else key
-        name = fn.arg_names[index] if isinstance(index, int) else str(index)
-        constexprs[name] = _literal(value)
     signature = {
         (fn.arg_names[k] if isinstance(k, int) else str(k)): str(v)
         for k, v in dict(src.signature).items()
         if str(v) != "constexpr"
     }
-    kernels, globals_ = _module_kernels(sys.modules.get(fn.fn.__module__), fn)
+    carrying = _carrying()
+    carried = carrying.kernel_source(fn)
+    defined = {f.name for f in carried.functions}
+    if carried.unresolved:
+        return _no_call(
+            f"{fn.__name__} reads what a standalone program cannot carry: "
+            + ", ".join(carried.unresolved)
+        )
     arch = int(getattr(target, "arch", None) or limits_for(result.target).arch)
-    try:
-        json.dumps(options)  # options must be plain data to be written into a script
-    except TypeError as exc:
-        return _no_call(f"the compile options are not plain data ({exc})")
+    problems: list[str] = []
+    literal = carrying.literal
+    constexprs: dict[str, str] = {}
+    for key, value in constants.items():
+        index = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+        name = fn.arg_names[index] if isinstance(index, int) else str(index)
+        plain = value.value if isinstance(value, tl.constexpr) else value
+        constexprs[name] = literal(plain, problems, name)
+    options_literal = {str(k): literal(v, problems, f"option {k}") for k, v in options.items()}
+    if problems:
+        return _no_call(f"a constexpr or compile option has no Python literal: {problems[0]}")
     return {
         "attrs": _attrs_by_name(getattr(src, "attrs", None), list(fn.arg_names)),
         "kernel_name": fn.__name__,
-        "kernels": kernels,
-        "globals": globals_,
+        "kernels": [_function_text(f) for f in carried.functions],
+        "globals": [(v.name, v.python) for v in carried.values if v.python not in defined],
+        "aliases": [(v.name, v.python) for v in carried.values if v.python in defined],
+        "imports": [
+            _import_line(line)
+            for line in carried.imports
+            if (line.name, line.module) not in TEMPLATE_IMPORTS
+        ],
         "signature": signature,
         "constexprs": constexprs,
         "arch": arch,
-        "options": options,
+        "options": options_literal,
         "arg_names": list(fn.arg_names),
     }
+
+
+def _launch_here(
+    result: CaseResult, source: dict[str, str] | None, request: dict[str, list[str]]
+) -> dict[str, Any]:
+    """What a launch script carries: the closure of the reproducer's global ``names`` (its
+    inputs and launch functions, what its oracles name), the launch script's ``provided``
+    helpers left to it, the ``dropped`` decorators (``REPRO.launch``) left off."""
+    repro = _reproducer(result, source)
+    if repro is None or repro.launch_fn is None:
+        return _no_call(f"the reproducer {result.repro!r} has no launch function here")
+    module = sys.modules.get(repro.launch_fn.__module__)
+    if module is None:
+        return _no_call(f"the module of {result.repro}'s launch function is not loaded")
+    carrying = _carrying()
+    carried, provided = carrying.closure_of(
+        request["names"], vars(module), request["provided"], request["dropped"]
+    )
+    if carried.unresolved:
+        return _no_call(
+            f"{result.repro}'s launch reads what a standalone program cannot carry: "
+            + ", ".join(carried.unresolved)
+        )
+    return {"body": _carried_text(carried), "provided": sorted(provided)}
+
+
+def _carried_text(carried: Any) -> str:
+    """Imports, values, functions and the names bound to functions, in an order that runs."""
+    defined = {f.name for f in carried.functions}
+    imports = [
+        _import_line(line)
+        for line in carried.imports
+        if (line.name, line.module) not in TEMPLATE_IMPORTS
+    ]
+    values = [f"{v.name} = {v.python}" for v in carried.values if v.python not in defined]
+    aliases = [f"{v.name} = {v.python}" for v in carried.values if v.python in defined]
+    parts = ["\n".join(imports), "\n".join(values)]
+    parts += [_function_text(f) for f in carried.functions]
+    parts.append("\n".join(aliases))
+    return "\n\n\n".join(part for part in parts if part)
 
 
 def _no_call(reason: str) -> dict[str, Any]:
@@ -142,44 +178,48 @@ def _reproducer(result: CaseResult, source: dict[str, str] | None) -> Reproducer
     return next((r for r in load_reproducers(source) if r.id == result.repro), None)
 
 
-def _module_kernels(module: Any, fn: Any) -> tuple[list[str], list[tuple[str, str]]]:
-    """Every module-level ``@triton.jit`` function's source, in file order, and the simple
-    module-level constants they name."""
-    import triton.language as tl
-    from triton.runtime.jit import JITFunction
+def _carrying() -> Any:
+    """The capture hook's ``repro_capture_kernel``: what a kernel reads, transitively
+    (``kernel_source``), and a value as a Python literal (``literal``), as the hook carries
+    them into a captured reproducer. One analysis for every standalone program."""
+    site = str(Path(__file__).resolve().parents[1] / "capture" / "site")
+    if site not in sys.path:
+        sys.path.append(site)
+    import repro_capture_kernel
 
-    jitted = [fn]
-    if module is not None:
-        jitted += [v for v in vars(module).values() if isinstance(v, JITFunction) and v is not fn]
-    unique = {id(j): j for j in jitted}.values()
-    ordered = sorted(unique, key=lambda j: inspect.getsourcelines(j.fn)[1])
-    names: set[str] = set()
-    for j in ordered:
-        names.update(j.fn.__code__.co_names)
-    constants: list[tuple[str, str]] = []
-    for name in sorted(names):
-        value = getattr(module, name, None) if module is not None else None
-        # A tl.constexpr is callable (constexpr functions) and must stay a tl.constexpr: newer
-        # releases refuse a kernel that reads a plain global.
-        wrapped = isinstance(value, tl.constexpr)
-        if name.isupper() and value is not None and (wrapped or not callable(value)):
-            try:
-                shown = _literal(value)
-            except ValueError:
-                continue
-            constants.append((name, f"tl.constexpr({shown})" if wrapped else shown))
-    return [inspect.getsource(j.fn).rstrip() for j in ordered], constants
+    return repro_capture_kernel
+
+
+def _function_text(function: Any) -> str:
+    """A carried function's text under its decorator (one whose text holds its own
+    decorators has none)."""
+    head = f"@{function.decorator}\n" if function.decorator else ""
+    return head + function.text.rstrip()
+
+
+def _import_line(line: Any) -> str:
+    """``import module [as name]`` or ``from module import attribute [as name]``."""
+    if line.attribute:
+        alias = f" as {line.name}" if line.attribute != line.name else ""
+        return f"from {line.module} import {line.attribute}{alias}"
+    alias = f" as {line.name}" if line.module != line.name else ""
+    return f"import {line.module}{alias}"
 
 
 def main(argv: list[str]) -> int:
     """``python -m suite.report.capture IN.json CALL.json`` (run by ``capture_compile``)."""
     given = json.loads(Path(argv[0]).read_text())
     result = CaseResult.from_json(given["result"])
+    launch = given.get("launch")
     try:
-        call = _capture_here(result, given.get("source"))
+        if launch:
+            call = _launch_here(result, given.get("source"), launch)
+        else:
+            call = _capture_here(result, given.get("source"))
     except Exception as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
-        call = _no_call(f"the reproducer's compile function raised {type(exc).__name__}: {first}")
+        what = "module" if launch else "compile function"
+        call = _no_call(f"the reproducer's {what} raised {type(exc).__name__}: {first}")
     Path(argv[1]).write_text(json.dumps(call))
     return 0
 

@@ -70,9 +70,13 @@ def _where(result: CaseResult) -> str:
     return site.phase or "the compile"
 
 
-def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> str:
-    """``<where> <what> on <target>: <real message>`` (the reproducer's title when the
-    failure printed no message)."""
+def issue_title(
+    result: CaseResult, repro_title: str, found_triage: Triage, release: str = ""
+) -> str:
+    """``<where> <what> on <target>: <real message> (triton <release>)``: where is the failing
+    pass or stage; for a launch, whose failing pass no compile names, the reproducer's own
+    title (what the kernel does, which construct fails) rather than "the kernel". The
+    reproducer's title is the message when the failure printed none."""
     where = _where(result)
     what = {
         Outcome.COMPILER_ERROR: "fails",
@@ -85,9 +89,12 @@ def issue_title(result: CaseResult, repro_title: str, found_triage: Triage) -> s
     if result.outcome in (Outcome.CRASH, Outcome.TIMEOUT) and where.startswith("the "):
         where = where[4:]
     message = headline(result) or repro_title or result.repro
+    tail = f" (triton {release})" if release else ""
     if found_triage.label == DRIVER_BUG:
-        return f"TMA copy {what} on {result.target}: {message}"
-    return f"{where} {what} on {result.target}: {message}"
+        return f"TMA copy {what} on {result.target}: {message}{tail}"
+    if where == "the kernel" and repro_title and repro_title != message:
+        return f"{repro_title}: {what} on {result.target}: {message}{tail}"
+    return f"{where} {what} on {result.target}: {message}{tail}"
 
 
 def fixed_upstream_in(subject: Subject, current: Verification | None, baseline: Baseline) -> str:
@@ -97,14 +104,16 @@ def fixed_upstream_in(subject: Subject, current: Verification | None, baseline: 
     and did not reproduce. '' when the newest release tried still fails (or none was)."""
     finding = subject.finding
     if current is not None and current.exit_status is not None:
-        if current.ok or current.exit_status != 0 or current.signature is not None:
-            return ""  # it still fails there (maybe otherwise): not known to be fixed
-        known = finding.first_good if finding is not None else None
-        if not known:
-            known = _baseline_fix(subject.result, current.version, baseline)
-        if known and _release_order(known) <= _release_order(current.version):
-            return known
-        return f"{current.version} or earlier (not bisected)"
+        if current.ok:
+            return ""  # it still reproduces there: not fixed
+        if current.exit_status == 0 and current.signature is None:
+            known = finding.first_good if finding is not None else None
+            if not known:
+                known = _baseline_fix(subject.result, current.version, baseline)
+            if known and _release_order(known) <= _release_order(current.version):
+                return known
+            return f"{current.version} or earlier (not bisected)"
+        # Refused there for another reason: that release cannot show the fix; bisect can.
     if finding is not None and finding.first_good:
         newest = max(finding.signatures or {"": ""}, key=_release_order)
         if not newest or _release_order(finding.first_good) > _release_order(newest):
@@ -123,6 +132,32 @@ def _baseline_fix(result: CaseResult, version: str, baseline: Baseline) -> str:
         ),
         "",
     )
+
+
+def unchecked_newer(subject: Subject, current: Verification | None) -> str:
+    """The newest release known here (this interpreter's, a cached release venv's, one the
+    finding ran on) when it is newer than the failing one and no newer release was tried
+    (no bisect, no run on this machine's Triton); '' otherwise."""
+    from suite.toolchain.venvs import cached_versions
+
+    version = subject.triton_version
+    finding = subject.finding
+    tried = list(finding.signatures or {}) if finding is not None else []
+    if finding is not None and finding.first_good:
+        tried.append(finding.first_good)
+    if current is not None and current.exit_status is not None:
+        tried.append(current.version)
+    if any(_release_order(r) > _release_order(version) for r in tried):
+        return ""
+    known = [version, *tried, *cached_versions()]
+    try:
+        import triton
+
+        known.append(str(triton.__version__))
+    except ImportError:
+        pass
+    newest = max(known, key=_release_order)
+    return newest if _release_order(newest) > _release_order(version) else ""
 
 
 def _release_order(release: str) -> tuple[int, ...]:

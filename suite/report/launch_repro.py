@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from jinja2 import Environment
 
 from suite.api import Config
+from suite.oracles import AGREEMENT
+from suite.report.standalone import compact_headers
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
@@ -25,6 +27,9 @@ _SPACE = ("Choice", "Pow2", "Size", "Param", "Constraint")
 
 #: The oracles the preamble gives (as it gives ``suite.checks``' helpers the body uses).
 _ORACLES = ("Fault", "Hang", "Reference", "Differential", "Determinism")
+#: The suite's names the preamble defines in terms of triton and torch: what a launch reads
+#: of the suite beyond these cannot be carried.
+PROVIDED = ("device", "torch_dtype", "random_input", "poisoned", "ensure_allocator", *_ORACLES)
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,17 @@ class LaunchSource:
     launch: str
     oracles: str
     used: frozenset[str]
+    holder: str = "REPRO"  # the name the file's Reproducer is bound to
+
+    def roots(self) -> list[str]:
+        """The global names a launch script starts from: the inputs and launch functions,
+        and what the oracles name."""
+        named = {n.id for n in ast.walk(ast.parse(self.oracles)) if isinstance(n, ast.Name)}
+        return [self.inputs, self.launch, *sorted(named)]
+
+    def dropped(self) -> list[str]:
+        """The decorators that register a function with the reproducer."""
+        return [f"{self.holder}.{role}" for role in _ROLES]
 
 
 def _decorated_role(node: ast.AST, holder: str) -> str:
@@ -98,11 +114,14 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def _defines(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds: a def or class, any assignment (``A, B = 1, 2``,
+    ``BLOCK: int = 64``)."""
     if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
         return {node.name}
-    if isinstance(node, ast.Assign):
-        return {t.id for t in node.targets if isinstance(t, ast.Name)}
-    return set()
+    targets = node.targets if isinstance(node, ast.Assign) else []
+    if isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets = [node.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def _segment(text: str, node: ast.stmt, drop_decorators: bool) -> str:
@@ -153,7 +172,7 @@ def launch_source(text: str, repro_id: str) -> LaunchSource | None:
     )
     oracle_text = ast.get_source_segment(text, oracles) if oracles is not None else "()"
     return LaunchSource(
-        body, roles["inputs"], roles["launch"], oracle_text or "()", frozenset(reached)
+        body, roles["inputs"], roles["launch"], oracle_text or "()", frozenset(reached), holder
     )
 
 
@@ -166,11 +185,27 @@ def launch_script(
     title: str,
     target: str,
     triton_version: str,
+    carried: tuple[str, frozenset[str]] | None = None,
 ) -> str | None:
-    """The launch form of ``repro.py``, or None when the reproducer has no oracle launch."""
+    """The launch form of ``repro.py``, or None when the reproducer has no oracle launch.
+
+    ``carried``: the closure of the launch's names as the reproducer's loaded module gives
+    it (``standalone.capture_launch``: helpers of other modules, constants however
+    assigned) and the preamble's helpers it reads; without it, the file's own top-level
+    definitions that the launch reaches."""
     source = launch_source(text, repro_id)
     if source is None:
         return None
+    if carried is not None:
+        body, provided = carried
+        source = LaunchSource(
+            body,
+            source.inputs,
+            source.launch,
+            source.oracles,
+            frozenset(provided | set(source.roots())),
+            source.holder,
+        )
     return env.get_template("launch_repro.py.j2").render(
         title=title,
         expected=expected,
@@ -178,11 +213,25 @@ def launch_script(
         arch=int(target.removeprefix("sm_").rstrip("af")),
         triton_version=triton_version,
         config=repr(dict(config)),
-        body=source.body,
+        body=compact_headers(source.body),
         inputs=source.inputs,
         launch=source.launch,
         oracles=source.oracles,
         used=source.used,
         oracle_classes=[name for name in _ORACLES if name in source.used],
         oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
+        agreement=AGREEMENT,
+    )
+
+
+class LaunchNotCarried(Exception):
+    """The launch reads what a standalone program cannot carry (the message names it)."""
+
+
+def no_launch(repro: str) -> str:
+    """Why a runtime failure gets no repro.py when its reproducer declares no launch."""
+    return (
+        f"the failure shows only at a launch, and {repro} declares none: declare its "
+        "@REPRO.inputs and @REPRO.launch (docs/writing-reproducers.md), or capture the "
+        "program again with `repro capture`, which records the launch"
     )

@@ -69,6 +69,7 @@ from suite.report.context import (
     headline,
     issue_title,
     known_upstream,
+    unchecked_newer,
 )
 from suite.report.evidence import (
     MLIR_REPRODUCER,
@@ -80,12 +81,19 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
-from suite.report.launch_repro import launch_script
+from suite.report.launch_repro import (
+    PROVIDED,
+    LaunchNotCarried,
+    launch_script,
+    launch_source,
+    no_launch,
+)
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import (
     REPRO_LINES,
     CompileCall,
     capture_compile,
+    capture_launch,
     minimal_snippet,
     repro_script,
 )
@@ -192,7 +200,7 @@ def _write_into(
         draft.put("explanation.md", env.get_template("explanation.md.j2").render(**common))
         verdict = Verdict("explanation", "user-error", "", "", "")
         return record(draft, subject, found_triage, verdict, Standalone(None), expected)
-    title = issue_title(result, repro_title, found_triage)
+    title = issue_title(result, repro_title, found_triage, subject.triton_version)
     standalone = write_standalone(draft, env, subject, family, expected, title, verify_release)
     verdict = decide(subject, found_triage, standalone, baseline)
     variants = launch_variants(draft, subject, launch_arch)
@@ -275,7 +283,18 @@ def write_standalone(
         standalone = Standalone(None, f"the reproducer could not be loaded again ({notes})")
     else:
         standalone = capture_standalone(subject, subject.found.source)
+    launch = None
+    if standalone.call is not None:
+        try:
+            launch = launch_form(env, subject, expected, title, standalone.reduced)
+        except LaunchNotCarried as exc:
+            standalone = Standalone(None, str(exc))
+        else:
+            if launch is None and runtime_failure(expected):
+                # A compile-only script cannot show a fault that only a launch shows.
+                standalone = Standalone(None, no_launch(subject.result.repro))
     if standalone.call is None:
+        subject.notes.append(f"repro.py not written: {standalone.why_not}")
         if verify_release:
             why = f"Not verified: {standalone.why_not}"
             standalone.verification = Verification(False, version, why)
@@ -284,7 +303,6 @@ def write_standalone(
         original = standalone.reduced.original.read_text()
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
     script = repro_script(env, subject, standalone.call, expected, title)
-    launch = launch_form(env, subject, expected, title, standalone.reduced)
     form = "launch" if launch else "compile"
     script = launch or script
     draft.put("repro.py", script, secret_safe=False)
@@ -334,17 +352,32 @@ def launch_form(
     reduce`` made one; None otherwise."""
     result = subject.result
     carried = capture_source(subject.found.source) if subject.found else None
-    if not runtime_failure(expected) or carried is None:
+    if not runtime_failure(expected) or carried is None or subject.found is None:
         return None
+    text = reduced.path.read_text() if reduced is not None else carried.text
+    source = launch_source(text, result.repro)
+    if source is None:
+        return None
+    closure, why = capture_launch(
+        result,
+        reduced.source if reduced is not None else subject.found.source,
+        interpreter_for(subject.environment, None),
+        source.roots(),
+        list(PROVIDED),
+        source.dropped(),
+    )
+    if closure is None:
+        raise LaunchNotCarried(why)
     return launch_script(
         env,
-        reduced.path.read_text() if reduced is not None else carried.text,
+        text,
         result.repro,
         result.config,
         expected,
         title,
         result.target,
         subject.triton_version,
+        closure,
     )
 
 
@@ -386,9 +419,21 @@ def decide(
     status = "unverified"
     if standalone.verification is not None:
         status = "ready" if standalone.verification.ok else "not-verified"
-    fixed_in = fixed_upstream_in(subject, standalone.current, baseline)
+    current = standalone.current
+    fixed_in = fixed_upstream_in(subject, current, baseline)
     if fixed_in:
         status = f"fixed upstream in {fixed_in}: do not file"
+    elif current is not None and not current.ok and current.exit_status not in (None, 0):
+        subject.notes.append(
+            f"triton {current.version} refuses the kernel for another reason: it cannot show "
+            "the fix (`repro bisect` tries every release)"
+        )
+    newest = unchecked_newer(subject, current) if status == "ready" else ""
+    if newest:
+        status = (
+            f"not checked on the newest release {newest}: run `repro bisect` where releases "
+            "can be installed"
+        )
     if unseen_here(subject):
         fixed_in = ""
         status = command_there(f"repro report {subject_name(result)} --verify", result.target)

@@ -32,7 +32,11 @@ ENDED = re.compile(
 #: words it adds around one: what is between them was printed as it stands.
 _NOT_PRINTED = re.compile(
     r"<addr>|<path>|<tmp>|%V|\^bbN|#A|\?x|mMnNkK|\btN\b|\bN\b|\s\(UNREACHABLE\)$|^uncaught\s"
+    r"|\sin\s\w+$"
 )
+#: The function a bare ``assert(false)`` failed in, as the signature adds it (printed before
+#: the assertion, not after it: evidence of its own).
+_FAILED_IN = re.compile(r"' failed in (\w+)$")
 #: A literal piece shorter than this says too little to be evidence.
 SHORTEST = 6
 #: What each ending of the call prints, for evidence without a message.
@@ -60,6 +64,7 @@ def evidence_for(signature: str) -> list[str]:
     message = message_evidence(signature)
     if message:
         evidence.append(message)
+        evidence += _FAILED_IN.findall(message_of(signature))
     elif not evidence:
         # A crash with nothing printed: the signal or the exit status is all there is. With a
         # message, the same abort comes back as an exception on releases that recover.
@@ -68,6 +73,20 @@ def evidence_for(signature: str) -> list[str]:
     if not evidence and outcome in _ENDING_WORD:
         evidence.append(_ENDING_WORD[outcome])
     return evidence or [outcome]
+
+
+def same_bug_evidence(signature: str) -> list[str]:
+    """What ``repro.py`` must see to call it the same bug, by the engine's rule
+    (:func:`suite.engine.same_bug.same_bug`): where the signature names the failing pass,
+    the pass (and a ptxas code) alone, since its message changes between releases while
+    the bug stays; else every piece of :func:`evidence_for`."""
+    evidence = evidence_for(signature)
+    failing_pass = named_pass(signature)
+    if failing_pass is None:
+        return evidence
+    return [
+        piece for piece in evidence if piece == failing_pass or re.fullmatch(r"C\d{4,5}", piece)
+    ]
 
 
 def signature_of_run(stdout: str, stderr: str) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import inspect
 import json
 import sys
 import tempfile
@@ -13,8 +14,9 @@ from typing import Any
 
 from jinja2 import Environment
 
+from suite import compile_call
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
-from suite.report.script_output import evidence_for
+from suite.report.script_output import evidence_for, same_bug_evidence
 from suite.subject import Subject
 from suite.templating import py_assign
 
@@ -31,6 +33,10 @@ class CompileCall:
     arch: int
     options: dict[str, object]
     arg_names: list[str] = field(default_factory=list)
+    # Imports of what the kernels read beyond triton and triton.language (``import math``).
+    imports: list[str] = field(default_factory=list)
+    # Names bound to a carried function after it is defined (``helper = _helper``).
+    aliases: list[tuple[str, str]] = field(default_factory=list)
     # The specialization of the compile, by argument: [["tt.divisibility", 16], ...].
     attrs: dict[str, list[list[Any]]] = field(default_factory=dict)
 
@@ -58,9 +64,36 @@ def capture_compile(
     every case does: it may print, crash or hang. There ``triton.compile`` is replaced by
     a recorder that raises as soon as it is called, so nothing is compiled.
     """
+    call, why = _in_child(result, source, python)
+    if call is None:
+        return None, why
+    return CompileCall(
+        call["kernel_name"],
+        call["kernels"],
+        [(name, source) for name, source in call["globals"]],
+        call["signature"],
+        {name: _Source(source) for name, source in call["constexprs"].items()},
+        call["arch"],
+        {name: _Source(source) for name, source in call["options"].items()},
+        call["arg_names"],
+        call["imports"],
+        [(name, source) for name, source in call["aliases"]],
+        call.get("attrs", {}),
+    ), ""
+
+
+def _in_child(
+    result: CaseResult,
+    source: dict[str, str] | None,
+    python: str | None,
+    launch: dict[str, list[str]] | None = None,
+) -> tuple[dict[str, Any] | None, str]:
+    """What ``python -m suite.report.capture`` answered for ``result``'s reproducer, or
+    None and why it did not."""
     with tempfile.TemporaryDirectory(prefix="repro-capture-") as work:
         given, taken = Path(work) / "result.json", Path(work) / "call.json"
-        given.write_text(json.dumps({"result": result.to_json(), "source": source}, default=str))
+        request = {"result": result.to_json(), "source": source, "launch": launch}
+        given.write_text(json.dumps(request, default=str))
         # The interpreter (TRITON_INTERPRET=1) compiles nothing: the call is captured without it.
         env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache"), "TRITON_INTERPRET": "0"})
         argv = [python or sys.executable, "-m", "suite.report.capture"]
@@ -72,21 +105,32 @@ def capture_compile(
         if not taken.is_file():
             tail = ended.stderr.text.strip().splitlines()[-1:] or [""]
             return None, f"capturing the compile call failed (exit {ended.returncode}): {tail[0]}"
-        call = json.loads(taken.read_text())
-    if "reason" in call:
-        return None, str(call["reason"])
-    return CompileCall(
-        call["kernel_name"],
-        call["kernels"],
-        [(name, source) for name, source in call["globals"]],
-        call["signature"],
-        {name: _Source(source) for name, source in call["constexprs"].items()},
-        call["arch"],
-        call["options"],
-        call["arg_names"],
-        call.get("attrs", {}),
-    ), ""
+        answer: dict[str, Any] = json.loads(taken.read_text())
+    if "reason" in answer:
+        return None, str(answer["reason"])
+    return answer, ""
 
+
+def capture_launch(
+    result: CaseResult,
+    source: dict[str, str] | None,
+    python: str | None,
+    names: list[str],
+    provided: list[str],
+    dropped: list[str],
+) -> tuple[tuple[str, frozenset[str]] | None, str]:
+    """What a launch script carries from the reproducer, found in a child as the compile
+    call is: the text of the closure of its global ``names`` and the ``provided`` helpers
+    it reads; or None and why (a name that cannot be carried, named)."""
+    launch = {"names": names, "provided": provided, "dropped": dropped}
+    answer, why = _in_child(result, source, python, launch)
+    if answer is None:
+        return None, why
+    return (str(answer["body"]), frozenset(answer["provided"])), ""
+
+
+#: :func:`suite.compile_call.ast_source` as written, carried verbatim by every ``repro.py``.
+AST_SOURCE_TEXT = inspect.getsource(compile_call.ast_source).rstrip()
 
 #: The lines a maintainer reads at a glance: ``repro.py`` of a compile, and of a launch.
 REPRO_LINES = {"compile": 120, "launch": 150}
@@ -109,13 +153,17 @@ def repro_script(
         signature={n: t for n, t in call.signature.items() if n not in call.constexprs},
         constexprs=call.constexprs,
         globals_=call.globals_,
+        imports=call.imports,
+        aliases=call.aliases,
         kernels=[compact_header(source) for source in call.kernels],
         kernel_name=call.kernel_name,
         attrs=_attrs_literal(call.attrs),
         call_template="repro_compile.py.j2",
+        ast_source_text=AST_SOURCE_TEXT,
         phase="compile",
         phase_ok="the kernel compiles",
         evidence=evidence_for(expected),
+        same_bug=same_bug_evidence(expected),
         # A call past 90% of the command's --timeout is a hang: repro.py says so before
         # --verify, which runs it under that timeout, has to kill it.
         timeout_s=f"{round(DEFAULTS.bounds.timeout_s * 0.9):d}",
@@ -164,6 +212,19 @@ def compact_header(source: str, width: int = 100) -> str:
     return "\n".join([*lines[:first], *wrapped, *lines[body:]])
 
 
+def compact_headers(text: str, width: int = 100) -> str:
+    """``text`` (several definitions) with every top-level function's header wrapped by
+    :func:`compact_header`."""
+    lines = text.splitlines()
+    nodes = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    for node in reversed(nodes):
+        first = (node.decorator_list[0].lineno if node.decorator_list else node.lineno) - 1
+        end = node.end_lineno or node.lineno
+        segment = "\n".join(lines[first:end])
+        lines[first:end] = compact_header(segment, width).splitlines()
+    return "\n".join(lines)
+
+
 def minimal_snippet(call: CompileCall, triton_version: str) -> str:
     """The kernel and the bare compile call, for the issue body: what a maintainer pastes.
 
@@ -182,7 +243,7 @@ def minimal_snippet(call: CompileCall, triton_version: str) -> str:
     ]
     if form == "constexprs":
         types = {n: signature.get(n, "constexpr") for n in call.arg_names}
-        by_path = {(index[n],): props for n, props in call.attrs.items()}
+        by_path = {(index[n],): props for n, props in call.attrs.items() if n in signature}
         call_lines = [
             py_assign(types, "signature"),
             py_assign(call.constexprs, "constexprs"),
@@ -211,10 +272,13 @@ def minimal_snippet(call: CompileCall, triton_version: str) -> str:
         "import triton",
         "import triton.language as tl",
         *imports,
+        *call.imports,
         "",
         *(f"{name} = {value}" for name, value in call.globals_),
         "",
         *(f"{compact_header(source)}\n\n" for source in call.kernels),
+        *(f"{name} = {value}" for name, value in call.aliases),
+        *([""] if call.aliases else []),
         *call_lines,
         f"triton.compile(src, target={target}, options={call.options!r})",
     ]

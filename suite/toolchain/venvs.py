@@ -257,6 +257,15 @@ def for_wheel(wheel: str) -> Release:
     return Release(declared.version, str(python))
 
 
+def cached_versions() -> list[str]:
+    """The releases whose venv is already built here (no package index asked)."""
+    root = venv_root()
+    if not root.is_dir():
+        return []
+    found = [p.name.removeprefix("triton-") for p in root.iterdir() if p.name.startswith("triton-")]
+    return [v for v in found if re.fullmatch(r"\d+\.\d+\.\d+", v)]
+
+
 def released_versions() -> list[str]:
     """Every Triton release on offer, oldest first: the wheelhouse's builds (nightlies
     included), else the releases the package index lists (pip's own settings apply)."""

@@ -1,7 +1,7 @@
-"""TritonGPUAssignLatencies fails on sm_100: Descriptor GEMM with a hand-written next-tile prefetch in the K loop
+"""TritonGPUAssignLatencies fails on sm_100: Descriptor GEMM with a hand-written next-tile prefetch in the K loop (triton 3.5.0)
 
 Seen with triton 3.5.0, sm_100, num_warps=4, num_stages=2. Run `python repro.py`:
-exit 1 when the bug shows (each line of EVIDENCE is seen), 0 when the kernel compiles,
+exit 1 when the bug shows (each line of SAME_BUG is seen), 0 when the kernel compiles,
 2 when it fails another way. Written by triton-repro-suite (report assign-latencies-sm100).
 """
 
@@ -11,6 +11,9 @@ import subprocess
 import sys
 import tempfile
 
+# Anything raised outside the kernel's compile is this script's own failure: one line, exit 2.
+hook = lambda kind, exc, tb: os._exit(print(f"this script failed, not the kernel: {kind.__name__}: {exc}", file=sys.stderr, flush=True) or 2)  # noqa: E731
+sys.excepthook = hook if sys.argv[1:] != ["--child"] else sys.excepthook
 import triton
 import triton.language as tl
 
@@ -42,6 +45,7 @@ def gemm_prefetch(
 
 
 # ---- the compile call: triton.compile for sm_100, no GPU needed ----
+from triton.backends.compiler import GPUTarget
 PHASE, TARGET, ARCH = "compile", 'sm_100', 100
 OPTIONS = {'num_warps': 4, 'num_stages': 2}
 SIGNATURE = {
@@ -52,32 +56,35 @@ CONSTEXPRS = {'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32}
 ATTRS = dict.fromkeys(['a_ptr', 'b_ptr', 'c_ptr', 'M', 'N', 'K'], [['tt.divisibility', 16]])
 
 
-def run():
-    """triton.compile(ASTSource(...)) in the installed release's form: constexprs= and attrs
-    by (index,) from 3.3; by name with an AttrsDescriptor in 3.2; by position in 3.0, 3.1."""
+def ast_source(fn, signature, constexprs, attrs):
+    """ASTSource in the installed release's form: constexprs= (3.3 on), AttrsDescriptor (3.2)."""
     from triton.backends import compiler
     from triton.compiler import ASTSource
 
-    fn, at = gemm_prefetch, {name: i for i, name in enumerate(gemm_prefetch.arg_names)}
-    hints = {at[n]: value for n, props in ATTRS.items() for _, value in props}
+    at = {name: i for i, name in enumerate(fn.arg_names)}
+    hints = {at[n]: value for n, props in attrs.items() for _, value in props}
     if "constexprs" in ASTSource.__init__.__code__.co_varnames:
-        types = {n: SIGNATURE.get(n, "constexpr") for n in at}
-        attrs = {(at[n],): props for n, props in ATTRS.items()}
-        src = ASTSource(fn, types, constexprs=CONSTEXPRS, attrs=attrs)
-    elif hasattr(compiler, "AttrsDescriptor"):
-        src = ASTSource(fn, SIGNATURE, CONSTEXPRS, compiler.AttrsDescriptor.from_hints(hints))
-    else:
-        from triton.compiler.compiler import AttrsDescriptor
+        types = {n: "constexpr" if n in constexprs else signature.get(n, "constexpr") for n in at}
+        by_path = {(at[n],): props for n, props in attrs.items() if n not in constexprs}
+        return ASTSource(fn, types, constexprs=constexprs, attrs=by_path)
+    if hasattr(compiler, "AttrsDescriptor"):
+        return ASTSource(fn, signature, constexprs, compiler.AttrsDescriptor.from_hints(hints))
+    from triton.compiler.compiler import AttrsDescriptor
 
-        ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
-        signature = {at[n]: t for n, t in SIGNATURE.items()}
-        constants = {at[n]: v for n, v in CONSTEXPRS.items()}
-        src = ASTSource(fn, signature, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
-    triton.compile(src, target=compiler.GPUTarget("cuda", ARCH, 32), options=OPTIONS)
+    ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
+    positional = {at[n]: t for n, t in signature.items()}
+    constants = {at[n]: v for n, v in constexprs.items()}
+    return ASTSource(fn, positional, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
+
+
+def run():
+    src = ast_source(gemm_prefetch, SIGNATURE, CONSTEXPRS, ATTRS)
+    triton.compile(src, target=GPUTarget("cuda", ARCH, 32), options=OPTIONS)
 
 
 # ---- the check: the bug's key evidence in what the compile printed ----
 EVIDENCE = ['TritonGPUAssignLatencies']
+SAME_BUG = ['TritonGPUAssignLatencies']  # the suite's same-bug rule: a failing pass named is enough
 TIMEOUT_S = 540
 
 
@@ -102,7 +109,7 @@ def check():
     print(f"triton {triton.__version__}, {TARGET}: {PHASE} {ended}")
     for evidence in EVIDENCE:
         print(f"{'seen' if evidence in output + ended else 'NOT seen'}: {evidence}")
-    if all(evidence in output + ended for evidence in EVIDENCE):
+    if all(evidence in output + ended for evidence in SAME_BUG):
         print("REPRODUCED")
         return 1
     print(f"not reproduced: the {PHASE} " + ("succeeded" if code == 0 else "failed otherwise"))

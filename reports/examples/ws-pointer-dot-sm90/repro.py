@@ -1,7 +1,7 @@
-"""NVGPUWarpSpecialization fails on sm_90: LLVM ERROR: unsupported load type for producer commit
+"""NVGPUWarpSpecialization fails on sm_90: LLVM ERROR: unsupported load type for producer commit (triton 3.9.0)
 
 Seen with triton 3.9.0, sm_90, num_warps=4, num_stages=3. Run `python repro.py`:
-exit 1 when the bug shows (each line of EVIDENCE is seen), 0 when the kernel compiles,
+exit 1 when the bug shows (each line of SAME_BUG is seen), 0 when the kernel compiles,
 2 when it fails another way. Written by triton-repro-suite (report ws-pointer-dot-sm90).
 """
 
@@ -11,6 +11,9 @@ import subprocess
 import sys
 import tempfile
 
+# Anything raised outside the kernel's compile is this script's own failure: one line, exit 2.
+hook = lambda kind, exc, tb: os._exit(print(f"this script failed, not the kernel: {kind.__name__}: {exc}", file=sys.stderr, flush=True) or 2)  # noqa: E731
+sys.excepthook = hook if sys.argv[1:] != ["--child"] else sys.excepthook
 import triton
 import triton.language as tl
 
@@ -32,6 +35,7 @@ def pointer_dot(
 
 
 # ---- the compile call: triton.compile for sm_90, no GPU needed ----
+from triton.backends.compiler import GPUTarget
 PHASE, TARGET, ARCH = "compile", 'sm_90', 90
 OPTIONS = {'num_warps': 4, 'num_stages': 3}
 SIGNATURE = {'a_ptr': '*fp16', 'b_ptr': '*fp16', 'c_ptr': '*fp16', 'K': 'i32'}
@@ -40,32 +44,35 @@ CONSTEXPRS = {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64, 'WARP_SPECIALIZE': 
 ATTRS = dict.fromkeys(['a_ptr', 'b_ptr', 'c_ptr', 'K'], [['tt.divisibility', 16]])
 
 
-def run():
-    """triton.compile(ASTSource(...)) in the installed release's form: constexprs= and attrs
-    by (index,) from 3.3; by name with an AttrsDescriptor in 3.2; by position in 3.0, 3.1."""
+def ast_source(fn, signature, constexprs, attrs):
+    """ASTSource in the installed release's form: constexprs= (3.3 on), AttrsDescriptor (3.2)."""
     from triton.backends import compiler
     from triton.compiler import ASTSource
 
-    fn, at = pointer_dot, {name: i for i, name in enumerate(pointer_dot.arg_names)}
-    hints = {at[n]: value for n, props in ATTRS.items() for _, value in props}
+    at = {name: i for i, name in enumerate(fn.arg_names)}
+    hints = {at[n]: value for n, props in attrs.items() for _, value in props}
     if "constexprs" in ASTSource.__init__.__code__.co_varnames:
-        types = {n: SIGNATURE.get(n, "constexpr") for n in at}
-        attrs = {(at[n],): props for n, props in ATTRS.items()}
-        src = ASTSource(fn, types, constexprs=CONSTEXPRS, attrs=attrs)
-    elif hasattr(compiler, "AttrsDescriptor"):
-        src = ASTSource(fn, SIGNATURE, CONSTEXPRS, compiler.AttrsDescriptor.from_hints(hints))
-    else:
-        from triton.compiler.compiler import AttrsDescriptor
+        types = {n: "constexpr" if n in constexprs else signature.get(n, "constexpr") for n in at}
+        by_path = {(at[n],): props for n, props in attrs.items() if n not in constexprs}
+        return ASTSource(fn, types, constexprs=constexprs, attrs=by_path)
+    if hasattr(compiler, "AttrsDescriptor"):
+        return ASTSource(fn, signature, constexprs, compiler.AttrsDescriptor.from_hints(hints))
+    from triton.compiler.compiler import AttrsDescriptor
 
-        ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
-        signature = {at[n]: t for n, t in SIGNATURE.items()}
-        constants = {at[n]: v for n, v in CONSTEXPRS.items()}
-        src = ASTSource(fn, signature, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
-    triton.compile(src, target=compiler.GPUTarget("cuda", ARCH, 32), options=OPTIONS)
+    ones, divisible = ([i for i, v in hints.items() if v == h] for h in (1, 16))
+    positional = {at[n]: t for n, t in signature.items()}
+    constants = {at[n]: v for n, v in constexprs.items()}
+    return ASTSource(fn, positional, constants, AttrsDescriptor(tuple(divisible), tuple(ones)))
+
+
+def run():
+    src = ast_source(pointer_dot, SIGNATURE, CONSTEXPRS, ATTRS)
+    triton.compile(src, target=GPUTarget("cuda", ARCH, 32), options=OPTIONS)
 
 
 # ---- the check: the bug's key evidence in what the compile printed ----
 EVIDENCE = ['NVGPUWarpSpecialization', 'LLVM ERROR: unsupported load type for producer commit']
+SAME_BUG = ['NVGPUWarpSpecialization']  # the suite's same-bug rule: a failing pass named is enough
 TIMEOUT_S = 540
 
 
@@ -90,7 +97,7 @@ def check():
     print(f"triton {triton.__version__}, {TARGET}: {PHASE} {ended}")
     for evidence in EVIDENCE:
         print(f"{'seen' if evidence in output + ended else 'NOT seen'}: {evidence}")
-    if all(evidence in output + ended for evidence in EVIDENCE):
+    if all(evidence in output + ended for evidence in SAME_BUG):
         print("REPRODUCED")
         return 1
     print(f"not reproduced: the {PHASE} " + ("succeeded" if code == 0 else "failed otherwise"))

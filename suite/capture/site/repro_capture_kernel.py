@@ -9,11 +9,13 @@ Standard library and triton only, like the rest of this folder.
 from __future__ import annotations
 
 import ast
+import inspect
 import math
 import re
 import sys
 import textwrap
 import types
+from collections.abc import Collection
 from typing import Any, TypedDict
 
 from repro_capture_common import plain
@@ -109,6 +111,32 @@ def _attributes(
 # ---------------------------------------------------------------------------------------
 
 
+def closure_of(
+    names: Collection[str],
+    scope: dict[str, Any],
+    provided: Collection[str] = (),
+    dropped: Collection[str] = (),
+) -> tuple[KernelSource, set[str]]:
+    """What the global ``names`` of ``scope`` (a module's namespace: a reproducer's inputs
+    and launch functions, its oracles) read, transitively, carried as for a kernel; and
+    the ``provided`` names among what they read."""
+    collector = _Collector(provided, dropped)
+    for name in names:
+        if name in scope:
+            collector._carry(name, scope[name])
+    carried = KernelSource(
+        name="",
+        module="",
+        file="",
+        line=0,
+        functions=list(collector.functions.values()),
+        values=list(collector.values.values()),
+        imports=list(collector.imports.values()),
+        unresolved=collector.unresolved,
+    )
+    return carried, collector.provided_used
+
+
 def kernel_source(fn: Any) -> KernelSource:
     collector = _Collector()
     collector.carry_function(fn)
@@ -131,46 +159,90 @@ def _def_text(fn: Any) -> str:
     return textwrap.dedent(text[found.start() :] if found else text)
 
 
-def _importable(module: types.ModuleType) -> bool:
-    """Whether a fresh process can import ``module`` by name: triton, torch, the standard
-    library, installed packages. The program's own modules are inlined instead."""
+#: Distributions a target environment installs beside triton itself: their modules are
+#: imported by name. Everything else a kernel reads (the program's own modules, and
+#: packages installed with pip, where kernel libraries ship their kernels) is carried.
+IMPORTED = frozenset({"triton", "torch", "numpy"})
+
+
+def importable(module: types.ModuleType) -> bool:
+    """Whether a standalone program imports ``module`` by name rather than carrying what it
+    reads: the standard library, triton, torch and numpy. A package installed with pip is
+    not: where the program runs, it is not installed."""
     name = module.__name__
     if name == "__main__":
         return False
     top = name.split(".")[0]
-    if top in ("triton", "torch") or top in getattr(sys, "stdlib_module_names", ()):
-        return True
-    path = getattr(module, "__file__", None)
-    if path is None:
-        return True
-    return "site-packages" in path or "dist-packages" in path
+    return top in IMPORTED or top in getattr(sys, "stdlib_module_names", ())
 
 
 class _Collector:
     """Walks a kernel's text and the functions it calls, resolving each global name."""
 
-    def __init__(self) -> None:
+    def __init__(self, provided: Collection[str] = (), dropped: Collection[str] = ()) -> None:
+        # Names the program that carries the closure defines itself (a launch script's
+        # device(), poisoned(), oracles): the suite's objects of those names are not carried.
+        self.provided = frozenset(provided)
+        # Decorators left off the carried functions (a reproducer's REPRO.launch).
+        self.dropped = frozenset(dropped)
         self.functions: dict[str, FunctionSource] = {}
         self.values: dict[str, GlobalValue] = {}
         self.imports: dict[str, ImportLine] = {}
         self.unresolved: list[str] = []
+        self.provided_used: set[str] = set()
         self._seen: dict[int, str] = {}
 
     def carry_function(self, fn: Any) -> str:
         """Define ``fn`` (and what it reads) in the reproducer; its name there."""
         if id(fn) in self._seen:
             return self._seen[id(fn)]
-        name = fn.__name__
+        name = fn.fn.__name__
         self._seen[id(fn)] = name
         text = _def_text(fn)
+        self._define(name, text, fn.fn, _decorator(fn))
+        return name
+
+    def carry_python(self, value: Any, whole: Any = None) -> str:
+        """Define a plain function or class ``value`` (or, with ``whole``, the
+        ``@triton.autotune``/``@triton.heuristics`` stack around the JIT function ``value``)
+        by its own source, decorators kept but those in ``dropped``; its name there."""
+        if id(whole or value) in self._seen:
+            return self._seen[id(whole or value)]
+        name = value.__name__
+        self._seen[id(whole or value)] = name
+        try:
+            text = textwrap.dedent(inspect.getsource(value))
+        except (OSError, TypeError):
+            self.unresolved.append(f"{name} (its source cannot be read)")
+            return name
         tree = ast.parse(text)
-        scope = fn.fn.__globals__
-        arguments = set(fn.arg_names)
+        node = tree.body[0]
+        decorators = getattr(node, "decorator_list", [])
+        kept = [d for d in decorators if _dotted(d) not in self.dropped]
+        if len(kept) != len(decorators):
+            lines = text.splitlines(keepends=True)
+            first = node.lineno - 1  # the def or class line, decorators above it
+            text = "".join([f"@{ast.get_source_segment(text, d)}\n" for d in kept] + lines[first:])
+        scope_of = value if not isinstance(value, type) else None
+        self._define(name, text, scope_of, "", module=sys.modules.get(value.__module__))
+        return name
+
+    def _define(self, name: str, text: str, fn: Any, decorator: str, module: Any = None) -> None:
+        """Carry what ``text`` (the source of ``fn``, or of a class of ``module``) reads,
+        and the text itself, its reads of the program's modules rewritten to the names
+        carried."""
+        tree = ast.parse(text)
+        scope = fn.__globals__ if fn is not None else vars(module) if module else {}
+        # Its arguments and what it assigns are its own: a global of one of those names is
+        # not read.
+        arguments = {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)} | {
+            n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         spans: list[tuple[int, int, int, str]] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
                 base = scope.get(node.value.id)
-                local = isinstance(base, types.ModuleType) and not _importable(base)
+                local = isinstance(base, types.ModuleType) and not importable(base)
                 if local and node.attr in base.__dict__:
                     carried = self._carry(node.attr, base.__dict__[node.attr])
                     spans.append((node.lineno, node.col_offset, node.end_col_offset or 0, carried))
@@ -181,18 +253,21 @@ class _Collector:
                 and node.id not in arguments
             ):
                 self._carry(node.id, scope[node.id])
-        code = fn.fn.__code__
-        self.functions[name] = FunctionSource(
-            name, _rewritten(text, spans), code.co_filename, code.co_firstlineno, _decorator(fn)
+        code = getattr(fn, "__code__", None)
+        carried = FunctionSource(
+            name,
+            _rewritten(text, spans),
+            code.co_filename if code else "",
+            code.co_firstlineno if code else 0,
+            decorator,
         )
-        return name
+        if self.functions.setdefault(name, carried) != carried:
+            self.unresolved.append(f"{name} (two different functions by one name)")
 
     def _carry(self, name: str, value: Any) -> str:
-        from triton.runtime.jit import JITFunction
-
-        if isinstance(value, JITFunction):
+        if _jit_callable(value):
             home = sys.modules.get(getattr(value.fn, "__module__", ""))
-            if home is not None and _importable(home):
+            if home is not None and importable(home):
                 self._import(ImportLine(name, home.__name__, value.fn.__name__))
                 return name
             defined = self.carry_function(value)
@@ -200,21 +275,47 @@ class _Collector:
                 self._value(GlobalValue(name, defined))
             return name
         if isinstance(value, types.ModuleType):
-            if _importable(value):
+            if importable(value):
                 self._import(ImportLine(name, value.__name__))
+            return name
+        module_name = getattr(value, "__module__", None) or ""
+        home = sys.modules.get(module_name)
+        if module_name.split(".")[0] == "suite":
+            if name in self.provided:
+                self.provided_used.add(name)
+            else:
+                self.unresolved.append(f"{name} ({module_name}: the suite's, not carried)")
+            return name
+        wrapped = _autotuned(value)
+        if wrapped is not None and not (home is not None and importable(home)):
+            defined = self.carry_python(wrapped, whole=value)
+            if defined != name:
+                self._value(GlobalValue(name, defined))
+            return name
+        plain_code = isinstance(value, (types.FunctionType, type))
+        if plain_code and home is not None and not importable(home):
+            if getattr(value, "__name__", "") == "<lambda>":
+                self.unresolved.append(f"{name} (a lambda: define it with def)")
+                return name
+            defined = self.carry_python(value)
+            if defined != name:
+                self._value(GlobalValue(name, defined))
             return name
         problems: list[str] = []
         python = literal(value, problems, name)
         if not problems:
             self._value(GlobalValue(name, python))
+            if _reads_torch(value):
+                self._import(ImportLine("torch", "torch"))
             return name
-        module_name = getattr(value, "__module__", None)
         qualname = getattr(value, "__qualname__", "")
-        home = sys.modules.get(module_name or "")
-        if home is not None and _importable(home) and getattr(home, qualname, None) is value:
+        if home is not None and importable(home) and getattr(home, qualname, None) is value:
             self._import(ImportLine(name, home.__name__, qualname))
             return name
-        self.unresolved.append(f"{name} ({type(value).__name__})")
+        import triton.language as tl
+
+        inner = value.value if isinstance(value, tl.constexpr) else value
+        self.unresolved.append(f"{name} ({type(inner).__name__})")
         return name
 
     def _import(self, line: ImportLine) -> None:
@@ -226,8 +327,55 @@ class _Collector:
             self.unresolved.append(f"{value.name} (two different values by one name)")
 
 
+def _torch_dtype(value: Any) -> bool:
+    return type(value).__module__ == "torch" and type(value).__name__ == "dtype"
+
+
+def _reads_torch(value: Any) -> bool:
+    """Whether ``value``'s literal names a torch dtype (so the program must import torch)."""
+    if isinstance(value, dict):
+        return any(_reads_torch(k) or _reads_torch(v) for k, v in value.items())
+    if isinstance(value, (tuple, list)):
+        return any(_reads_torch(v) for v in value)
+    return _torch_dtype(value)
+
+
+def _autotuned(value: Any) -> Any:
+    """The JIT function under an ``Autotuner``/``Heuristics`` stack; None for anything else."""
+    if type(value).__name__ not in ("Autotuner", "Heuristics"):
+        return None
+    inner = value
+    while type(inner).__name__ in ("Autotuner", "Heuristics"):
+        inner = getattr(inner, "fn", None)
+    return getattr(inner, "fn", None) if _jit_callable(inner) else None
+
+
+def _dotted(node: ast.expr) -> str:
+    """``REPRO.launch`` for a decorator ``@REPRO.launch`` (a call's function for a call)."""
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _jit_callable(value: Any) -> bool:
+    """A ``@triton.jit`` function, or a ``@triton.constexpr_function`` (3.5 on)."""
+    from triton.runtime import jit
+
+    kinds = tuple(getattr(jit, kind) for kind in _JIT_KINDS if hasattr(jit, kind))
+    return isinstance(value, kinds)
+
+
+#: The classes of Triton's function decorators, and the decorator that makes each.
+_JIT_KINDS = {"JITFunction": "triton.jit", "ConstexprFunction": "triton.constexpr_function"}
+
+
 def _decorator(fn: Any) -> str:
-    """``triton.jit`` with the arguments the program gave it that the reproducer needs."""
+    """``triton.jit`` with the arguments the program gave it that the reproducer needs;
+    ``triton.constexpr_function`` for one."""
+    if type(fn).__name__ == "ConstexprFunction":
+        return _JIT_KINDS["ConstexprFunction"]
     arguments = []
     if getattr(fn, "noinline", False):
         arguments.append("noinline=True")
@@ -261,9 +409,16 @@ def literal(value: Any, problems: list[str], name: str) -> str:
         return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
     if isinstance(value, (tuple, list)):
         items = [literal(v, problems, name) for v in value]
-        return (
-            ("(" + ", ".join(items) + ",)") if isinstance(value, tuple) else f"[{', '.join(items)}]"
-        )
+        if isinstance(value, list):
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, dict):
+        pairs = [
+            f"{literal(k, problems, name)}: {literal(v, problems, name)}" for k, v in value.items()
+        ]
+        return "{" + ", ".join(pairs) + "}"
+    if _torch_dtype(value):
+        return repr(value)  # torch.float16: the carrier imports torch
     if isinstance(value, tl.dtype):
         for attribute, candidate in vars(tl).items():
             if (

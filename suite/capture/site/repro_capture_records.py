@@ -55,6 +55,11 @@ class GlobalValue:
     python: str
 
 
+#: The imports every standalone program the suite writes begins with, as (name, module):
+#: an import line of the kernel's that binds one of these again is left out.
+TEMPLATE_IMPORTS = frozenset({("triton", "triton"), ("tl", "triton.language")})
+
+
 @dataclass
 class ImportLine:
     """How the reproducer gets an importable name back: ``import module as name`` when
