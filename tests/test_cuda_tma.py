@@ -28,6 +28,7 @@ import pytest
 from suite.api import Case, Target, WrongResult
 from suite.engine.baseline import Baseline, exit_status
 from suite.engine.child import load_reproducers
+from suite.engine.described import describe
 from suite.engine.discover import Found
 from suite.engine.expand import expand
 from suite.engine.outcome import CaseResult, Outcome, Signature
@@ -56,7 +57,7 @@ needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc
 def found(repro_id: str) -> Found:
     source = {"path": str(FILES[repro_id])}
     (repro,) = load_reproducers(source)
-    return Found(repro, source)
+    return Found(describe(repro), source)
 
 
 def module_of(repro_id: str) -> dict:

@@ -164,7 +164,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     records = []
     for found in discover.select(args.repros):
         repro = found.repro
-        needs = ["gpu to launch" if repro.launch_fn else "compile only", *repro.requires]
+        needs = ["gpu to launch" if repro.launches else "compile only", *repro.requires]
         if repro.gpu == "required":
             needs[0] = "gpu"
         listing.add(

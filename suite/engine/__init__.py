@@ -30,6 +30,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "load_reproducers": ("child", "load_reproducers"),
     "DEFAULTS": ("defaults", "DEFAULTS"),
     "choose_defaults": ("defaults", "choose_defaults"),
+    "Described": ("described", "Described"),
+    "describe": ("described", "describe"),
     "Found": ("discover", "Found"),
     "catalogue": ("discover", "catalogue"),
     "from_source": ("discover", "from_source"),
@@ -127,6 +129,7 @@ __all__ = [
     "CaseInterrupted",
     "CaseResult",
     "CaseSpec",
+    "Described",
     "Environment",
     "Error",
     "Execution",
@@ -154,6 +157,7 @@ __all__ = [
     "command_there",
     "completed_stage",
     "could_show",
+    "describe",
     "describe_printed",
     "diagnostic_verdict",
     "entry_problem",
@@ -223,6 +227,7 @@ if TYPE_CHECKING:
     )
     from suite.engine.child import load_reproducers
     from suite.engine.defaults import DEFAULTS, Bounds, choose_defaults
+    from suite.engine.described import Described, describe
     from suite.engine.discover import Found, catalogue, from_source, select
     from suite.engine.environment import Environment, gpu_arch
     from suite.engine.environment import capture as capture_environment

@@ -42,6 +42,7 @@ from suite.engine import (
     Found,
     Outcome,
     Workers,
+    describe,
     run_one,
 )
 from suite.errors import HarnessError
@@ -143,7 +144,7 @@ class SignatureTest:
     fixed_workers: Workers | None = None
 
     def __post_init__(self) -> None:
-        self._repro = _stand_in(self.expectation)
+        self._repro = describe(_stand_in(self.expectation))
 
     def spec(self, source: Path, config: Config | None = None) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})

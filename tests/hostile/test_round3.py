@@ -1,0 +1,38 @@
+"""Hostile inputs, third round (issue 36), each through the real ``repro`` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import repro_cli
+
+HERE = Path(__file__).resolve().parent / "repros"
+
+
+@pytest.mark.parametrize("act", ["exit", "classifier"])
+def test_a_file_that_acts_only_in_the_main_process_changes_nothing(tmp_path, act):
+    """The main process never imports a user's file: ``os._exit(0)`` there, or a classifier
+    replaced there, never turns two failing cases into a green run."""
+    out = tmp_path / "out"
+    done = repro_cli(
+        "run",
+        str(HERE / "parent_only.py"),
+        "--timeout",
+        "120",
+        "-o",
+        str(out),
+        env={"PARENT_ONLY": act},
+    )
+    assert done.code == 1, (done.code, done.stdout, done.stderr)
+    (run,) = (out / "runs").iterdir()
+    lines = (run / "results.jsonl").read_text().splitlines()
+    assert [json.loads(line)["outcome"] for line in lines] == ["compiler-error"] * 2
+
+
+def test_listing_a_file_that_exits_in_the_main_process(tmp_path):
+    done = repro_cli("list", str(HERE / "parent_only.py"), env={"PARENT_ONLY": "exit"})
+    assert done.code == 0, done.stderr
+    assert "hostile-parent-only" in done.stdout
