@@ -36,3 +36,25 @@ def test_listing_a_file_that_exits_in_the_main_process(tmp_path):
     done = repro_cli("list", str(HERE / "parent_only.py"), env={"PARENT_ONLY": "exit"})
     assert done.code == 0, done.stderr
     assert "hostile-parent-only" in done.stdout
+
+
+@pytest.mark.parametrize("isolation", ["warm", "fresh"])
+def test_a_forged_result_line_is_not_believed_by_resume(tmp_path, isolation):
+    """A case appends ``passed`` for a case that has not run and SIGTERMs ``repro``: the
+    line carries no key of the run, so ``--resume`` runs that case, which fails."""
+    out, env = tmp_path / "out", {"FORGER_MARK": str(tmp_path / "forged")}
+    common = ("--isolation", isolation, "-j", "1", "--timeout", "120", "-o", str(out))
+    first = repro_cli("run", str(HERE / "forger.py"), *common, env=env)
+    assert first.code == 143, (first.code, first.stdout, first.stderr)
+    assert (tmp_path / "forged").exists()
+    done = repro_cli("run", "--resume", *common, env=env)
+    assert done.code == 1, (done.code, done.stdout, done.stderr)
+    (run,) = (out / "runs").iterdir()
+    outcomes = {
+        json.loads(line)["case_id"]: json.loads(line)["outcome"]
+        for line in (run / "results.jsonl").read_text().splitlines()
+    }
+    assert outcomes == {
+        "hostile-forger[sm_90-0]": "compiler-error",
+        "hostile-forger[sm_90-1]": "compiler-error",
+    }
