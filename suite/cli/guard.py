@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -182,8 +183,24 @@ def resume_hint(argv: Sequence[str] | None) -> str:
     return f" ({hint})" if hint else ""
 
 
+# What a terminal would act on or a reader misread: C0 and C1 controls (an ESC sequence
+# clears the screen, a carriage return overwrites a line, a line break forges one),
+# invisible format characters and bidi overrides (U+202E shows text reversed).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def printable(text: object) -> str:
+    """``text`` for a terminal or a log: every control, format and bidi character written
+    as its escape (``\\x1b``, ``\\n``, ``\\u202e``), so text from a case is shown, never obeyed."""
+    return _UNPRINTABLE.sub(_escaped, str(text))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group(0).encode("unicode_escape").decode("ascii")
+
+
 def one_line(message: object) -> str:
-    return " ".join(str(message).split()) or "(no message)"
+    return printable(" ".join(str(message).split())) or "(no message)"
 
 
 def internal_error(exc: BaseException) -> int:

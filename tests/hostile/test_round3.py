@@ -58,3 +58,24 @@ def test_a_forged_result_line_is_not_believed_by_resume(tmp_path, isolation):
         "hostile-forger[sm_90-0]": "compiler-error",
         "hostile-forger[sm_90-1]": "compiler-error",
     }
+
+
+@pytest.mark.parametrize("fmt", ["plain", "table"])
+def test_text_from_a_case_is_shown_escaped_never_obeyed(tmp_path, fmt):
+    """ESC, carriage returns, a line break in a config value, U+202E: shown as escapes."""
+    done = repro_cli(
+        "run",
+        str(HERE / "terminal.py"),
+        "--format",
+        fmt,
+        "--timeout",
+        "120",
+        "-o",
+        str(tmp_path / "out"),
+    )
+    assert done.code == 1, (done.code, done.stdout, done.stderr)
+    shown = done.stdout + done.stderr
+    for raw in ("\x1b", "\r", "\u202e"):
+        assert raw not in shown
+    assert not any(line.startswith("hostile-terminal[sm_90-y]") for line in shown.splitlines())
+    assert "\\x1b" in shown
