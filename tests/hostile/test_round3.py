@@ -79,3 +79,21 @@ def test_text_from_a_case_is_shown_escaped_never_obeyed(tmp_path, fmt):
         assert raw not in shown
     assert not any(line.startswith("hostile-terminal[sm_90-y]") for line in shown.splitlines())
     assert "\\x1b" in shown
+
+
+def test_text_from_a_case_is_inert_in_the_issue_and_the_dashboard(tmp_path):
+    out = tmp_path / "out"
+    done = repro_cli("run", str(HERE / "live_text.py"), "--timeout", "120", "-o", str(out))
+    assert done.code == 1, done.stderr
+    (run,) = (out / "runs").iterdir()
+    case = "hostile-live-text[sm_90-0]"
+    done = repro_cli("report", f"{run}:{case}", "--no-rerun", "--id", "live", "-o", str(out))
+    assert done.code == 0, done.stderr
+    issue = (out / "live" / "issue.md").read_text()
+    prose = issue.replace("`", "\0").split("\0")[::2]  # outside code spans and fences
+    for live in ("@kernel_name", "@maintainer", "#1234", "GH-99", "![x](", "[click](", "<img"):
+        assert not any(live in part for part in prose), (live, issue)
+    done = repro_cli("dashboard", "-o", str(out))
+    assert done.code == 0, done.stderr
+    page = (out / "dashboard" / "index.html").read_text()
+    assert "<img src=x" not in page and "&lt;img src=x" in page
