@@ -173,6 +173,29 @@ def write_replacing(path: Path, data: str | bytes, mode: int = 0o644) -> None:
         raise
 
 
+def copy_regular_tree(source: Path, target: Path, overwrite: bool = True) -> list[Path]:
+    """Copy every regular file under ``source`` to the same place under ``target``, level by
+    level, never through a link: a link (to a key, to ``/dev/zero``), a FIFO, a socket or a
+    device is left behind, and so returned; a file already at ``target`` is replaced unless
+    ``overwrite`` is False. Each folder made under ``target`` is checked as
+    :func:`own_folder` checks it."""
+    left: list[Path] = []
+    own_folder(target.parent, target.name)
+    try:
+        entries = sorted(os.scandir(source), key=lambda e: e.name)
+    except OSError as exc:
+        raise UsageError(f"unreadable folder {source}: {exc.strerror}") from None
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            left += copy_regular_tree(path, target / entry.name, overwrite)
+        elif not entry.is_file(follow_symlinks=False):
+            left.append(path)
+        elif overwrite or not os.path.lexists(target / entry.name):
+            write_replacing(target / entry.name, read_regular(path, "file", follow=False))
+    return left
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that a reader sees the old file or the new one, never half."""
     write_replacing(path, text)

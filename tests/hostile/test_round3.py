@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,37 @@ def test_text_from_a_case_is_inert_in_the_issue_and_the_dashboard(tmp_path):
     assert done.code == 0, done.stderr
     page = (out / "dashboard" / "index.html").read_text()
     assert "<img src=x" not in page and "&lt;img src=x" in page
+
+
+def test_merge_and_dashboard_read_nothing_through_a_link_or_a_fifo(tmp_path):
+    """A shard's case folder holds a link to a file outside (a password in it), a FIFO and a
+    link to /dev/zero; a run's results.jsonl is a link to /dev/zero, another's a FIFO:
+    merge copies none of them, dashboard reads none, neither blocks."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("password-outside-the-root")
+    shards = []
+    for k in (1, 2):
+        out = tmp_path / f"s{k}"
+        done = repro_cli("run", str(HERE / "live_text.py"), "--shard", f"{k}/2", "-o", str(out))
+        assert done.code in (0, 1), done.stderr
+        (run,) = (out / "runs").iterdir()
+        shards.append(run)
+    planted = shards[0] / "cases" / "planted"
+    planted.mkdir(parents=True)
+    (planted / "leak.txt").symlink_to(outside)
+    (planted / "zero").symlink_to("/dev/zero")
+    os.mkfifo(planted / "fifo")
+    merged = repro_cli("merge", *map(str, shards), "-o", str(tmp_path / "merged"), timeout=300)
+    assert merged.code in (0, 1), merged.stderr
+    copied = [p for p in (tmp_path / "merged").rglob("*") if p.is_file()]
+    assert not any("password-outside" in p.read_text(errors="replace") for p in copied)
+    assert not any(p.name in ("leak.txt", "zero", "fifo") for p in copied)
+
+    runs = tmp_path / "s1" / "runs"
+    (runs / "zero").mkdir()
+    (runs / "zero" / "results.jsonl").symlink_to("/dev/zero")
+    (runs / "fifo").mkdir()
+    os.mkfifo(runs / "fifo" / "results.jsonl")
+    (runs / "away").symlink_to(tmp_path / "s2" / "runs" / shards[1].name)
+    done = repro_cli("dashboard", "-o", str(tmp_path / "s1"), timeout=300)
+    assert done.code == 0, done.stderr
