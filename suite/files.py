@@ -160,16 +160,21 @@ def write_replacing(path: Path, data: str | bytes, mode: int = 0o644) -> None:
     (``O_EXCL``, never through a link) and renaming it over ``path``: a reader sees the old
     file or the new one, two writers never share a temporary file, and a link, FIFO or hard
     link planted at ``path`` is replaced, never written through."""
-    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as exc:  # the file a full disk or a read-only folder refused: named
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode() if isinstance(data, str) else data)
             handle.flush()
             os.fchmod(handle.fileno(), mode)
         os.replace(partial, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(partial)
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
 
 

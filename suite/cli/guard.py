@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import math
 import os
 import re
@@ -24,10 +25,11 @@ import sys
 import time
 import traceback
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from suite.errors import EXIT_INTERNAL, UsageError
+from suite.errors import EXIT_HARNESS, EXIT_INTERNAL, EXIT_USAGE, UsageError
 from suite.files import cache_root
 
 # Options that must be a positive, finite number wherever a command has them.
@@ -201,6 +203,41 @@ def _escaped(match: re.Match[str]) -> str:
 
 def one_line(message: object) -> str:
     return printable(" ".join(str(message).split())) or "(no message)"
+
+
+@dataclass(frozen=True)
+class StorageFault:
+    """A file the command could not read or write, in one line: the user's input (exit 2:
+    ``--output`` read-only, a link loop) or the machine's (exit 4: a full disk, no file
+    descriptors left)."""
+
+    exit_status: int
+    line: str
+
+
+# Whose fault each errno is: the path the user gave, or the machine the command runs on.
+_INPUT_ERRNOS = frozenset(
+    {errno.EROFS, errno.ELOOP, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ENAMETOOLONG}
+)
+_MACHINE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EIO, errno.EFBIG}
+)
+
+
+def storage_fault(exc: BaseException) -> StorageFault | None:
+    """The one line for a storage error (None for any other failure: that one is the tool's
+    own). pathlib before Python 3.13 says a link loop with a RuntimeError."""
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):
+        where = str(exc).removeprefix("Symlink loop from ").strip("'")
+        return StorageFault(EXIT_USAGE, f"error: {printable(where)}: a link loop (ELOOP)")
+    if not isinstance(exc, OSError) or exc.errno not in _INPUT_ERRNOS | _MACHINE_ERRNOS:
+        return None
+    name = errno.errorcode[exc.errno]
+    where = f"{printable(exc.filename)}: " if exc.filename is not None else ""
+    said = f"{where}{exc.strerror or os.strerror(exc.errno)} ({name})"
+    if exc.errno in _INPUT_ERRNOS:
+        return StorageFault(EXIT_USAGE, f"error: {said}")
+    return StorageFault(EXIT_HARNESS, f"harness error: {said}")
 
 
 def internal_error(exc: BaseException) -> int:

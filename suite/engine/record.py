@@ -238,8 +238,11 @@ class RunStore:
             mine = self._results_file == (info.st_dev, info.st_ino)
             if not (mine and stat.S_ISREG(info.st_mode) and info.st_nlink == 1):
                 return False
-            os.write(fd, line.encode())
-            os.fsync(fd)
+            try:
+                os.write(fd, line.encode())
+                os.fsync(fd)
+            except OSError as exc:  # a full disk: the file it could not grow, named
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
             return True
         finally:
             os.close(fd)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import repro_cli
+from tests.conftest import Completed, repro_cli
 
 HERE = Path(__file__).resolve().parent / "repros"
 
@@ -132,3 +134,50 @@ def test_merge_and_dashboard_read_nothing_through_a_link_or_a_fifo(tmp_path):
     (runs / "away").symlink_to(tmp_path / "s2" / "runs" / shards[1].name)
     done = repro_cli("dashboard", "-o", str(tmp_path / "s1"), timeout=300)
     assert done.code == 0, done.stderr
+
+
+def one_line(done, status: int, *needles: str) -> None:
+    assert done.code == status, (done.code, done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "internal error" not in lines[0], done.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_an_output_that_is_a_link_loop_is_one_line_exit_2(tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(tmp_path / "loop" / "out"))
+    one_line(done, 2, "ELOOP", str(tmp_path / "loop"))
+
+
+def test_no_file_descriptors_left_is_one_line_exit_4(tmp_path):
+    """Under ``ulimit -n 8`` the run cannot open what it needs: the machine's fault."""
+    command = (
+        f"ulimit -n 8; exec {sys.executable} -m suite.cli.main run {HERE / 'live_text.py'} "
+        f"-o {tmp_path / 'out'}"
+    )
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=300)
+    done = Completed(proc.returncode, proc.stdout, proc.stderr)
+    one_line(done, 4, "EMFILE")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 64 KiB tmpfs, almost full (skipped where this user may not mount one)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        (disk / "filler").write_bytes(b"\0" * 60000)
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_a_full_disk_is_one_line_exit_4_naming_the_file(small_disk):
+    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(small_disk / "out"))
+    one_line(done, 4, "ENOSPC", str(small_disk / "out"))
