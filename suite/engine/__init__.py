@@ -73,6 +73,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RESULTS": ("record", "RESULTS"),
     "RunStore": ("record", "RunStore"),
     "safe_name": ("record", "safe_name"),
+    "case_folder_name": ("record", "case_folder_name"),
     "unique_folder": ("record", "unique_folder"),
     "CaseInterrupted": ("runner", "CaseInterrupted"),
     "Execution": ("runner", "Execution"),
@@ -149,6 +150,7 @@ __all__ = [
     "capture_environment",
     "capture_source",
     "capture_variables",
+    "case_folder_name",
     "case_id",
     "catalogue",
     "check_targets",
@@ -262,7 +264,7 @@ if TYPE_CHECKING:
         read_lines,
         typed,
     )
-    from suite.engine.record import RESULTS, RunStore, safe_name, unique_folder
+    from suite.engine.record import RESULTS, RunStore, case_folder_name, safe_name, unique_folder
     from suite.engine.runner import CaseInterrupted, Execution, Workers
     from suite.engine.same_bug import completed_stage, named_pass
     from suite.engine.same_bug import same_bug as is_same_bug

@@ -75,6 +75,15 @@ def safe_name(case_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", case_id).strip("_")
 
 
+def case_folder_name(case_id: str) -> str:
+    """The folder of a case: :func:`safe_name`, and where that changed the id, a digest of
+    the id, so two ids that write alike (``a b``, ``a_b``) never share a folder."""
+    name = safe_name(case_id)
+    if name == case_id:
+        return name
+    return f"{name}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
+
+
 class RunStore:
     """One run folder. Appends are thread-safe; reads tolerate a torn last line."""
 
@@ -183,7 +192,7 @@ class RunStore:
         return self._read_selection() if self._selection is None else self._selection
 
     def case_dir(self, case_id: str) -> Path:
-        return self.folder / "cases" / safe_name(case_id)
+        return self.folder / "cases" / case_folder_name(case_id)
 
     def results(self) -> list[CaseResult]:
         """Every recorded case, the last record winning if one was written twice; a line that

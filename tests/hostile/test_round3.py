@@ -181,3 +181,19 @@ def small_disk(tmp_path):
 def test_a_full_disk_is_one_line_exit_4_naming_the_file(small_disk):
     done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(small_disk / "out"))
     one_line(done, 4, "ENOSPC", str(small_disk / "out"))
+
+
+def test_two_case_ids_that_write_alike_keep_their_own_folders(tmp_path):
+    out = tmp_path / "out"
+    done = repro_cli("run", str(HERE / "alike.py"), "-j", "1", "-o", str(out))
+    assert done.code == 1, done.stderr
+    (run,) = (out / "runs").iterdir()
+    results = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    folders = set()
+    for result in results:
+        name = result["config"]["name"]
+        kept = [Path(p) for p in result["artifacts"].values()]
+        assert kept, result
+        folders |= {p.parent for p in kept}
+        assert any(f"<{name}>" in p.read_text() for p in kept if p.is_file()), (name, kept)
+    assert len(folders) == 2
