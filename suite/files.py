@@ -33,12 +33,50 @@ def load_structured(path: Path, what: str) -> Any:
             return tomllib.loads(text)
         if path.suffix == ".json":
             return json.loads(text)
-        import yaml
-
-        return yaml.safe_load(text)
+        return _load_yaml(text, path, what)
+    except UsageError:
+        raise
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"malformed {what} {path}: {first}") from None
+
+
+#: The most nodes a YAML document may stand for once its aliases are expanded: a config
+#: file is a few hundred; an alias bomb (each level ten aliases of the last) is billions,
+#: and grows to gigabytes wherever it is printed or copied.
+YAML_NODES = 100_000
+
+
+def _load_yaml(text: str, path: Path, what: str) -> Any:
+    """``yaml.safe_load``, refusing a document whose aliases expand past ``YAML_NODES``
+    (counted on the node graph before anything is built, each node once)."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded(node, {}) > YAML_NODES:
+            raise UsageError(f"malformed {what} {path}: its aliases expand past {YAML_NODES} nodes")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded(node: Any, sizes: dict[int, int]) -> int:
+    """How many nodes ``node`` stands for, every alias expanded (an alias is the very node
+    it names: counted once per use, computed once)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = YAML_NODES + 1  # a node inside itself (a recursive alias) is too many
+    children: list[Any] = []
+    if isinstance(node.value, list):
+        for item in node.value:
+            children += list(item) if isinstance(item, tuple) else [item]
+    total = 1 + sum(min(_expanded(child, sizes), YAML_NODES + 1) for child in children)
+    sizes[id(node)] = total
+    return total
 
 
 def cache_root() -> Path:

@@ -197,3 +197,21 @@ def test_two_case_ids_that_write_alike_keep_their_own_folders(tmp_path):
         folders |= {p.parent for p in kept}
         assert any(f"<{name}>" in p.read_text() for p in kept if p.is_file()), (name, kept)
     assert len(folders) == 2
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_grows(tmp_path):
+    """Six levels of ten aliases: a million nodes from a 300-byte file, under a parameter
+    the reproducer does not know (the refusal once printed all of it: 5 MB on one line)."""
+    lines, previous = ['l0: &l0 ["x","x","x","x","x","x","x","x","x","x"]'], "l0"
+    for level in range(1, 6):
+        lines.append(f"l{level}: &l{level} [" + ", ".join([f"*{previous}"] * 10) + "]")
+        previous = f"l{level}"
+    lines.append(f"configs: [{{name: 'a b', junk: *{previous}}}]")
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    done = repro_cli(
+        "run", str(HERE / "alike.py"), "--config-file", str(bomb), "-o", str(tmp_path / "out")
+    )
+    one_line(done, 2, "aliases")
+    assert len(done.stderr) < 1000
+    assert not (tmp_path / "out").exists()
