@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,27 @@ def test_a_yaml_alias_bomb_is_refused_before_it_grows(tmp_path):
     one_line(done, 2, "aliases")
     assert len(done.stderr) < 1000
     assert not (tmp_path / "out").exists()
+
+
+def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
+    out = tmp_path / "out"
+    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(out))
+    assert done.code == 1, done.stderr
+    (run,) = (out / "runs").iterdir()
+    command = ["report", f"{run}:hostile-live-text[sm_90-0]", "--no-rerun", "--id", "live"]
+    killed = subprocess.Popen(
+        [sys.executable, "-m", "suite.cli.main", *command, "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not list(out.glob(".live.new-*")) and killed.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    killed.kill()
+    killed.wait()
+    if not list(out.glob(".live.new-*")):
+        pytest.skip("the report finished before it could be killed mid-way")
+    done = repro_cli(*command, "-o", str(out))
+    assert done.code == 0, done.stderr
+    assert not list(out.glob(".live.*")), list(out.glob(".live.*"))
