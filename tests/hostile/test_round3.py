@@ -240,3 +240,24 @@ def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
     done = repro_cli(*command, "-o", str(out))
     assert done.code == 0, done.stderr
     assert not list(out.glob(".live.*")), list(out.glob(".live.*"))
+
+
+def test_a_case_that_stops_its_warm_template_ends_the_run_anyway(tmp_path):
+    out = tmp_path / "out"
+    done = repro_cli(
+        "run",
+        str(HERE / "stops_template.py"),
+        "--isolation",
+        "warm",
+        "-j",
+        "1",
+        "--timeout",
+        "30",
+        "-o",
+        str(out),
+        timeout=240,
+    )
+    assert done.code == 1, done.stderr
+    (run,) = (out / "runs").iterdir()
+    lines = (run / "results.jsonl").read_text().splitlines()
+    assert sorted(json.loads(line)["config"]["n"] for line in lines) == [0, 1]
