@@ -191,9 +191,12 @@ def resume_hint(argv: Sequence[str] | None) -> str:
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
-def printable(text: object) -> str:
+def printable(text: object, lines: bool = False) -> str:
     """``text`` for a terminal or a log: every control, format and bidi character written
-    as its escape (``\\x1b``, ``\\n``, ``\\u202e``), so text from a case is shown, never obeyed."""
+    as its escape (``\\x1b``, ``\\n``, ``\\u202e``), so text from a case is shown, never obeyed.
+    ``lines``: a block of lines (a rendered report) keeps its line breaks."""
+    if lines:
+        return "\n".join(printable(line) for line in str(text).split("\n"))
     return _UNPRINTABLE.sub(_escaped, str(text))
 
 

@@ -243,7 +243,7 @@ class TableOutput(Output):
             else:
                 self._stacked(listing)
         for line in view.lines:
-            self.console.print(Text(printable(line)), overflow="ignore", crop=False)
+            self.console.print(Text(printable(line, lines=True)), overflow="ignore", crop=False)
 
     def _fixed_width(self, listing: Listing) -> int:
         widths = [
@@ -296,7 +296,7 @@ class PlainOutput(Output):
             for row in listing.rows:
                 print("\t".join(_plain_cell(cell) for cell in row))
         for line in view.lines:
-            print(printable(line))
+            print(printable(line, lines=True))
         sys.stdout.flush()
 
 
