@@ -58,6 +58,7 @@ class Described:
     constraints: tuple[str, ...] = ()
     compiles: bool = False
     launches: bool = False
+    makes_inputs: bool = False
     oracles: tuple[str, ...] = ()
     differentials: tuple[Differential, ...] = ()
     kernels: tuple[Kernel, ...] = ()
@@ -112,6 +113,7 @@ class Described:
             "constraints": list(self.constraints),
             "compiles": self.compiles,
             "launches": self.launches,
+            "makes_inputs": self.makes_inputs,
             "oracles": list(self.oracles),
             "differentials": [
                 {"variant": dict(d.variant), "label": d.label} for d in self.differentials
@@ -147,6 +149,7 @@ class Described:
             constraints=_texts(data.get("constraints"), "constraints"),
             compiles=_flag(data.get("compiles"), "compiles"),
             launches=_flag(data.get("launches"), "launches"),
+            makes_inputs=_flag(data.get("makes_inputs"), "makes_inputs"),
             oracles=_texts(data.get("oracles"), "oracles"),
             differentials=tuple(
                 Differential(
@@ -192,6 +195,7 @@ def describe(repro: Reproducer, module: Any = None) -> Described:
         constraints=tuple(c.description for c in repro.constraints),
         compiles=repro.compile_fn is not None,
         launches=repro.launch_fn is not None,
+        makes_inputs=repro.inputs_fn is not None,
         oracles=tuple(str(o.name) for o in repro.oracles),
         differentials=tuple(o for o in repro.oracles if isinstance(o, Differential)),
         kernels=kernels,
