@@ -85,7 +85,8 @@ def bad_inputs(work: Path, check: Callable[..., Any]) -> list[Any]:
     work.mkdir(parents=True)
     (work / "loop").symlink_to(work / "loop")
     done = command(["run", str(HOSTILE / "live_text.py"), "-o", str(work / "loop" / "out")])
-    checks.append(check("bad-input", "--output a link loop", not one_line(done, 2, "ELOOP")))
+    why = one_line(done, 2, "ELOOP")
+    checks.append(check("bad-input", "--output a link loop", not why, why))
     lines, previous = ['l0: &l0 ["x","x","x","x","x","x","x","x","x","x"]'], "l0"
     for level in range(1, 9):
         lines.append(f"l{level}: &l{level} [" + ", ".join([f"*{previous}"] * 10) + "]")
