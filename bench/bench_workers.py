@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from suite.api import Case, Target
-from suite.engine import Execution, Workers, run_one, select
+from suite.engine import Execution, Workers, load_reproducers, run_one, select
 from suite.engine import expand_cases as expand
 
 MATRIX = (
@@ -47,7 +47,8 @@ def in_process(specs, work: Path) -> float:
     started = time.perf_counter()
     for number, spec in enumerate(specs):
         os.environ["TRITON_CACHE_DIR"] = str(work / f"inproc-{number}")
-        spec.repro.compile_fn(Case(spec.repro.id, spec.config, Target(spec.target)))
+        (repro,) = [r for r in load_reproducers(spec.found.source) if r.id == spec.repro.id]
+        repro.compile_fn(Case(spec.repro.id, spec.config, Target(spec.target)))
     return time.perf_counter() - started
 
 

@@ -34,6 +34,7 @@ MISBEHAVE = HOSTILE / "misbehave.py"
 sys.path.insert(0, str(HOSTILE))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hostile_probe_round2 as round2  # noqa: E402
+import hostile_probe_round3 as round3  # noqa: E402
 from misbehave import FAULTS  # noqa: E402
 
 SECRET_VALUES = (
@@ -589,7 +590,10 @@ def main() -> int:
     parser.add_argument("--json", help="write every check here")
     parser.add_argument("--signal-rounds", type=int, default=3)
     parser.add_argument(
-        "--round", choices=("all", "1", "2"), default="all", help="only issue 14's or 29's angles"
+        "--round",
+        choices=("all", "1", "2", "3"),
+        default="all",
+        help="only issue 14's, 29's or 36's angles",
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="repro-probe-"))
@@ -616,7 +620,17 @@ def main() -> int:
             lambda w: round2.planted_runs(w, Check, left_behind),
             lambda w: round2.concurrent_accepts(w, Check),
         ]
-        steps = {"all": first + second, "1": first, "2": second}[args.round]
+        third = [
+            lambda w: round3.bad_inputs(w / "round3-bad", Check),
+            lambda w: round3.faults(w / "round3", Check),
+            lambda w: round3.scrubber(w, Check),
+        ]
+        steps = {
+            "all": first + second + third,
+            "1": first,
+            "2": second,
+            "3": third,
+        }[args.round]
         for step in steps:
             found = step(work)
             checks += found

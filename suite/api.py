@@ -263,32 +263,45 @@ class Reproducer:
 
     def problems(self, config: Mapping[str, Any]) -> list[str]:
         """Why ``config`` is not a point of this reproducer's space (empty if it is)."""
-        found = []
-        missing = [n for n in self.param_names if n not in config]
-        if missing:
-            found.append(f"missing parameter(s) {', '.join(missing)}")
-        extra = [k for k in config if k not in self.param_names]
-        if extra:
-            found.append(f"unknown parameter(s) {', '.join(extra)}")
-        for p in self.params:
-            # 64.0 == 64 and True == 1 in Python, but neither is a block size: types must match.
-            if p.name in config and not any(
-                type(v) is type(config[p.name]) and v == config[p.name] for v in p.values
-            ):
-                found.append(f"{p.name}={config[p.name]!r} not in {list(p.values)}")
+        found = space_problems(self.params, config)
         if not found:
             found += [f"breaks '{c.description}'" for c in self.constraints if not c.holds(config)]
         return found
 
     def case_label(self, config: Mapping[str, Any]) -> str:
-        if self.label:
-            return self.label.format(**config)
-        return "-".join(str(config[n]) for n in self.param_names)
+        return case_label(self.label, self.params, config)
 
     def missing_requirements(self, target: str = "sm_90") -> list[str]:
         """The ``requires`` entries this interpreter lacks for ``target`` (checked in the
         child)."""
         return [r for r in self.requires if not _has(r, target)]
+
+
+def space_problems(params: Sequence[Param], config: Mapping[str, Any]) -> list[str]:
+    """Why ``config`` is not a point of the space ``params`` span (empty if it is): what a
+    process that never imported the reproducer can judge (constraints aside)."""
+    names = [p.name for p in params]
+    found = []
+    missing = [n for n in names if n not in config]
+    if missing:
+        found.append(f"missing parameter(s) {', '.join(missing)}")
+    extra = [k for k in config if k not in names]
+    if extra:
+        found.append(f"unknown parameter(s) {', '.join(extra)}")
+    for p in params:
+        # 64.0 == 64 and True == 1 in Python, but neither is a block size: types must match.
+        if p.name in config and not any(
+            type(v) is type(config[p.name]) and v == config[p.name] for v in p.values
+        ):
+            found.append(f"{p.name}={config[p.name]!r} not in {list(p.values)}")
+    return found
+
+
+def case_label(label: str, params: Sequence[Param], config: Mapping[str, Any]) -> str:
+    """A case's readable label: ``label`` filled from ``config``, else its values in order."""
+    if label:
+        return label.format(**config)
+    return "-".join(str(config[p.name]) for p in params)
 
 
 ACCEPTS = "accepts:"

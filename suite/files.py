@@ -33,12 +33,50 @@ def load_structured(path: Path, what: str) -> Any:
             return tomllib.loads(text)
         if path.suffix == ".json":
             return json.loads(text)
-        import yaml
-
-        return yaml.safe_load(text)
+        return _load_yaml(text, path, what)
+    except UsageError:
+        raise
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"malformed {what} {path}: {first}") from None
+
+
+#: The most nodes a YAML document may stand for once its aliases are expanded: a config
+#: file is a few hundred; an alias bomb (each level ten aliases of the last) is billions,
+#: and grows to gigabytes wherever it is printed or copied.
+YAML_NODES = 100_000
+
+
+def _load_yaml(text: str, path: Path, what: str) -> Any:
+    """``yaml.safe_load``, refusing a document whose aliases expand past ``YAML_NODES``
+    (counted on the node graph before anything is built, each node once)."""
+    import yaml
+
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded(node, {}) > YAML_NODES:
+            raise UsageError(f"malformed {what} {path}: its aliases expand past {YAML_NODES} nodes")
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _expanded(node: Any, sizes: dict[int, int]) -> int:
+    """How many nodes ``node`` stands for, every alias expanded (an alias is the very node
+    it names: counted once per use, computed once)."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    sizes[id(node)] = YAML_NODES + 1  # a node inside itself (a recursive alias) is too many
+    children: list[Any] = []
+    if isinstance(node.value, list):
+        for item in node.value:
+            children += list(item) if isinstance(item, tuple) else [item]
+    total = 1 + sum(min(_expanded(child, sizes), YAML_NODES + 1) for child in children)
+    sizes[id(node)] = total
+    return total
 
 
 def cache_root() -> Path:
@@ -160,17 +198,45 @@ def write_replacing(path: Path, data: str | bytes, mode: int = 0o644) -> None:
     (``O_EXCL``, never through a link) and renaming it over ``path``: a reader sees the old
     file or the new one, two writers never share a temporary file, and a link, FIFO or hard
     link planted at ``path`` is replaced, never written through."""
-    fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        fd, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as exc:  # the file a full disk or a read-only folder refused: named
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data.encode() if isinstance(data, str) else data)
             handle.flush()
             os.fchmod(handle.fileno(), mode)
         os.replace(partial, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(partial)
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
         raise
+
+
+def copy_regular_tree(source: Path, target: Path, overwrite: bool = True) -> list[Path]:
+    """Copy every regular file under ``source`` to the same place under ``target``, level by
+    level, never through a link: a link (to a key, to ``/dev/zero``), a FIFO, a socket or a
+    device is left behind, and so returned; a file already at ``target`` is replaced unless
+    ``overwrite`` is False. Each folder made under ``target`` is checked as
+    :func:`own_folder` checks it."""
+    left: list[Path] = []
+    own_folder(target.parent, target.name)
+    try:
+        entries = sorted(os.scandir(source), key=lambda e: e.name)
+    except OSError as exc:
+        raise UsageError(f"unreadable folder {source}: {exc.strerror}") from None
+    for entry in entries:
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            left += copy_regular_tree(path, target / entry.name, overwrite)
+        elif not entry.is_file(follow_symlinks=False):
+            left.append(path)
+        elif overwrite or not os.path.lexists(target / entry.name):
+            write_replacing(target / entry.name, read_regular(path, "file", follow=False))
+    return left
 
 
 def write_atomic(path: Path, text: str) -> None:

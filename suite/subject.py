@@ -38,6 +38,7 @@ from suite.engine import (
     RunNotes,
     RunStore,
     Signature,
+    case_folder_name,
     home_to_tilde,
     runtime_failure,
     safe_name,
@@ -176,7 +177,7 @@ def load_result(folder: Path, case: str | None) -> tuple[CaseResult, Environment
             )
         return failing[0], environment_of(folder)
     for result in results:
-        if result.case_id == case or safe_name(result.case_id) == case:
+        if case in (result.case_id, safe_name(result.case_id), case_folder_name(result.case_id)):
             return result, environment_of(folder)
     raise UsageError(f"no case {case!r} in {folder / RESULTS}")
 

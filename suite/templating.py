@@ -56,14 +56,30 @@ def inline_code(text: str) -> Markup:
     return Markup(f"{ticks}{pad}{text}{pad}{ticks}")
 
 
-_MARKDOWN_ACTIVE = {"\\": "\\\\", "`": "\\`", "<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_MARKDOWN_ACTIVE = {
+    "\\": "\\\\",
+    "`": "\\`",
+    "<": "&lt;",
+    ">": "&gt;",
+    "&": "&amp;",
+    "[": "\\[",
+    "]": "\\]",
+}
+# What GitHub links by itself in text: a mention (``@kernel_name`` in an MLIR error pings a
+# user of that name) and an issue reference (``#1234``, ``GH-12``). A word joiner (U+2060,
+# invisible) after its first character leaves it plain text. A bare URL stays a link: it
+# shows where it goes (a link with other text, or an image, is escaped above).
+_AUTOLINKED = re.compile(r"(?i)(@)(?=[a-z0-9_-])|(#)(?=[0-9a-z])|(gh)(?=-[0-9])")
+WORD_JOINER = "\u2060"
 
 
 def markdown_text(text: Any) -> Markup:
     """``text`` inert in Markdown: one line, no code span, no HTML tag, no entity, no
+    link or image, no mention or reference that GitHub would link, no
     control character (a NUL or an ESC from a finding's field is shown as U+FFFD)."""
     line = " ".join(control_free(str(text)).splitlines())
-    return Markup("".join(_MARKDOWN_ACTIVE.get(ch, ch) for ch in line))
+    escaped = "".join(_MARKDOWN_ACTIVE.get(ch, ch) for ch in line)
+    return Markup(_AUTOLINKED.sub(lambda m: m.group(0) + WORD_JOINER, escaped))
 
 
 @pass_context
@@ -156,7 +172,8 @@ def template_environment(override: Path | None = None) -> Environment:
     env = Environment(
         loader=ChoiceLoader(loaders),
         undefined=StrictUndefined,
-        autoescape=select_autoescape(["html"]),
+        # Jinja matches the name's end: dashboard.html.j2 is HTML.
+        autoescape=select_autoescape(["html", "html.j2", "htm", "xml"]),
         keep_trailing_newline=True,
         trim_blocks=True,
         lstrip_blocks=True,

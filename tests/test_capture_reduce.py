@@ -108,7 +108,7 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
     captured = _captured(tmp_path)
     text = captured.read_text()
     found = discover.from_source({"path": str(captured)}, str(captured))[0]
-    assert found.repro.inputs_fn is not None and found.repro.launch_fn is not None
+    assert found.repro.makes_inputs and found.repro.launches
 
     # The report's repro.py launches the captured launch (not a compile-only snippet).
     script = launch_script(

@@ -25,9 +25,10 @@ from pathlib import Path
 
 import pytest
 
-from suite.api import Case, Target, WrongResult
+from suite.api import Case, Reproducer, Target, WrongResult
 from suite.engine.baseline import Baseline, exit_status
 from suite.engine.child import load_reproducers
+from suite.engine.described import describe
 from suite.engine.discover import Found
 from suite.engine.expand import expand
 from suite.engine.outcome import CaseResult, Outcome, Signature
@@ -53,22 +54,26 @@ F32 = TensorMapDataType.FLOAT32
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on the PATH")
 
 
+def reproducer(repro_id: str) -> Reproducer:
+    """The reproducer object itself (its compile function is called here, in the test)."""
+    (repro,) = load_reproducers({"path": str(FILES[repro_id])})
+    return repro
+
+
 def found(repro_id: str) -> Found:
-    source = {"path": str(FILES[repro_id])}
-    (repro,) = load_reproducers(source)
-    return Found(repro, source)
+    return Found(describe(reproducer(repro_id)), {"path": str(FILES[repro_id])})
 
 
 def module_of(repro_id: str) -> dict:
     """The reproducer module's namespace (its helpers: static_findings, defines, ...)."""
-    return found(repro_id).repro.compile_fn.__globals__
+    return reproducer(repro_id).compile_fn.__globals__
 
 
 def config(repro_id: str, set_name: str, **match: object) -> dict:
     """The one config of ``set_name`` whose values include ``match``."""
     configs = [
         c
-        for c in found(repro_id).repro.configs[set_name]
+        for c in reproducer(repro_id).configs[set_name]
         if all(c[k] == v for k, v in match.items())
     ]
     assert len(configs) == 1, (set_name, match, configs)
@@ -83,7 +88,7 @@ def case(repro_id: str, cfg: dict, target: str = "sm_90", gpu: bool = False) -> 
 
 
 def test_seed_1d_box_1024_is_box_dim_range():
-    repro = found("cuda-tma-1d").repro
+    repro = reproducer("cuda-tma-1d")
     seed = config("cuda-tma-1d", "seed", static_check=True)
     assert seed["box"] == 1024
     with pytest.raises(LimitViolation) as caught:
@@ -95,7 +100,7 @@ def test_seed_1d_box_1024_is_box_dim_range():
 
 
 def test_seed_2d_box_128x64_overflows_its_16k_stage():
-    repro = found("cuda-tma-2d-pipeline").repro
+    repro = reproducer("cuda-tma-2d-pipeline")
     seed = config("cuda-tma-2d-pipeline", "seed", static_check=True)
     assert (seed["box_rows"], seed["box_cols"], seed["buffer_elems"] * 4) == (128, 64, 16384)
     with pytest.raises(LimitViolation) as caught:
@@ -108,7 +113,7 @@ def test_seed_2d_box_128x64_overflows_its_16k_stage():
 
 @pytest.mark.parametrize("repro_id", sorted(FILES))
 def test_corrected_and_swizzle_configs_pass_the_static_check(repro_id):
-    sets = found(repro_id).repro.configs
+    sets = reproducer(repro_id).configs
     good = list(sets["corrected"]) + list(sets.get("swizzle", ()))
     static_findings = module_of(repro_id)["static_findings"]
     for cfg in good:
@@ -119,7 +124,7 @@ def test_1d_launch_lengths_are_16_byte_multiples_with_a_ragged_tail():
     """The default launch never copies a size the H200 may reject (byte size % 16 != 0)."""
     module = module_of("cuda-tma-1d")
     for name in ("seed", "corrected", "boundary"):
-        for cfg in found("cuda-tma-1d").repro.configs[name]:
+        for cfg in reproducer("cuda-tma-1d").configs[name]:
             assert (cfg["lengths"], cfg["strides"]) == ("x16", "padded"), cfg
     lengths = module["LENGTH_SETS"]["x16"]
     assert lengths == (1 << 20, 1_000_004)
@@ -131,7 +136,7 @@ def test_1d_launch_lengths_are_16_byte_multiples_with_a_ragged_tail():
 
 def test_rank1_probe_set_breaks_only_the_observed_null_rule_and_is_not_default():
     """The probes break no documented rule; the null ones break the observed one."""
-    repro = found("cuda-tma-1d").repro
+    repro = reproducer("cuda-tma-1d")
     probes = repro.configs["rank1-probe"]
     assert "rank1-probe" not in repro.default_sets
     assert {(c["lengths"], c["strides"]) for c in probes} == {
@@ -155,7 +160,7 @@ def test_rank1_probe_set_breaks_only_the_observed_null_rule_and_is_not_default()
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("lengths", ["ragged", "x16"])
 def test_1d_null_strides_is_a_user_error_with_the_observed_rule(lengths, target):
-    repro = found("cuda-tma-1d").repro
+    repro = reproducer("cuda-tma-1d")
     cfg = config("cuda-tma-1d", "rank1-probe", lengths=lengths, strides="null")
     with pytest.raises(LimitViolation) as caught:
         repro.compile_fn(case(repro.id, cfg, target))
@@ -428,7 +433,7 @@ def gpu_target() -> str:
 
 
 def launch(repro_id: str, cfg: dict) -> None:
-    repro = found(repro_id).repro
+    repro = reproducer(repro_id)
     c = case(repro_id, cfg, gpu_target(), gpu=True)
     repro.compile_fn(c)
     repro.launch_fn(c)
@@ -468,7 +473,7 @@ def test_gpu_1d_rank1_probe_config(index):
     The H200 copied every non-null probe exactly (ragged byte sizes included) and refused
     every null one at the encode; the static check now stops the null ones first.
     """
-    cfg = dict(found("cuda-tma-1d").repro.configs["rank1-probe"][index])
+    cfg = dict(reproducer("cuda-tma-1d").configs["rank1-probe"][index])
     if cfg["strides"] == "null":
         with pytest.raises(LimitViolation) as caught:
             launch("cuda-tma-1d", cfg)
@@ -549,7 +554,7 @@ def test_gpu_2d_corrected_box_128x32_copies_exactly():
 @needs_nvcc
 @pytest.mark.parametrize("index", range(4))
 def test_gpu_2d_swizzled_copies_exactly(index):
-    cfg = dict(found("cuda-tma-2d-pipeline").repro.configs["swizzle"][index])
+    cfg = dict(reproducer("cuda-tma-2d-pipeline").configs["swizzle"][index])
     launch("cuda-tma-2d-pipeline", cfg)
 
 

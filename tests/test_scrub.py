@@ -17,6 +17,7 @@ import mmap
 import os
 import string
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,43 @@ def test_a_kernel_variable_named_like_a_token_is_code_not_a_secret():
     assert scrub_secrets(line) == line
     assert REDACTED in scrub_secrets("my_token = abc123def456")
     assert REDACTED in scrub_secrets("auth_token = load(x)")
+
+
+# Text a case may print or raise to stall a backtracking pattern (issue 36): 100 KB each.
+# The scrubber of 0f91f3c took 128 s on 'a.' * 16000 alone, growing with the square.
+ADVERSARIAL = ("'a.' * 50000", "'a-' * 50000")
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL)
+def test_adversarial_text_is_scrubbed_in_linear_time(text):
+    """Each is scrubbed in a child within a bound a quadratic scrubber misses by minutes
+    (seconds here; minutes of slack against a loaded machine, never a timing assertion)."""
+    code = f"from suite.engine.scrub import scrub_secrets; scrub_secrets({text})"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=90)
+
+
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        ("{'password': 'hunter2-in-a-dict'}", "hunter2-in-a-dict"),
+        ('{"db_password": "hunter2-json"}', "hunter2-json"),
+        ("mysql --password hunter2-flag -h db", "hunter2-flag"),
+        ("tool --api-key 'hunter2-quoted' run", "hunter2-quoted"),
+        ("sshpass -p hunter2-sshpass ssh build@host", "hunter2-sshpass"),
+        ("sshpass -p 'hunter2 spaced' ssh build@host", "hunter2 spaced"),
+    ],
+)
+def test_everyday_secret_forms_are_redacted(text, secret):
+    assert secret not in scrub_secrets(text)
+
+
+def test_the_bare_value_of_a_secret_variable_is_redacted():
+    """A case that prints ``os.environ['DEPLOY_SECRET']`` alone shows no name to go by."""
+    code = (
+        "from suite.engine.scrub import scrub_secrets; print(scrub_secrets('got s3cr3t-value-42'))"
+    )
+    env = {**os.environ, "DEPLOY_SECRET": "s3cr3t-value-42", "UNRELATED": "plain-value-42"}
+    shown = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.strip() == "got [redacted]"

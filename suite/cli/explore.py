@@ -21,7 +21,8 @@ from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
-    from suite.api import Config, Reproducer
+    from suite.api import Config
+    from suite.engine import Described
     from suite.search.findings import DirectoryFindingsStore, Finding
 
 
@@ -189,9 +190,7 @@ def _finding_record(store: DirectoryFindingsStore, finding: Finding) -> dict[str
     return {"id": path.stem, "file": str(path), **finding.to_json()}
 
 
-def _boundary_listing(
-    store: DirectoryFindingsStore, finding: Finding, repro: Reproducer
-) -> Listing:
+def _boundary_listing(store: DirectoryFindingsStore, finding: Finding, repro: Described) -> Listing:
     """One finding: its id, signature and minimal case and config as the title, its
     boundary below."""
     from suite.engine import case_id
@@ -234,7 +233,7 @@ class _MinimalCases:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.problems: list[str] = []
-        self._loaded: dict[tuple[str, str], Reproducer | str] = {}
+        self._loaded: dict[tuple[str, str], Described | str] = {}
 
     def of(self, finding: Finding, name: str) -> str:
         """The case id of ``finding`` (named ``name`` in problems), or ''."""
@@ -253,7 +252,7 @@ class _MinimalCases:
             )
             return ""
 
-    def _reproducer(self, finding: Finding) -> Reproducer | str:
+    def _reproducer(self, finding: Finding) -> Described | str:
         """The reproducer, or why it cannot be loaded."""
         from suite.engine import reproducer_for
 

@@ -18,17 +18,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import math
 import os
+import re
 import signal
 import sys
 import time
 import traceback
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
-from suite.errors import EXIT_INTERNAL, UsageError
+from suite.errors import EXIT_HARNESS, EXIT_INTERNAL, EXIT_USAGE, UsageError
 from suite.files import cache_root
 
 # Options that must be a positive, finite number wherever a command has them.
@@ -184,8 +187,62 @@ def resume_hint(argv: Sequence[str] | None) -> str:
     return f" ({hint})" if hint else ""
 
 
+# What a terminal would act on or a reader misread: C0 and C1 controls (an ESC sequence
+# clears the screen, a carriage return overwrites a line, a line break forges one),
+# invisible format characters and bidi overrides (U+202E shows text reversed).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def printable(text: object, lines: bool = False) -> str:
+    """``text`` for a terminal or a log: every control, format and bidi character written
+    as its escape (``\\x1b``, ``\\n``, ``\\u202e``), so text from a case is shown, never obeyed.
+    ``lines``: a block of lines (a rendered report) keeps its line breaks."""
+    if lines:
+        return "\n".join(printable(line) for line in str(text).split("\n"))
+    return _UNPRINTABLE.sub(_escaped, str(text))
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group(0).encode("unicode_escape").decode("ascii")
+
+
 def one_line(message: object) -> str:
-    return " ".join(str(message).split()) or "(no message)"
+    return printable(" ".join(str(message).split())) or "(no message)"
+
+
+@dataclass(frozen=True)
+class StorageFault:
+    """A file the command could not read or write, in one line: the user's input (exit 2:
+    ``--output`` read-only, a link loop) or the machine's (exit 4: a full disk, no file
+    descriptors left)."""
+
+    exit_status: int
+    line: str
+
+
+# Whose fault each errno is: the path the user gave, or the machine the command runs on.
+_INPUT_ERRNOS = frozenset(
+    {errno.EROFS, errno.ELOOP, errno.ENOTDIR, errno.EACCES, errno.EPERM, errno.ENAMETOOLONG}
+)
+_MACHINE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EIO, errno.EFBIG}
+)
+
+
+def storage_fault(exc: BaseException) -> StorageFault | None:
+    """The one line for a storage error (None for any other failure: that one is the tool's
+    own). pathlib before Python 3.13 says a link loop with a RuntimeError."""
+    if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):
+        where = str(exc).removeprefix("Symlink loop from ").strip("'")
+        return StorageFault(EXIT_USAGE, f"error: {printable(where)}: a link loop (ELOOP)")
+    if not isinstance(exc, OSError) or exc.errno not in _INPUT_ERRNOS | _MACHINE_ERRNOS:
+        return None
+    name = errno.errorcode[exc.errno]
+    where = f"{printable(exc.filename)}: " if exc.filename is not None else ""
+    said = f"{where}{exc.strerror or os.strerror(exc.errno)} ({name})"
+    if exc.errno in _INPUT_ERRNOS:
+        return StorageFault(EXIT_USAGE, f"error: {said}")
+    return StorageFault(EXIT_HARNESS, f"harness error: {said}")
 
 
 def internal_error(exc: BaseException) -> int:

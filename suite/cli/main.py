@@ -168,7 +168,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     records = []
     for found in discover.select(args.repros):
         repro = found.repro
-        needs = ["gpu to launch" if repro.launch_fn else "compile only", *repro.requires]
+        needs = ["gpu to launch" if repro.launches else "compile only", *repro.requires]
         if repro.gpu == "required":
             needs[0] = "gpu"
         listing.add(
@@ -219,7 +219,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"repro: interrupted{guard.resume_hint(argv)}", file=sys.stderr)
             return 130
         except Exception as exc:  # the tool's own failure: its own exit code
-            return guard.internal_error(exc)
+            fault = guard.storage_fault(exc)
+            if fault is None:
+                return guard.internal_error(exc)
+            print(f"repro: {fault.line}", file=sys.stderr)
+            return fault.exit_status
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from suite.cli.guard import printable
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
@@ -86,7 +88,7 @@ class Listing:
     def add(self, *cells: Any, style: str = "") -> None:
         if len(cells) != len(self.columns):
             raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
-        self.rows.append(tuple("" if c is None else str(c) for c in cells))
+        self.rows.append(tuple("" if c is None else printable(c) for c in cells))
         self.styles.append(style)
 
 
@@ -156,7 +158,7 @@ class Steps:
         if self._bar is not None:
             from rich.markup import escape
 
-            self._bar.update(self._task, description=escape(description))
+            self._bar.update(self._task, description=escape(printable(description)))
         elif self.mode == "log" and self.verbose:
             self._line(f"{description} ...", self.done)
 
@@ -166,14 +168,15 @@ class Steps:
         if self._bar is not None:
             from rich.markup import escape
 
-            self._bar.update(self._task, advance=1, description=escape(description))
+            self._bar.update(self._task, advance=1, description=escape(printable(description)))
         elif self.mode == "log":
             self._line(description, self.done)
 
     def _line(self, text: str, count: int) -> None:
         elapsed = time.monotonic() - self.started
         of = f"{count}/{self.total}" if self.total else str(count)
-        print(f"[{elapsed:8.1f}s] {self.what} {of}: {text}", file=sys.stderr, flush=True)
+        line = f"[{elapsed:8.1f}s] {self.what} {of}: {text}"
+        print(printable(line), file=sys.stderr, flush=True)
 
 
 @functools.cache
@@ -207,12 +210,12 @@ class Output:
     def note(self, line: str) -> None:
         """A line about what is happening (stderr), dropped by ``--quiet``."""
         if not self.quiet:
-            print(line, file=sys.stderr, flush=True)
+            print(printable(line), file=sys.stderr, flush=True)
 
     def detail(self, line: str) -> None:
         """A line only ``--verbose`` wants (stderr)."""
         if self.verbose:
-            print(line, file=sys.stderr, flush=True)
+            print(printable(line), file=sys.stderr, flush=True)
 
     def steps(self, what: str, total: int | None = None) -> Steps:
         """Progress of a long operation, as a context manager."""
@@ -234,13 +237,13 @@ class TableOutput(Output):
 
         for listing in view.listings:
             if listing.title:
-                self.console.print(Text(listing.title, style="bold"))
+                self.console.print(Text(printable(listing.title), style="bold"))
             if self._fits(listing):
                 self.console.print(self._table(listing))
             else:
                 self._stacked(listing)
         for line in view.lines:
-            self.console.print(Text(line), overflow="ignore", crop=False)
+            self.console.print(Text(printable(line, lines=True)), overflow="ignore", crop=False)
 
     def _fixed_width(self, listing: Listing) -> int:
         widths = [
@@ -288,12 +291,12 @@ class PlainOutput(Output):
     def show(self, view: View) -> None:
         for listing in view.listings:
             if listing.title:
-                print(f"# {listing.title}")
+                print(f"# {printable(listing.title)}")
             print("# " + "\t".join(c.name for c in listing.columns))
             for row in listing.rows:
                 print("\t".join(_plain_cell(cell) for cell in row))
         for line in view.lines:
-            print(line)
+            print(printable(line, lines=True))
         sys.stdout.flush()
 
 

@@ -30,6 +30,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "load_reproducers": ("child", "load_reproducers"),
     "DEFAULTS": ("defaults", "DEFAULTS"),
     "choose_defaults": ("defaults", "choose_defaults"),
+    "Described": ("described", "Described"),
+    "describe": ("described", "describe"),
     "Found": ("discover", "Found"),
     "catalogue": ("discover", "catalogue"),
     "from_source": ("discover", "from_source"),
@@ -72,6 +74,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RESULTS": ("record", "RESULTS"),
     "RunStore": ("record", "RunStore"),
     "safe_name": ("record", "safe_name"),
+    "case_folder_name": ("record", "case_folder_name"),
     "unique_folder": ("record", "unique_folder"),
     "CaseInterrupted": ("runner", "CaseInterrupted"),
     "Execution": ("runner", "Execution"),
@@ -130,6 +133,7 @@ __all__ = [
     "CaseInterrupted",
     "CaseResult",
     "CaseSpec",
+    "Described",
     "Environment",
     "Error",
     "Execution",
@@ -150,6 +154,7 @@ __all__ = [
     "capture_environment",
     "capture_source",
     "capture_variables",
+    "case_folder_name",
     "case_id",
     "catalogue",
     "check_targets",
@@ -159,6 +164,7 @@ __all__ = [
     "completed_stage",
     "context_check",
     "could_show",
+    "describe",
     "describe_printed",
     "diagnostic_verdict",
     "entry_problem",
@@ -227,6 +233,7 @@ if TYPE_CHECKING:
     )
     from suite.engine.child import load_reproducers
     from suite.engine.defaults import DEFAULTS, Bounds, choose_defaults
+    from suite.engine.described import Described, describe
     from suite.engine.discover import Found, catalogue, from_source, select
     from suite.engine.environment import Environment, gpu_arch
     from suite.engine.environment import capture as capture_environment
@@ -261,7 +268,7 @@ if TYPE_CHECKING:
         read_lines,
         typed,
     )
-    from suite.engine.record import RESULTS, RunStore, safe_name, unique_folder
+    from suite.engine.record import RESULTS, RunStore, case_folder_name, safe_name, unique_folder
     from suite.engine.runner import CaseInterrupted, Execution, Workers
     from suite.engine.same_bug import completed_stage, named_pass
     from suite.engine.same_bug import same_bug as is_same_bug

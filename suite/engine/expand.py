@@ -12,7 +12,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from suite.api import Config, Reproducer
+from suite.api import Config
+from suite.engine.described import Described
 from suite.engine.discover import Found
 from suite.errors import UsageError
 from suite.files import load_structured
@@ -29,7 +30,7 @@ class CaseSpec:
     gpu: bool = False
 
     @property
-    def repro(self) -> Reproducer:
+    def repro(self) -> Described:
         return self.found.repro
 
     @property
@@ -37,7 +38,7 @@ class CaseSpec:
         return case_id(self.repro, self.target, self.config)
 
 
-def case_id(repro: Reproducer, target: str, config: Config) -> str:
+def case_id(repro: Described, target: str, config: Config) -> str:
     return f"{repro.id}[{target}-{repro.case_label(config)}]"
 
 
@@ -84,17 +85,15 @@ def expand(
     seen: set[str] = set()
     for item in found:
         repro = item.repro
-        for config in configs or _configs_of(repro, sets):
-            problems = repro.problems(config)
+        chosen = list(configs) or _configs_of(repro, sets)
+        for config, problems in zip(chosen, repro.problems_of(chosen), strict=True):
             if problems:
                 raise UsageError(f"{repro.id}: bad config {config}: {'; '.join(problems)}")
             for target in targets or repro.targets:
                 if target not in repro.targets:
                     continue
                 launch = (
-                    gpu_arch is not None
-                    and repro.launch_fn is not None
-                    and limits_for(target).arch == gpu_arch
+                    gpu_arch is not None and repro.launches and limits_for(target).arch == gpu_arch
                 )
                 spec = CaseSpec(item, dict(config), target, launch)
                 if spec.case_id not in seen:
@@ -103,7 +102,7 @@ def expand(
     return specs
 
 
-def _configs_of(repro: Reproducer, sets: Sequence[str]) -> list[Config]:
+def _configs_of(repro: Described, sets: Sequence[str]) -> list[Config]:
     """The configs of the named sets (the reproducer's defaults, else all, when none is named)."""
     wanted = list(sets) or list(repro.default_sets) or list(repro.configs)
     if "all" in wanted:

@@ -10,6 +10,13 @@ A run is a folder under ``<output>/runs/``:
   was interrupted or broke (``summary.json`` then says ``"partial": true``);
 - ``run.lock``: who holds the run now (an exclusive ``flock``; one process at a time).
 
+A case runs inside the run folder and may write to ``results.jsonl``. So each line carries
+``mac``, an HMAC-SHA256 of the record under a key the process that writes the run makes at
+random and keeps out of the run folder and out of every child's environment (in the cache
+folder, ``run-keys/``, mode 0600). ``--resume`` and every reader keep only lines whose
+``mac`` holds: a line a case forged, or one of a run made elsewhere or before keys, is not
+believed (a run without its key on this machine is read as it is, but never resumed).
+
 Every record is scrubbed of secrets as it is written (``suite.engine.scrub``): these
 files are uploaded as CI artifacts.
 """
@@ -19,9 +26,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
+import hmac
 import json
 import os
 import re
+import secrets
 import socket
 import stat
 import sys
@@ -37,10 +47,11 @@ from xml.etree import ElementTree as ET
 from suite.engine.outcome import CaseResult, Outcome
 from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.errors import UsageError
-from suite.files import lies_under, own_folder, read_regular, write_replacing
+from suite.files import cache_root, lies_under, own_folder, read_regular, write_replacing
 
 RESULTS = "results.jsonl"
 LOCK = "run.lock"
+MAC = "mac"
 # Characters XML 1.0 cannot hold at all; a case's message may carry any of them.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -64,6 +75,15 @@ def safe_name(case_id: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", case_id).strip("_")
 
 
+def case_folder_name(case_id: str) -> str:
+    """The folder of a case: :func:`safe_name`, and where that changed the id, a digest of
+    the id, so two ids that write alike (``a b``, ``a_b``) never share a folder."""
+    name = safe_name(case_id)
+    if name == case_id:
+        return name
+    return f"{name}-{hashlib.sha256(case_id.encode()).hexdigest()[:8]}"
+
+
 class RunStore:
     """One run folder. Appends are thread-safe; reads tolerate a torn last line."""
 
@@ -77,12 +97,14 @@ class RunStore:
         self._lines: list[str] | None = None
         self._selection: dict[str, Any] | None = None
         self._results_file: tuple[int, int] | None = None  # (device, inode) written here
+        self._key: bytes | None = None
 
     @classmethod
     def create(cls, root: Path, selection: dict[str, Any]) -> RunStore:
         folder = unique_folder(own_folder(root.resolve(), "runs"), time.strftime("%Y%m%d-%H%M%S"))
         store = cls(folder)
         store.hold()
+        store._key = _new_key(folder)
         store._lines = []
         store._selection = selection
         write_replacing(folder / "run.json", json.dumps(selection, indent=2, sort_keys=True))
@@ -127,6 +149,14 @@ class RunStore:
         store = cls(folder)
         store.hold()
         store._selection = store._read_selection()
+        store._key = _key_of(folder)
+        if store._key is None:
+            store.release()
+            raise UsageError(
+                f"cannot resume {folder}: its key is not on this machine (the run was made "
+                "elsewhere or by an older repro), so its results cannot be told from a "
+                "case's: start a new run"
+            )
         store._lines = store._read_lines()
         if os.path.lexists(folder / RESULTS):
             # A run killed mid-append leaves half a line: the file anew, whole lines only.
@@ -141,7 +171,11 @@ class RunStore:
         if not os.path.lexists(path):
             return []
         data = read_regular(path, "results file", follow=False)
-        return [line + "\n" for line in data.decode(errors="replace").split("\n")[:-1]]
+        lines = [line + "\n" for line in data.decode(errors="replace").split("\n")[:-1]]
+        key = self._key or _key_of(self.folder)
+        if key is None:  # a run made elsewhere or before keys: read as it is
+            return lines
+        return [line for line in lines if _sealed_by(key, line)]
 
     def _read_selection(self) -> dict[str, Any]:
         try:
@@ -158,7 +192,7 @@ class RunStore:
         return self._read_selection() if self._selection is None else self._selection
 
     def case_dir(self, case_id: str) -> Path:
-        return self.folder / "cases" / safe_name(case_id)
+        return self.folder / "cases" / case_folder_name(case_id)
 
     def results(self) -> list[CaseResult]:
         """Every recorded case, the last record winning if one was written twice; a line that
@@ -185,8 +219,11 @@ class RunStore:
         return list(found.values())
 
     def append(self, result: CaseResult) -> None:
-        line = json.dumps(scrub_tree(result.to_json()), default=str) + "\n"
+        record = json.loads(json.dumps(scrub_tree(result.to_json()), default=str))
         with self._lock:
+            if self._key is None:
+                self._key = _key_of(self.folder) or _new_key(self.folder)
+            line = json.dumps({**record, MAC: _mac(self._key, record)}) + "\n"
             if self._lines is None:
                 self._lines = self._read_lines()
             self._lines.append(line)
@@ -210,8 +247,11 @@ class RunStore:
             mine = self._results_file == (info.st_dev, info.st_ino)
             if not (mine and stat.S_ISREG(info.st_mode) and info.st_nlink == 1):
                 return False
-            os.write(fd, line.encode())
-            os.fsync(fd)
+            try:
+                os.write(fd, line.encode())
+                os.fsync(fd)
+            except OSError as exc:  # a full disk: the file it could not grow, named
+                raise OSError(exc.errno, exc.strerror, str(path)) from None
             return True
         finally:
             os.close(fd)
@@ -280,6 +320,50 @@ class RunStore:
         path = self.folder / "junit.xml"
         write_replacing(path, ET.tostring(suite, encoding="utf-8", xml_declaration=True))
         return path
+
+
+def _key_file(folder: Path) -> Path:
+    """Where the key of the run at ``folder`` lives: the cache folder, named by a hash of
+    the run's real path (nothing in the run folder chooses it)."""
+    name = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()
+    return cache_root() / "run-keys" / name
+
+
+def _key_of(folder: Path) -> bytes | None:
+    try:
+        key = read_regular(_key_file(folder), "run key", limit=4096, follow=False)
+    except UsageError:
+        return None
+    return key if len(key) == 32 else None
+
+
+def _new_key(folder: Path) -> bytes:
+    key = secrets.token_bytes(32)
+    path = _key_file(folder)
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        write_replacing(path, key, mode=0o600)
+    except OSError as exc:
+        raise UsageError(f"cannot keep the run's key in {path.parent}: {exc.strerror}") from None
+    return key
+
+
+def _mac(key: bytes, record: dict[str, Any]) -> str:
+    canonical = json.dumps(record, sort_keys=True, separators=(",", ":"))
+    return hmac.new(key, canonical.encode(), hashlib.sha256).hexdigest()
+
+
+def _sealed_by(key: bytes, line: str) -> bool:
+    """Whether ``line`` is a record with the ``mac`` that ``key`` gives it."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(record, dict):
+        return False
+    mac = record.pop(MAC, None)
+    return isinstance(mac, str) and hmac.compare_digest(mac, _mac(key, record))
 
 
 def _open_lock(path: Path) -> int:

@@ -333,7 +333,7 @@ def run_case(
         output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes)
     else:
         shutil.rmtree(case_dir, ignore_errors=True)
-    launched = spec.gpu or spec.repro.launch_fn is None
+    launched = spec.gpu or not spec.repro.launches
     notes = RunNotes(
         events=unreadable,
         stragglers_killed=exit.stragglers_killed or None,

@@ -4,6 +4,12 @@ Scrubbing comes first, before any normalization: a signature is built from scrub
 text, so a credential cannot reach a file in a mangled form that no pattern knows.
 ``scrub_secrets`` is applied at write time to every record a run keeps (results, summary,
 JUnit, captured output); ``scrub`` also writes the home folder as ``~``, for reports.
+
+Every pattern takes time linear in the text (a case's output is input: a compiler dump of
+megabytes, or ``'a.' * 100000`` made to stall a backtracking pattern): each quantified run
+that a later part of a pattern may reject is bounded (a name's piece, a scheme, a key's
+header), or begins only where a run of its characters begins (a look-behind), so the work
+at one position of the text is bounded too (``bench/scrub_time.py`` measures it).
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +34,28 @@ _SECRET_WORDS = (
     "PRIVATE",
 )
 SECRET_NAME = re.compile("|".join(_SECRET_WORDS), re.IGNORECASE)
+# Each begins with its literal (a word's start checked behind it): the engine then looks
+# for that literal alone, and a pattern costs little where it is absent.
 _CREDENTIAL_PATTERNS = (
     r"gh[pousr]_[A-Za-z0-9]{30,}",
     r"github_pat_[A-Za-z0-9_]{20,}",
     r"glpat-[A-Za-z0-9_-]{20,}",
-    r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    r"A[KS]IA(?<!\w....)[0-9A-Z]{16}\b",
     r"xox[abprs]-[A-Za-z0-9-]{10,}",
-    r"\bsk-[A-Za-z0-9_-]{20,}",
-    r"\bhf_[A-Za-z0-9]{30,}",
-    r"\bAIza[0-9A-Za-z_-]{35}",
-    r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    r"sk-(?<!\w...)[A-Za-z0-9_-]{20,}",
+    r"hf_(?<!\w...)[A-Za-z0-9]{30,}",
+    r"AIza(?<!\w....)[0-9A-Za-z_-]{35}",
+    r"eyJ(?<!\w...)[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+    # The body stops at the next BEGIN: a thousand BEGINs without an END scan the text once.
+    r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:(?!-----BEGIN )[\s\S])*?"
+    r"-----END [A-Z ]{0,40}PRIVATE KEY-----",
     # Long hex (not a 40-digit commit hash) and long base64-ish runs that mix cases and digits.
     r"(?<![0-9A-Za-z])[0-9a-fA-F]{48,}(?![0-9A-Za-z])",
     # An AWS secret access key: exactly 40 characters of base64, '/' included.
     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])"
     r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])",
 )
-CREDENTIAL_VALUE = re.compile("|".join(f"(?:{p})" for p in _CREDENTIAL_PATTERNS))
+CREDENTIAL_VALUES = tuple(re.compile(p) for p in _CREDENTIAL_PATTERNS)
 # A long run that may be a random token. Case ids and pass names are long runs too
 # ("sm_90-box256-buf256-tx1024-checkTrue-lenragged-gsnull"), so a run counts as random
 # only when one of its '-'/'_' pieces is itself long and mixes cases and digits.
@@ -67,7 +78,7 @@ def _redact_random_runs(text: str) -> str:
 
 
 def _has_credential(value: str) -> bool:
-    if CREDENTIAL_VALUE.search(value):
+    if any(credential.search(value) for credential in CREDENTIAL_VALUES):
         return True
     return any(_looks_random(m.group(0)) for m in _LONG_RUN.finditer(value))
 
@@ -75,23 +86,37 @@ def _has_credential(value: str) -> bool:
 # A value after a name: quoted (also as a JSON string holds it, \"...\"), or a run that stops
 # at a quote, a backslash or a separator, so that a JSON string around it stays valid.
 _VALUE = r"""(\\"(?:[^"\\]|\\[^"])*\\"|"[^"]*"|'[^']*'|[^\s,;&"'<>\\]+)"""
+# A name's parts around its secret word are bounded (a name of 64 + 64 characters): each
+# start of a word then costs at most a few thousand steps, whatever follows.
 _SECRET_ASSIGNMENT = re.compile(
-    r"\b([A-Z0-9_]*(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]*)(\s*=\s*)" + _VALUE
+    r"\b([A-Z0-9_]{0,64}(?:" + "|".join(_SECRET_WORDS) + r")[A-Z0-9_]{0,64})(\s*=\s*)" + _VALUE
 )
+# A name's closing quote: a dict or JSON key (``{'password': ...}``, ``\"token\": ...``).
+_KEY_QUOTE = r"""(?:\\?["'])?"""
 # Lowercase and mixed-case names too, with '=' or ':' (YAML, headers, URLs' query strings);
 # a bare "token" is left alone: "unexpected token: ')'" is a parser's, not a secret.
+# The name is its last words (``db.admin_password``: ``password``), which begin where no
+# letter or digit stands before them: the words before it are left as they are.
 _NAMED_SECRET = re.compile(
-    r"(?i)\b((?:[a-z0-9]+[_.-])*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?key"
-    r"|secret[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token"
-    r"|refresh[_-]?token|(?:[a-z0-9]+[_.-])token))(\s*(?:=|:(?!:))\s*)" + _VALUE
+    r"(?i)(?<![a-z0-9])(password|passwd|pwd|secret|api[_-]?key|access[_-]?key|secret[_-]?key"
+    r"|private[_-]?key|client[_-]?secret|auth[_-]?token|access[_-]?token|refresh[_-]?token"
+    r"|[a-z0-9]{1,64}[_.-]token)(" + _KEY_QUOTE + r"\s*(?:=|:(?!:))\s*)" + _VALUE
 )
+# A command line's secret: ``--password X``, ``--api-key X``, ``sshpass -p X``.
+_FLAG_SECRET = re.compile(
+    r"(?i)(-(?<![\w-]-)-?(?:[a-z0-9]{1,32}-){0,4}(?:password|passwd|pass|secret|token|api-key"
+    r"|access-key|secret-key|private-key|client-secret)\s+)" + _VALUE
+)
+_SSHPASS = re.compile(r"(sshpass(?<!\wsshpass)\s+(?:-[a-oq-z]\s+\S+\s+){0,4}-p\s*)" + _VALUE)
 _AUTH_HEADER = re.compile(
     r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)(?:(bearer|basic|token|digest)\s+)?"
     r"([^\s\"'\\<>,;]+)"
 )
 _BEARER = re.compile(r"(?i)\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 # A URL's user and password hold no '"' or backslash (RFC 3986): they end in a JSON string.
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s:@\"\\]+:[^/\s@\"\\]+@")
+_URL_CREDENTIALS = re.compile(
+    r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}://)[^/\s:@\"\\]+:[^/\s@\"\\]+@"
+)
 _CALL = re.compile(r"[A-Za-z_][\w.]*\(")
 REDACTED = "[redacted]"
 #: Variables worth showing in a report: what changes what Triton compiles (its knobs, MLIR's
@@ -100,6 +125,32 @@ REDACTED = "[redacted]"
 RELEVANT_PREFIXES = ("TRITON_", "MLIR_", "LLVM_")
 #: A value longer than this is shown by its head and its length.
 VALUE_CHARS = 120
+
+
+# A value of this process's environment under a secret-like name (``DB_PASSWORD``), shown
+# bare by a case that printed it, is redacted wherever it appears; a short one ("1", "yes")
+# or a path (``SSH_AUTH_SOCK``) says nothing and is left.
+_SHORTEST_SECRET = 8
+
+
+@lru_cache(maxsize=1)
+def _environment_secrets() -> tuple[str, ...]:
+    values = {
+        value
+        for name, value in os.environ.items()
+        if SECRET_NAME.search(name)
+        and len(value) >= _SHORTEST_SECRET
+        and not value.startswith(("/", "~"))
+        and value.strip() == value
+    }
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def _redact_environment_secrets(text: str) -> str:
+    for value in _environment_secrets():
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
 
 
 def home_to_tilde(text: str) -> str:
@@ -124,6 +175,9 @@ def scrub_secrets(text: str) -> str:
         lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + REDACTED, text
     )
     text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
+    for command_line in (_FLAG_SECRET, _SSHPASS):
+        text = command_line.sub(lambda m: m.group(1) + REDACTED, text)
+    text = _redact_environment_secrets(text)
     text = _SECRET_ASSIGNMENT.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
     text = _NAMED_SECRET.sub(
         lambda m: (
@@ -133,7 +187,9 @@ def scrub_secrets(text: str) -> str:
         ),
         text,
     )
-    return _redact_random_runs(CREDENTIAL_VALUE.sub(REDACTED, text))
+    for credential in CREDENTIAL_VALUES:
+        text = credential.sub(REDACTED, text)
+    return _redact_random_runs(text)
 
 
 def scrub(text: str) -> str:

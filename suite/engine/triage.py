@@ -284,13 +284,14 @@ def family_of(result: CaseResult) -> str:
 
 @lru_cache(maxsize=64)
 def _family_from_source(source: str, repro: str) -> str | None:
-    from suite.engine.child import load_reproducers
+    from suite.engine.discover import from_source
+    from suite.errors import UsageError
 
     try:
-        found = load_reproducers(json.loads(source))
-    except Exception:
+        found = from_source(json.loads(source), repro)
+    except UsageError:
         return None
-    return next((r.family for r in found if r.id == repro), None)
+    return next((f.repro.family for f in found if f.repro.id == repro), None)
 
 
 @lru_cache(maxsize=1)

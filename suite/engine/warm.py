@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+import psutil
+
 from suite.engine.defaults import Bounds
 from suite.engine.isolate import (
     TOKEN_VARIABLE,
@@ -53,6 +55,10 @@ from suite.engine.template import (
     PROTOCOL_FD_VARIABLE,
     WARM_UP_VARIABLE,
 )
+
+# How often a wait on the template looks whether it can still answer.
+_POLL_S = 0.5
+_STOPPED = (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP)
 
 
 class WarmUnavailable(RuntimeError):
@@ -206,7 +212,20 @@ class Template:
 
     @property
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        """Running and able to answer: a template stopped (a case it forked sent it SIGSTOP)
+        would never answer again, so it is killed here and counts as dead."""
+        if self.proc.poll() is not None:
+            return False
+        try:
+            stopped = psutil.Process(self.proc.pid).status() in _STOPPED
+        except psutil.Error:
+            return self.proc.poll() is None
+        if stopped:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+            return False
+        return True
 
     def start(self, spec: str, env: Mapping[str, str], cwd: str) -> _ForkedCase:
         """Fork a case; its stdout and stderr arrive on FIFOs this side reads."""
@@ -240,7 +259,7 @@ class Template:
                         if refused is not None
                         else "the warm template died"
                     )
-                self._changed.wait(0.5)
+                self._changed.wait(_POLL_S)
             pid = self._pids.pop(request_id)
         return _ForkedCase(self, pid, fifos, keep, streams)
 
@@ -253,7 +272,7 @@ class Template:
                     return None
                 if not self.alive:
                     return -signal.SIGKILL
-                self._changed.wait(left)
+                self._changed.wait(min(left, _POLL_S))  # a stopped template says nothing
             return self._codes.pop(pid)
 
     def close(self) -> None:

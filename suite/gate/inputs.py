@@ -70,14 +70,6 @@ def resolve_kernel(name: str) -> Found:
     return found[0]
 
 
-def module_of(found: Found) -> Any:
-    fn = found.repro.compile_fn or found.repro.launch_fn
-    module = sys.modules.get(fn.__module__) if fn is not None else None
-    if module is None:
-        raise UsageError(f"{found.repro.id}: cannot find the module of its compile function")
-    return module
-
-
 @dataclass(frozen=True)
 class JitKernel:
     """The reproducer's ``@triton.jit`` kernel that the GPU side launches and times."""
@@ -88,16 +80,9 @@ class JitKernel:
 
 
 def jit_kernel(found: Found, name: str | None = None) -> JitKernel:
-    """The one ``@triton.jit`` kernel defined in the reproducer's module (or ``name``)."""
-    from triton.runtime.jit import JITFunction
-
-    module = module_of(found)
-    jits = {
-        n: obj
-        for n, obj in vars(module).items()
-        if isinstance(obj, JITFunction)
-        and getattr(getattr(obj, "fn", None), "__module__", None) == module.__name__
-    }
+    """The one ``@triton.jit`` kernel defined in the reproducer's module (or ``name``), as
+    the child that imported it described it."""
+    jits = {k.name: k for k in found.repro.kernels}
     if name is not None:
         if name not in jits:
             raise UsageError(
@@ -110,9 +95,7 @@ def jit_kernel(found: Found, name: str | None = None) -> JitKernel:
             f"{found.repro.id} defines {len(jits)} @triton.jit kernels "
             f"({', '.join(jits) or 'none'}); name one with --jit"
         )
-    out = getattr(module, "OUT_DTYPE", None)
-    out_dtypes = {str(k): str(v) for k, v in out.items()} if isinstance(out, dict) else {}
-    return JitKernel(name, tuple(jits[name].arg_names), out_dtypes)
+    return JitKernel(name, jits[name].arg_names, dict(found.repro.out_dtypes))
 
 
 def tunable_params(found: Found, kernel: JitKernel) -> list[str]:

@@ -43,6 +43,7 @@ from suite.engine import (
     GpuStopped,
     Outcome,
     Workers,
+    describe,
     run_one,
 )
 from suite.errors import HarnessError
@@ -144,7 +145,7 @@ class SignatureTest:
     fixed_workers: Workers | None = None
 
     def __post_init__(self) -> None:
-        self._repro = _stand_in(self.expectation)
+        self._repro = describe(_stand_in(self.expectation))
 
     def spec(self, source: Path, config: Config | None = None) -> CaseSpec:
         found = Found(self._repro, {"path": str(source.resolve())})

@@ -26,9 +26,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from suite.engine import CaseResult, Outcome, catalogue
+from suite.engine import CaseResult, Outcome, RunStore, catalogue
 from suite.engine import is_same_bug as same_bug
-from suite.files import own_folder, write_replacing
+from suite.errors import UsageError
+from suite.files import lies_under, own_folder, read_regular, write_replacing
 from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment
 
@@ -109,19 +110,23 @@ def load_runs(root: Path) -> list[Run]:
     runs = []
     for results in sorted(root.glob("**/runs/*/results.jsonl")):
         folder = results.parent
-        environment = folder / "environment.json"
-        triton = (
-            json.loads(environment.read_text()).get("triton", "?") if environment.exists() else "?"
-        )
-        parsed = []
-        for line in results.read_text(errors="replace").splitlines():
-            try:
-                parsed.append(CaseResult.from_json(json.loads(line)))
-            except (ValueError, TypeError, KeyError):
-                continue
+        # Nothing out of the root (a run folder or results.jsonl a case replaced with a link
+        # to /dev/zero or another tree), and no FIFO or device (RunStore reads regular files).
+        if not lies_under(results, root):
+            continue
+        triton = _triton_of(folder / "environment.json")
+        parsed = RunStore(folder).results()
         if parsed:
             runs.append(Run(folder, folder.name, triton, parsed))
     return sorted(runs, key=lambda r: (r.name, r.triton))
+
+
+def _triton_of(environment: Path) -> str:
+    try:
+        facts = json.loads(read_regular(environment, "environment.json", follow=False))
+    except (UsageError, ValueError):
+        return "?"
+    return str(facts.get("triton", "?")) if isinstance(facts, dict) else "?"
 
 
 def heatmaps(runs: list[Run], x: str | None, y: str | None) -> list[Heatmap]:

@@ -12,13 +12,13 @@ writes them.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from suite.engine import RESULTS, Baseline, CaseResult, Environment, RunStore, exit_status
 from suite.errors import UsageError
+from suite.files import copy_regular_tree, read_regular, write_replacing
 
 #: What a run folder holds besides its results, written afresh for the merged run.
 REWRITTEN = {RESULTS, "run.json", "run.lock", "summary.json", "junit.xml", "environment.json"}
@@ -34,8 +34,8 @@ class Merged:
 
 def _read_json(folder: Path, name: str) -> Any:
     try:
-        return json.loads((folder / name).read_text())
-    except (OSError, ValueError) as exc:
+        return json.loads(read_regular(folder / name, name, follow=False))
+    except ValueError as exc:
         raise UsageError(f"unreadable {name} in {folder}: {exc}") from None
 
 
@@ -119,11 +119,12 @@ def merge(shards: list[Path], output: Path, baseline: Baseline) -> Merged:
 
 def _copy_files(shard: Path, merged: Path) -> None:
     """The shard's captured case files and carried sources (same-named sources hold the same
-    text: their names carry its hash)."""
+    text: their names carry its hash), regular files only: a link a case planted in its
+    folder is not followed out of the shard (``files.copy_regular_tree``)."""
     for entry in sorted(shard.iterdir()):
         if entry.name in REWRITTEN or entry.name.startswith("."):
             continue
-        if entry.is_dir():
-            shutil.copytree(entry, merged / entry.name, dirs_exist_ok=True)
-        elif not (merged / entry.name).exists():
-            shutil.copy2(entry, merged / entry.name)
+        if entry.is_dir() and not entry.is_symlink():
+            copy_regular_tree(entry, merged / entry.name)
+        elif entry.is_file() and not entry.is_symlink() and not (merged / entry.name).exists():
+            write_replacing(merged / entry.name, read_regular(entry, "file", follow=False))

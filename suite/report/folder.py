@@ -8,7 +8,9 @@ report or a replay wrote is ever replaced.
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -82,7 +84,8 @@ def drafted(folder: Path) -> Iterator[Draft]:
     check_report_id(folder.name)
     check_report_folder(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}.new-", dir=folder.parent))
+    _remove_stale_drafts(folder)
+    staging = Path(tempfile.mkdtemp(prefix=_draft_prefix(folder, "new"), dir=folder.parent))
     try:
         for name in _replay_files(folder):
             source = folder / name
@@ -96,6 +99,31 @@ def drafted(folder: Path) -> Iterator[Draft]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def _draft_prefix(folder: Path, kind: str) -> str:
+    """``.<id>.new-<pid>-`` (``old``: the report being replaced): the process that made it
+    is in its name, so a later report knows a draft whose writer was killed."""
+    return f".{folder.name}.{kind}-{os.getpid()}-"
+
+
+def _remove_stale_drafts(folder: Path) -> None:
+    """The drafts of ``folder`` left by a report killed mid-way (its process is gone)."""
+    for kind in ("new", "old"):
+        for draft in folder.parent.glob(f".{glob.escape(folder.name)}.{kind}-*-*"):
+            pid = draft.name.removeprefix(f".{folder.name}.{kind}-").split("-")[0]
+            if pid.isdigit() and not draft.is_symlink() and draft.is_dir() and not _alive(int(pid)):
+                shutil.rmtree(draft, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _replay_files(folder: Path) -> set[str]:
@@ -113,7 +141,7 @@ def _swap_into_place(staging: Path, folder: Path) -> None:
     if not folder.exists():
         staging.rename(folder)
         return
-    previous = Path(tempfile.mkdtemp(prefix=f".{folder.name}.old-", dir=folder.parent))
+    previous = Path(tempfile.mkdtemp(prefix=_draft_prefix(folder, "old"), dir=folder.parent))
     folder.rename(previous / folder.name)
     staging.rename(folder)
     shutil.rmtree(previous)  # the previous report: this command's own kind of folder

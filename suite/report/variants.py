@@ -76,11 +76,11 @@ def variants_for(subject: Subject, launch_arch: int | None, report_id: str) -> V
     result = subject.result
     signature = result.signature.text if result.signature else None
     found = subject.found
-    if not runtime_failure(signature) or found is None or found.repro.launch_fn is None:
+    if not runtime_failure(signature) or found is None or not found.repro.launches:
         return None
     assert signature is not None
-    oracles = found.repro.oracles
-    judged_by = ", ".join(_oracle_name(o) for o in oracles) or "fault"
+    differentials = list(found.repro.differentials)
+    judged_by = ", ".join(_oracle_name(o, differentials) for o in found.repro.oracles) or "fault"
     if launch_arch != limits_for(result.target).arch:
         command = f"repro report {report_id}"
         return VariantTable(
@@ -95,15 +95,13 @@ def variants_for(subject: Subject, launch_arch: int | None, report_id: str) -> V
             launch_arch=launch_arch,
         )
         steps = variant_table(evaluate, signature, result.target, result.config)
-    differentials = [o for o in oracles if isinstance(o, Differential)]
     rows = tuple(_row(step, differentials) for step in steps)
     return VariantTable(result.target, judged_by, rows)
 
 
-def _oracle_name(oracle: Any) -> str:
-    if isinstance(oracle, Differential):
-        return f"differential against {oracle.describe()}"
-    return str(oracle.name)
+def _oracle_name(name: str, differentials: list[Differential]) -> str:
+    differential = next((d for d in differentials if d.name == name), None)
+    return f"differential against {differential.describe()}" if differential else name
 
 
 def _row(step: BoundaryStep, differentials: list[Differential]) -> VariantRow:
@@ -132,12 +130,8 @@ def passing_variant(subject: Subject, table: VariantTable | None) -> Config | No
             return {row.param: row.config[row.param]}
     result, found = subject.result, subject.found
     family = f"{result.signature.family}:" if result.signature else ""
-    for oracle in found.repro.oracles if found else ():
-        if (
-            isinstance(oracle, Differential)
-            and f":{oracle.name}:" in family
-            and oracle.applies_to(result.config)
-        ):
+    for oracle in found.repro.differentials if found else ():
+        if f":{oracle.name}:" in family and oracle.applies_to(result.config):
             return dict(oracle.variant)
     return None
 

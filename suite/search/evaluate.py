@@ -12,10 +12,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from suite.api import Config, Reproducer
+from suite.api import Config
 from suite.engine import (
     CaseResult,
     CaseSpec,
+    Described,
     Execution,
     Found,
     RunNotes,
@@ -77,13 +78,13 @@ class Evaluator:
         self._cache: dict[tuple[str, str], CaseResult] = {}
 
     @property
-    def repro(self) -> Reproducer:
+    def repro(self) -> Described:
         return self.found.repro
 
     @property
     def launching(self) -> bool:
         """Whether cases of some target launch (a GPU of that arch is visible)."""
-        return self.launch_arch is not None and self.repro.launch_fn is not None
+        return self.launch_arch is not None and self.repro.launches
 
     def launches(self, target: str) -> bool:
         return self.launching and limits_for(target).arch == self.launch_arch

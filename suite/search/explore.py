@@ -52,9 +52,10 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.database import ExampleDatabase
 
-from suite.api import Config, Reproducer
+from suite.api import Config
 from suite.engine import (
     CaseSpec,
+    Described,
     Environment,
     Execution,
     Found,
@@ -101,26 +102,26 @@ def _category(name: str) -> int:
     return next((i for i, test in enumerate(_CATEGORIES) if test(name)), len(_CATEGORIES))
 
 
-def shrink_order(repro: Reproducer) -> list[str]:
+def shrink_order(repro: Described) -> list[str]:
     """Parameter names, most significant for "smaller" first."""
     declared = repro.param_names
     return sorted(declared, key=lambda name: (_category(name), declared.index(name)))
 
 
-def order_key(repro: Reproducer, config: Config) -> tuple[int, ...]:
+def order_key(repro: Described, config: Config) -> tuple[int, ...]:
     """The sort key of "smaller": lower compares smaller (see the module docstring)."""
     indices = [(name, repro.param(name).index(config[name])) for name in shrink_order(repro)]
     tiles = sum(index for name, index in indices if _category(name) == 0)
     return (tiles, *(index for _, index in indices))
 
 
-def searched(repro: Reproducer, launching: bool) -> list[str]:
+def searched(repro: Described, launching: bool) -> list[str]:
     """The parameters a search varies, in shrink order: launch-side ones (problem sizes) only
     when cases launch, since a compile never sees them."""
     return [n for n in shrink_order(repro) if launching or not repro.param(n).launch]
 
 
-def held_value(repro: Reproducer, name: str) -> Any:
+def held_value(repro: Described, name: str) -> Any:
     """The value a parameter the search does not vary keeps: its value in the first curated
     config, else its largest (a size its author would run)."""
     for configs in repro.configs.values():
@@ -130,7 +131,7 @@ def held_value(repro: Reproducer, name: str) -> Any:
     return repro.param(name).values[-1]
 
 
-def config_strategy(repro: Reproducer, launching: bool = False) -> st.SearchStrategy[Config]:
+def config_strategy(repro: Described, launching: bool = False) -> st.SearchStrategy[Config]:
     """Valid configs of ``repro``, drawn in "smaller" order so Hypothesis's own order agrees."""
     varied = searched(repro, launching)
     draws = {
@@ -143,13 +144,13 @@ def config_strategy(repro: Reproducer, launching: bool = False) -> st.SearchStra
 
 
 def case_strategy(
-    repro: Reproducer, targets: Sequence[str], launching: bool = False
+    repro: Described, targets: Sequence[str], launching: bool = False
 ) -> st.SearchStrategy[tuple[Config, str]]:
     return st.tuples(config_strategy(repro, launching), st.sampled_from(list(targets)))
 
 
 def shrink(
-    repro: Reproducer,
+    repro: Described,
     config: Config,
     still_fails: Callable[[Config], bool],
     launching: bool = False,
@@ -442,7 +443,7 @@ def _refuse_harness_error(evaluation: Evaluation) -> None:
 
 
 def _replay_list(
-    repro: Reproducer, targets: Sequence[str], store: FindingsStore, database: ExampleDatabase
+    repro: Described, targets: Sequence[str], store: FindingsStore, database: ExampleDatabase
 ) -> list[tuple[Config, str]]:
     """The configs run before the search draws any: the reproducer's curated configs (its
     author's best guess at a trigger) on every target, then the stored minimal failing
@@ -518,7 +519,7 @@ def explore(
     output.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=".explore-", dir=output))
     # One warm template for the whole search: it has imported Triton and the reproducer.
-    launching = launch_arch is not None and found.repro.launch_fn is not None
+    launching = launch_arch is not None and found.repro.launches
     workers = Workers(
         execution,
         [CaseSpec(found, {}, t, launching and limits_for(t).arch == launch_arch) for t in targets],

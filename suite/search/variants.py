@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from suite.api import Reproducer
+from suite.engine import Described
 from suite.search.evaluate import Evaluator, failure_signature, interesting
 from suite.search.findings import BoundaryStep
 
@@ -41,7 +41,7 @@ def is_tile(name: str) -> bool:
     return "BLOCK" in name.upper()
 
 
-def variant_changes(repro: Reproducer, config: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def variant_changes(repro: Described, config: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(parameter, value)`` for each variant of ``config``, in the table's order: stages,
     warp specialization, tiles."""
     stages: list[tuple[str, Any]] = []
