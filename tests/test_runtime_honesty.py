@@ -72,6 +72,7 @@ def test_the_report_of_a_runtime_failure_says_where_to_check_it(tmp_path, findin
     assert "do not file" not in json.dumps(report)
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_bisect_never_calls_a_compiled_release_good(tmp_path):
     out = _findings(tmp_path, WRONG_RESULT)
