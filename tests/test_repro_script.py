@@ -71,6 +71,7 @@ def assert_markdown_width(folder: Path) -> None:
             assert len(line) <= MARKDOWN_WIDTH, (page.name, line[:80])
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_a_user_file_of_the_assign_latencies_bug_on_350_fails_there_and_not_on_360(tmp_path):
     folder, signature = reported(
