@@ -316,7 +316,6 @@ SHFL = (
 CAPABILITY_ABORT = f"crash:SIGABRT:compile:ttgir: {CAPABILITY}"
 
 
-@pytest.mark.slow
 @pytest.mark.venv
 def test_a_boundary_row_says_same_failure_only_on_the_full_signature(tmp_path):
     """#6087's port on 3.0.0 (sm_120): the dot aborts on the MMA assertion, the loop without
