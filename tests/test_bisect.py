@@ -269,6 +269,7 @@ PIPELINE_VERIFY = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_a_regression_whose_good_end_is_unsupported_is_stored_when_a_good_release_is_found(
     tmp_path,

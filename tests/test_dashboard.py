@@ -80,6 +80,7 @@ WS_POINTER_DOT = "upstream-9728-ws-pointer-dot-hopper"
 PRODUCER_COMMIT = "LLVM ERROR: unsupported load type for producer commit"
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_a_message_change_across_releases_shows_in_explore_and_the_dashboard(tmp_path):
     """#9728's port on sm_90: NVGPUWarpSpecialization fails with `Assertion `false' failed`

@@ -22,12 +22,20 @@ def schema() -> dict:
     return json.loads(body)
 
 
-def doctor(*args: str) -> dict:
-    done = repro_cli("doctor", "--json", *args)
+def doctor(*args: str, env: dict[str, str] | None = None) -> dict:
+    done = repro_cli("doctor", "--json", *args, env=env)
     document = json.loads(done.stdout)
     jsonschema.validate(document, schema())
     assert done.code == (0 if document["ready"] else 2), done.stderr
     return document
+
+
+def no_venvs(tmp_path: Path) -> dict[str, str]:
+    """An empty venv root, for the tests about something else: checking every cached venv
+    (an import and a compile in each) costs a doctor run about 17 CPU s, and is
+    test_doctor_on_this_machine's and tests/test_venvs_fresh.py's to check."""
+    (tmp_path / "no-venvs").mkdir()
+    return {"REPRO_VENV_ROOT": str(tmp_path / "no-venvs")}
 
 
 def test_doctor_on_this_machine(tmp_path):
@@ -57,7 +65,7 @@ def test_doctor_on_this_machine(tmp_path):
 
 @pytest.mark.venv
 def test_an_older_release_lacks_the_newest_targets(triton_350, tmp_path):
-    found = doctor("--python", str(triton_350), "-o", str(tmp_path))
+    found = doctor("--python", str(triton_350), "-o", str(tmp_path), env=no_venvs(tmp_path))
     assert found["triton"]["version"] == "3.5.0"
     support = {t["target"]: t for t in found["targets"]}
     assert support["sm_90a"]["compiles"] and support["sm_100a"]["compiles"]
@@ -73,7 +81,8 @@ def test_a_broken_baseline_and_finding_are_problems_with_fixes(tmp_path):
     baseline.write_text("[[known]]\nrepro = 3\n")
     (tmp_path / "out" / "findings").mkdir(parents=True)
     (tmp_path / "out" / "findings" / "x-123.json").write_text("{not json")
-    done = repro_cli("doctor", "--baseline", str(baseline), "-o", str(tmp_path / "out"))
+    args = ("doctor", "--baseline", str(baseline), "-o", str(tmp_path / "out"))
+    done = repro_cli(*args, env=no_venvs(tmp_path))
     assert done.code == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("repro: doctor: not ready")
     assert "PROBLEM: malformed baseline" in done.stdout
@@ -88,7 +97,9 @@ def test_a_missing_triton_is_a_problem(tmp_path):
     import venv as venv_module
 
     venv_module.create(venv, with_pip=False)
-    found = doctor("--python", str(venv / "bin" / "python"), "-o", str(tmp_path))
+    found = doctor(
+        "--python", str(venv / "bin" / "python"), "-o", str(tmp_path), env=no_venvs(tmp_path)
+    )
     assert not found["ready"] and found["triton"] is None
     (problem,) = [p for p in found["problems"] if p["blocking"]]
     assert "triton does not import" in problem["what"] and "pip install triton" in problem["fix"]

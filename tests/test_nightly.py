@@ -101,6 +101,7 @@ B = "Cannot select: intrinsic llvm.nvvm.foo.v2"
 OTHER = "Assertion 'isa<MemDescType>(type)' failed"
 
 
+@pytest.mark.slow
 def test_a_series_of_nights_speaks_only_on_change(tmp_path):
     nights = Nights(tmp_path)
     empty = tmp_path / "empty.toml"
@@ -264,6 +265,7 @@ SERIES = ("3.3.1", "3.4.0", "3.5.0", "3.5.1", "3.6.0", "3.7.1", "3.5.1")
 PREFETCH, WS = "tma-gemm-prefetch", "upstream-9728-ws-pointer-dot-hopper"
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_a_series_of_releases_as_nightly_builds(tmp_path):
     """Cached release venvs stand in for nightly builds (the last night: 3.5.1 again, a nightly

@@ -202,6 +202,7 @@ def test_reduced_kernel_fails_the_same_way_and_the_fixed_release_compiles_it(
     assert "def gemm_prefetch(" not in (folder / "repro.py").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_an_interrupted_reduce_resumes_from_its_best_so_far(tmp_path: Path) -> None:
     bad = _venv("3.5.0")

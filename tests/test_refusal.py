@@ -92,6 +92,7 @@ def test_a_refusal_on_this_triton_is_never_a_regression(tmp_path):
     assert num_ctas["signature"].startswith("user-error:triton-rejects: ValueError: num_ctas > N")
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_real_refusals_of_four_releases_in_a_matrix(tmp_path):
     """3.1.0 and 3.2.0 have no warp_specialize keyword, 3.2.0 no fp16 dot_scaled, 3.3.1

@@ -89,6 +89,7 @@ def test_bisect_names_the_first_bad_release_and_skips_unsupported(finding_file, 
     assert stored["first_bad"] == "3.4.0"
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_bisect_names_the_first_good_release(finding_file, tmp_path):
     done = repro_cli(

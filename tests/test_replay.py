@@ -409,6 +409,7 @@ def test_every_pass_of_a_real_stage_pipeline_maps(installed_stage_reproducer, tm
     assert calls["canonicalize"] == "passes.common.add_canonicalizer(pm)"
 
 
+@pytest.mark.slow
 def test_a_stage_replayed_pass_by_pass_gives_triton_s_ir(installed_stage_reproducer, tmp_path):
     """No pass fails (exit 1), and the IR after the last pass is what make_llir was given."""
     files = sorted(installed_stage_reproducer.glob("mlir-reproducer*"))
@@ -494,6 +495,7 @@ def test_replay_under_a_release_where_the_ir_does_not_parse_is_exit_2(run_350):
     assert "captured under triton 3.5.0" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_reduced_ir_still_fails_and_is_at_most_half(run_350, triton_350):
     out, run = run_350

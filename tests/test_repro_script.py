@@ -71,6 +71,7 @@ def assert_markdown_width(folder: Path) -> None:
             assert len(line) <= MARKDOWN_WIDTH, (page.name, line[:80])
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_a_user_file_of_the_assign_latencies_bug_on_350_fails_there_and_not_on_360(tmp_path):
     folder, signature = reported(
@@ -93,6 +94,7 @@ def test_a_user_file_of_the_assign_latencies_bug_on_350_fails_there_and_not_on_3
     assert_markdown_width(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_an_older_release_bug_reproduces_on_every_form_of_the_compile_call(tmp_path):
     """sm_120 GEMM, run on 3.2.0 (ASTSource by name with an AttrsDescriptor): the same

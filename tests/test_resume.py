@@ -68,7 +68,7 @@ HOSTILE = Path(__file__).resolve().parent / "hostile" / "repros" / "misbehave.py
     "signum, expected",
     [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGKILL, -signal.SIGKILL)],
 )
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_signal_at_a_random_point_then_resume_records_every_case_once(
     tmp_path, signum, expected, seed
 ):

@@ -55,7 +55,7 @@ def test_a_compiled_case_of_a_known_runtime_failure_needs_a_gpu_not_fixed(tmp_pa
     assert unrolled["verdict"] == "needs-gpu" and unrolled["gpu"] is False
 
 
-@pytest.mark.parametrize("finding", [WRONG_RESULT, FAULT])
+@pytest.mark.parametrize("finding", [pytest.param(WRONG_RESULT, marks=pytest.mark.slow), FAULT])
 def test_the_report_of_a_runtime_failure_says_where_to_check_it(tmp_path, finding):
     out = _findings(tmp_path, finding)
     done = repro_cli("report", finding, "--verify", "-o", str(out), timeout=600)
@@ -72,6 +72,7 @@ def test_the_report_of_a_runtime_failure_says_where_to_check_it(tmp_path, findin
     assert "do not file" not in json.dumps(report)
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_bisect_never_calls_a_compiled_release_good(tmp_path):
     out = _findings(tmp_path, WRONG_RESULT)

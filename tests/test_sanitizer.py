@@ -151,7 +151,7 @@ def test_a_fault_report_carries_the_first_error_of_the_findings_sanitizer_run(tm
     assert max(len(line) for line in text.splitlines()) <= 300
 
 
-@pytest.mark.parametrize("body", ["comment.md", "issue.md"])
+@pytest.mark.parametrize("body", [pytest.param("comment.md", marks=pytest.mark.slow), "issue.md"])
 def test_a_wrong_result_that_the_sanitizers_ran_clean_on_says_so(tmp_path, body):
     """#6691's wrong result from the H100: racecheck and synccheck found nothing, which tells a
     wrong value apart from a race or an out-of-bounds access."""

@@ -196,6 +196,7 @@ def test_a_compile_that_succeeds_but_prints_an_mlir_error_is_a_diagnostic():
     assert diagnostic_verdict("warning: something\n") is None
 
 
+@pytest.mark.slow
 @pytest.mark.venv
 def test_two_real_aborts_on_3_1_0_differ_and_each_repro_py_shows_its_own(tmp_path):
     """3.1.0 aborts twice on tl.dot, in two unrelated ways; each signature carries its own

@@ -97,6 +97,7 @@ def test_matrix_builds_its_venv_from_the_wheelhouse_with_no_registry(house, offl
     assert cells and set(cells) == {"compiled; needs a GPU (sm_100) to check"}
 
 
+@pytest.mark.slow
 def test_a_bisect_over_nightly_wheels_names_the_commit_range(nightly, offline, tmp_path):
     findings = tmp_path / "findings"
     findings.mkdir()
