@@ -370,6 +370,15 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
         return
     seen = again.signature.text if again.signature else again.outcome.label
     shown = home_to_tilde(interpreter)
+    if again.shown is Outcome.COMPILED:
+        # Compiled, not launched (no GPU of its target here): this run cannot show a launch's
+        # failure either way, so the finding keeps its record and the report says where to
+        # check it.
+        subject.notes.append(
+            f"re-ran the minimal config under {shown}: it compiled; only a launch shows the "
+            "failure, so the finding's record stands"
+        )
+        return
     if seen == finding.signature or same_bug(seen, finding.signature):
         if finding.sanitizer and again.notes.sanitizer is None:
             # The finding's evidence stays.
