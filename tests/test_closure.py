@@ -50,8 +50,10 @@ COMPILE_FAILURES = (
 
 def _with_site() -> dict[str, str]:
     """The environment a user runs the tool in: kernlib installed (on the path), and the
-    suite under test."""
-    return {"PYTHONPATH": os.pathsep.join([str(Path(suite.__file__).parents[1]), str(SITE)])}
+    suite under test; what the environment already puts on the path (wheels carried onto a
+    GPU machine) stays."""
+    paths = [str(Path(suite.__file__).parents[1]), str(SITE), os.environ.get("PYTHONPATH", "")]
+    return {"PYTHONPATH": os.pathsep.join(p for p in paths if p)}
 
 
 def no_suite(folder: Path) -> dict[str, str]:

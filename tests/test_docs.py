@@ -271,6 +271,7 @@ for _command in ALL:
     if "tma-gemm-prefetch-dd243cf3450f" in _command.key and _command.key not in NOT_RUN:
         GIVEN[_command.key] = _EXPLORED
 
+
 #: Commands that fail today for a reason another change fixes: a strict xfail each, so the
 #: fix shows (XPASS) and the entry goes.
 def _marks(command: Command) -> list[pytest.MarkDecorator]:
@@ -337,7 +338,7 @@ def test_the_command_runs_as_written(command: Command, tmp_path: Path) -> None:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "REPRO_VENV_ROOT": str(venv_root()),
         # The copy's code, as the clone's own `pip install -e .` would run it.
-        "PYTHONPATH": str(clone),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(clone), os.environ.get("PYTHONPATH")) if p),
         # `repro`, `pytest`: this interpreter's scripts first.
         "PATH": os.pathsep.join((str(Path(sys.executable).parent), os.environ["PATH"])),
         "COLUMNS": "200",
