@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -516,3 +517,43 @@ def test_status_says_what_was_checked(tmp_path):
     subject.finding = replace(bisected, signatures={"3.5.0": record["signature"]})
     assert fixed_upstream_in(subject, refused) == "3.6.0"
     assert fixed_upstream_in(subject, reproduces) == ""
+
+
+def test_an_autotuned_kernel_under_heuristics_is_carried_not_imported(tmp_path):
+    """An Autotuner's own ``__module__`` is Triton's: the kernel under it decides where it
+    lives (seen on the H200: 'copy_1d (Autotuner)' could not be carried, so the launch's
+    repro.py was not written)."""
+    (tmp_path / "tuned.py").write_text(
+        textwrap.dedent(
+            """
+            import triton
+            import triton.language as tl
+
+            SPLIT = tl.constexpr(1024)
+
+
+            @triton.autotune(configs=[triton.Config({}, num_warps=4)], key=["n"])
+            @triton.heuristics({"EVEN": lambda args: args["n"] % SPLIT.value == 0})
+            @triton.jit
+            def copy_1d(x, n, B: tl.constexpr, EVEN: tl.constexpr):
+                pass
+            """
+        )
+    )
+    site = Path(suite.__file__).parent / "capture" / "site"
+    probe = (
+        "import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import tuned, repro_capture_kernel as k\n"
+        "carried, _ = k.closure_of(['copy_1d'], vars(tuned))\n"
+        "print(json.dumps([carried.unresolved, [f.name for f in carried.functions]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(site), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    unresolved, functions = json.loads(done.stdout)
+    assert unresolved == []
+    assert functions == ["copy_1d"]

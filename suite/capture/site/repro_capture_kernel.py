@@ -287,6 +287,9 @@ class _Collector:
                 self.unresolved.append(f"{name} ({module_name}: the suite's, not carried)")
             return name
         wrapped = _autotuned(value)
+        # An Autotuner's own ``__module__`` is Triton's on some releases (3.6.0): the kernel
+        # under it says where it lives.
+        home = sys.modules.get(getattr(wrapped, "__module__", "")) if wrapped else home
         if wrapped is not None and not (home is not None and importable(home)):
             defined = self.carry_python(wrapped, whole=value)
             if defined != name:
