@@ -169,8 +169,25 @@ LaunchFn = Callable[..., Any]
 InputsFn = Callable[[Case], Mapping[str, Any]]
 
 
+class ParamSpace:
+    """The lookups over a declared parameter list, shared by a reproducer and its description
+    (``suite.engine.Described``, what the main process knows of a user's file)."""
+
+    params: Sequence[Param]
+
+    @property
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+
 @dataclass
-class Reproducer:
+class Reproducer(ParamSpace):
     """A self-describing reproducer.
 
     ``requires`` lists what the toolchain must offer, as lit's REQUIRES does; when
@@ -250,16 +267,6 @@ class Reproducer:
         """Decorator: the function that makes fresh random inputs for one case, by name."""
         self.inputs_fn = fn
         return fn
-
-    @property
-    def param_names(self) -> list[str]:
-        return [p.name for p in self.params]
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
 
     def problems(self, config: Mapping[str, Any]) -> list[str]:
         """Why ``config`` is not a point of this reproducer's space (empty if it is)."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.api import Config, Param, Reproducer, case_label, space_problems
+from suite.api import Config, Param, ParamSpace, Reproducer, case_label, space_problems
 from suite.oracles import Differential
 
 #: The judge of a reproducer's constraints: for each config, the descriptions it breaks.
@@ -39,7 +39,7 @@ def _no_constraints(configs: Sequence[Config]) -> list[list[str]]:
 
 
 @dataclass(frozen=True)
-class Described:
+class Described(ParamSpace):
     """A reproducer's declaration (:class:`suite.api.Reproducer`) as data: what the main
     process expands, lists, explores and reports from."""
 
@@ -64,16 +64,6 @@ class Described:
     kernels: tuple[Kernel, ...] = ()
     out_dtypes: Mapping[str, str] = field(default_factory=dict)
     judge: Judge = field(default=_no_constraints, compare=False, repr=False)
-
-    @property
-    def param_names(self) -> list[str]:
-        return [p.name for p in self.params]
-
-    def param(self, name: str) -> Param:
-        for p in self.params:
-            if p.name == name:
-                return p
-        raise KeyError(name)
 
     def case_label(self, config: Mapping[str, Any]) -> str:
         return case_label(self.label, self.params, config)
