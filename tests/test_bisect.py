@@ -146,7 +146,7 @@ def test_a_changed_message_is_one_finding_with_per_release_signatures(tmp_path):
     (finding,) = store.all()
     family = "compiler-error:ttgir:NVGPUWarpSpecialization"
     assert finding.signatures == {
-        "3.6.0": f"{family}: Assertion `false' failed",
+        "3.6.0": f"{family}: Assertion `false' failed in processProducerCommitOp",
         "3.7.1": f"{family}: LLVM ERROR: unsupported load type for producer commit",
     }
     assert finding.message_note() == (

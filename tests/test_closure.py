@@ -515,8 +515,11 @@ def test_status_says_what_was_checked(tmp_path):
 
     bisected = replace(Finding.from_json(json.loads(finding.read_text())), first_good="3.6.0")
     subject.finding = replace(bisected, signatures={"3.5.0": record["signature"]})
-    assert fixed_upstream_in(subject, refused) == "3.6.0"
-    assert fixed_upstream_in(subject, reproduces) == ""
+    from suite.engine import Baseline
+
+    nothing_known = Baseline([])
+    assert fixed_upstream_in(subject, refused, nothing_known) == "3.6.0"
+    assert fixed_upstream_in(subject, reproduces, nothing_known) == ""
 
 
 def test_an_autotuned_kernel_under_heuristics_is_carried_not_imported(tmp_path):

@@ -390,8 +390,11 @@ class ChildReport:
     @property
     def phase(self) -> str:
         """The last phase the child entered ("load" before any, ``NOT_STARTED`` with no
-        events)."""
-        return self.phases[-1] if self.phases else ("load" if self.any_event else NOT_STARTED)
+        events). Events the engine cannot read were written by someone (a case may tamper
+        with its events): the child started, and the case is judged by how it ended."""
+        if self.phases:
+            return self.phases[-1]
+        return "load" if self.any_event or self.unreadable else NOT_STARTED
 
     @property
     def open_launch(self) -> LaunchStarted | None:

@@ -316,8 +316,9 @@ def run_case(
     events = _events(report)
     unreadable = None
     if events.unreadable:
-        # The case wrote events of its own making: judge it by how it ended alone.
-        events = ChildReport()
+        # The case wrote events of its own making: judge it by how it ended alone (it did
+        # start: someone wrote them, so it is not the harness's failure to start).
+        events = ChildReport(unreadable=True)
         unreadable = "unreadable: the case wrote events the engine cannot read"
     verdict = classify(events, exit, limits_for(spec.target))
     folder_lost = not case_dir.is_dir() or case_dir.is_symlink()

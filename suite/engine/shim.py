@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from pathlib import Path
 
 from suite.files import cache_root
@@ -23,7 +24,8 @@ def shim_dir() -> Path:
     link = folder / "suite"
     if not link.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".suite-{os.getpid()}"
+        # Unique per call: threads of one process (the gate's static checks) make it at once.
+        tmp = folder / f".suite-{os.getpid()}-{uuid.uuid4().hex}"
         tmp.symlink_to(PACKAGE_DIR, target_is_directory=True)
         os.replace(tmp, link)
     return folder
