@@ -63,12 +63,22 @@ _VOLATILE = (
     (re.compile(r"\b\d{8}-\d{6}\b"), "<run>"),
     (re.compile(r"^- OS: .*$", re.M), "- OS: <platform>"),
     (re.compile(r"^- Python: .*$", re.M), "- Python: <python>"),
+    # A long line is cut at a fixed width after its paths are shown, so where it is cut moves
+    # with the length of the machine's paths.
+    (re.compile(r"^(.{0,80}).* \.\.\. \[\d+ chars cut\]$", re.M), r"\1 ... <cut>"),
 )
 
 
 def normalized(text: str) -> str:
     """``text`` with what depends on the machine or the moment replaced by placeholders."""
+    from suite.files import cache_root
+    from suite.toolchain.venvs import venv_root
+
     text = text.replace(str(ROOT), "<repo>")
+    # The release venvs and the cache folder live where this machine keeps them
+    # ($REPRO_VENV_ROOT, $XDG_CACHE_HOME): shown as in a default home.
+    text = text.replace(str(venv_root()), "~/.cache/triton-repro-suite/venvs")
+    text = text.replace(str(cache_root()), "~/.cache/triton-repro-suite")
     for pattern, placeholder in _VOLATILE:
         text = pattern.sub(placeholder, text)
     return text
