@@ -400,31 +400,50 @@ def _launch_failure(result: CaseResult) -> str:
     return ""
 
 
+def _child_again(
+    spec_file: Path,
+    case_dir: Path,
+    name: str,
+    prefix: Sequence[str],
+    env: Mapping[str, str],
+    execution: Execution,
+) -> tuple[Exit, Path]:
+    """The case's child run again as a fresh interpreter behind ``prefix``, with ``env``, its
+    own spec and events file named ``name`` in the case folder; the exit and the events file.
+    The case's own temporary folder went with it: the rerun gets a fresh one, gone with it."""
+    report = case_dir / f"{name}.events.jsonl"
+    again = case_dir / f"{name}.spec.json"
+    again.write_text(replace(ChildSpec.read(spec_file), report=str(report)).to_json())
+    scratch = case_dir / "tmp"
+    scratch.mkdir(exist_ok=True)
+    try:
+        ended = run_isolated(
+            [*prefix, execution.python, "-m", "suite.engine.child", str(again)],
+            env=dict(env),
+            cwd=str(case_dir),
+            bounds=execution.bounds,
+        )
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return ended, report
+
+
 def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Execution) -> Rerun:
-    """The case run again as a fresh interpreter behind ``prefix`` (compute-sanitizer), its
-    own events file, each tensor its own allocation (exact bounds for memcheck)."""
+    """The case run again behind ``prefix`` (compute-sanitizer), each tensor its own
+    allocation (exact bounds for memcheck)."""
 
     def rerun(
         prefix: Sequence[str], more: Mapping[str, str], output: Path
     ) -> tuple[int | None, str]:
-        spec = replace(ChildSpec.read(spec_file), report=str(output.with_suffix(".events.jsonl")))
-        again = output.with_suffix(".spec.json")
-        again.write_text(spec.to_json())
-        argv = [*prefix, execution.python, "-m", "suite.engine.child", str(again)]
         allocations = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
-        # The case's own temporary folder went with it; the rerun (and the sanitizer's own
-        # files) get a fresh one, gone with the rerun too.
-        scratch = case_dir / "tmp"
-        scratch.mkdir(exist_ok=True)
-        try:
-            ended = run_isolated(
-                argv,
-                env={**env, **allocations, **more},
-                cwd=str(case_dir),
-                bounds=execution.bounds,
-            )
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        ended, _ = _child_again(
+            spec_file,
+            case_dir,
+            output.with_suffix("").name,
+            prefix,
+            {**env, **allocations, **more},
+            execution,
+        )
         text = scrub_secrets(ended.stdout.text + ended.stderr.text)
         output.write_text(text)
         return ended.returncode, text
@@ -435,27 +454,13 @@ def _rerun(spec_file: Path, case_dir: Path, env: dict[str, str], execution: Exec
 def _relaunch(
     spec_file: Path, case_dir: Path, env: dict[str, str], execution: Execution, target: str
 ) -> Relaunch:
-    """The case launched again as a fresh interpreter with more environment (another ptxas,
-    its own cache folder), its own events file, classified as the case was."""
+    """The case launched again with more environment (another ptxas, its own cache folder),
+    classified as the case was."""
     counter = iter(range(1 << 16))
 
     def relaunch(more: Mapping[str, str]) -> Relaunched:
         name = f"ptxas-relaunch-{next(counter)}"
-        report = case_dir / f"{name}.events.jsonl"
-        spec = replace(ChildSpec.read(spec_file), report=str(report))
-        again = case_dir / f"{name}.spec.json"
-        again.write_text(spec.to_json())
-        scratch = case_dir / "tmp"
-        scratch.mkdir(exist_ok=True)
-        try:
-            ended = run_isolated(
-                [execution.python, "-m", "suite.engine.child", str(again)],
-                env={**env, **more},
-                cwd=str(case_dir),
-                bounds=execution.bounds,
-            )
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+        ended, report = _child_again(spec_file, case_dir, name, (), {**env, **more}, execution)
         ended = _scrubbed(ended)
         (case_dir / f"{name}.output.txt").write_text(ended.stdout.text + ended.stderr.text)
         verdict = classify(_events(report), ended, limits_for(target))
