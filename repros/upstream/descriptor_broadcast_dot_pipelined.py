@@ -41,7 +41,7 @@ REPRO = Reproducer(
         Choice("dtype", ("fp16", "bf16")),
     ),
     configs={
-        "trigger": [_config(3), _config(4, dtype="bf16")],
+        "trigger": [_config(3), _config(4), _config(3, dtype="bf16"), _config(4, dtype="bf16")],
         "nearest-pass": [_config(2), _config(3, vector="pointer")],
     },
     default_sets=("trigger", "nearest-pass"),

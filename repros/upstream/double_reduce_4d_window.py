@@ -61,7 +61,13 @@ REPRO = Reproducer(
         Choice("dtype", ("fp32", "fp16")),
     ),
     configs={
-        "trigger": [_config(16, 4), _config(16, 2, warps=8), _config(32, 4, dtype="fp16")],
+        "trigger": [
+            _config(16, 4),
+            _config(16, 2, warps=8),
+            _config(32, 4, dtype="fp16"),
+            _config(8, 2, warps=1),
+            _config(32, 8),
+        ],
         "nearest-pass": [_config(16, 4, reduce="flat")],
     },
     default_sets=("trigger", "nearest-pass"),

@@ -53,7 +53,7 @@ REPRO = Reproducer(
         Choice("dtype", ("fp16", "bf16")),
     ),
     configs={
-        "trigger": [_config(2), _config(3, dtype="bf16")],
+        "trigger": [_config(2), _config(3), _config(2, dtype="bf16")],
         "nearest-pass": [_config(1), _config(2, wait="before-loop"), _config(2, pdl=False)],
     },
     default_sets=("trigger", "nearest-pass"),
