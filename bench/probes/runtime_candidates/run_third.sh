@@ -3,11 +3,12 @@
 # nearest-pass configs, launched by `repro run --gpu on` without the sanitizer:
 #   #11905 (a pipelined load before an in-loop gdc_wait, PDL) and #4379 (two chained tl.sum
 #   over a 4-D tile), wrong results, with the ptxas differential on their failing launches;
-#   then #7386 (a 1-D descriptor tile broadcast into tl.dot, 3-4 stages), a fault, alone and
-#   last, without relaunches: faults have left a GPU unusable for later processes before.
+#   then, without relaunches, #7386 (a 1-D descriptor tile broadcast into tl.dot, 3-4 stages)
+#   and FLA #984 (the delta-rule WY backward kernel with 4 warps), which may fault: faults have
+#   left a GPU unusable for later processes before.
 #   OUT=/some/dir bash bench/probes/runtime_candidates/run_third.sh
 # The checkout is put first on PYTHONPATH; a PYTHONPATH the caller set (extra wheels) is kept.
-# Everything lands under $OUT; at most about 3.5 minutes by its timeouts (130 s + 70 s).
+# Everything lands under $OUT; at most 230 s by its timeouts (130 s + 80 s, 10 s each to die).
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here/../../.."
@@ -25,11 +26,11 @@ mkdir -p "$out/work"
 # `repro run` writes what it has; SIGKILL 10 s later.
 run=("$python" -m suite.cli.main run -t sm_90 --gpu on --no-sanitizer --format plain)
 wrong=(upstream-11905-pdl-wait-pipelined-load upstream-4379-double-reduce-4d)
-faulting=(upstream-7386-descriptor-broadcast-dot)
+faulting=(upstream-7386-descriptor-broadcast-dot upstream-fla984-wy-backward-warps)
 timeout -s INT -k 10 130 "${run[@]}" "${wrong[@]}" -j 8 --timeout 100 \
   -o "$out/work/wrong" >"$out/run-wrong.txt" 2>"$out/run-wrong.stderr.txt"
 echo "exit $?" >>"$out/run-wrong.txt"
-timeout -s INT -k 10 70 "${run[@]}" "${faulting[@]}" -j 4 --timeout 50 --no-ptxas-differential \
+timeout -s INT -k 10 80 "${run[@]}" "${faulting[@]}" -j 4 --timeout 60 --no-ptxas-differential \
   -o "$out/work/faulting" >"$out/run-faulting.txt" 2>"$out/run-faulting.stderr.txt"
 echo "exit $?" >>"$out/run-faulting.txt"
 "$python" "$here/summarize.py" "$out/work/wrong" "$out/work/faulting" >"$out/summary.txt" 2>&1
