@@ -11,6 +11,9 @@ TTIR (XLA emits it); the kernel here is the same loop written with
 ``out[m, n] = sum_k v[k] * b[k, n]`` for every row m (a weighted column sum of ``b``, written
 as a dot so the tensor cores do it). The oracle is a float64 reference of ``v @ b`` repeated
 on every row. The kernel compiles on every target without a GPU: only a launch shows the bug.
+On an H100 with triton 3.6.0 (2026-11-27, docs/gpu-results.md) 3 and 4 stages fault with
+``CUDA error: misaligned address`` (fp16, bf16); 2 stages, and 3 stages with the vector read
+through a pointer, are right.
 """
 
 import triton

@@ -17,6 +17,10 @@ with ``A`` the chunk's WY matrix (read transposed),
 The first K loop stores ``dk`` and the second reloads it (the output buffer is NaN before the
 launch). The oracle is a float64 reference of the same formulas, with the kernel's casts to
 the input dtype. The report's test shape: T=64 (or 128, 256), 2 heads, K=V=32, bf16.
+
+On an H100 with triton 3.6.0 (2026-11-27, docs/gpu-results.md) 64-row chunks with 4 warps and
+K=V=32 are wrong (bf16 with 2 and 3 stages, T=128 and T=64; fp16); 2 warps, 32-row chunks, and
+K=V=64 with 4 warps are right.
 """
 
 import triton
@@ -80,13 +84,8 @@ REPRO = Reproducer(
         Choice("dtype", ("bf16", "fp16")),
     ),
     configs={
-        "trigger": [
-            _config(64, 4),
-            _config(64, 4, stages=3, t=64),
-            _config(64, 4, d=64),
-            _config(64, 4, dtype="fp16"),
-        ],
-        "nearest-pass": [_config(64, 2), _config(32, 4)],
+        "trigger": [_config(64, 4), _config(64, 4, stages=3, t=64), _config(64, 4, dtype="fp16")],
+        "nearest-pass": [_config(64, 2), _config(32, 4), _config(64, 4, d=64)],
     },
     default_sets=("trigger", "nearest-pass"),
     targets=("sm_90",),

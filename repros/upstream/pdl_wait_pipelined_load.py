@@ -7,7 +7,9 @@ producer writes. With ``num_stages >= 2`` the pipeliner issues the first tiles' 
 (``async_copy_global_to_local``) in the loop's prologue, before the first wait, so the consumer
 can read the input before the producer has written it. One stage, or the wait before the loop,
 is right. Compiled for sm_90 by triton 3.6.0 the prologue holds those copies ahead of the wait
-(checked on the TTGIR, 2026-11-27); only a launch shows whether they read early.
+(the TTGIR, 2026-11-27). Launched on an H100 with triton 3.6.0 (2026-11-27,
+docs/gpu-results.md): NaN in the product with 2 stages (fp16, bf16) and 3 stages (fp16); one
+stage, the wait before the loop, and no PDL are right.
 
 The kernels here: ``publish`` (one program) lets its dependent launch at once, sleeps in
 ``nanosleep`` (the report's delay: it widens the window the bug needs), then copies ``src``
