@@ -9,8 +9,9 @@ report's ``repro.py`` and ``snippet.py``, the reducer's ``reduced.py``. The engi
 - **tolerances**: the oracles' (atol, rtol) by dtype;
 - **compile call**: the ``ASTSource`` form and the compile options of the installed release,
   probed from its API, never read from a version number;
-- **reading a compile call** (the capture's, carried by none): a captured ``ASTSource``'s
-  attributes in any release's form, the options a release derives itself;
+- **launch**: the scratch allocator of a release that has one;
+- **engine** (carried by none): a launcher built without a launch, a captured
+  ``ASTSource``'s attributes in any release's form, the options a release derives itself;
 - **evidence**: the normalisation of failure text across releases' wordings, the signature of
   a compile that a child ran and printed (:func:`printed_signature`), and the same-bug rule
   the matrix, bisect and ``repro.py`` apply (:func:`same_bug`).
@@ -99,6 +100,18 @@ def compile_options(options):
 
     known = CUDAOptions.__dataclass_fields__
     return {k: as_tuples(v) for k, v in options.items() if k in known}
+
+
+# ---- launch ----
+
+
+def set_allocator(allocate):
+    """Give Triton the global scratch allocator that device-side tensor descriptors need
+    (``allocate(size, align, stream)``); a release without one (before 3.3) needs none."""
+    import triton
+
+    if hasattr(triton, "set_allocator"):
+        triton.set_allocator(allocate)
 
 
 # ---- evidence ----
@@ -484,7 +497,16 @@ def reported_apart(one, other):
     )
 
 
-# ---- reading a compile call ----
+# ---- engine ----
+
+
+def build_launcher(kernel):
+    """Load a compiled kernel's binary and build its launcher without launching it, where the
+    release has the step on its own (``_init_handles``; older ones build at the first launch)."""
+    if kernel is not None and hasattr(kernel, "_init_handles"):
+        kernel._init_handles()
+    return kernel
+
 
 #: Options a release derives from the target and its own toolchain: captured on one release
 #: they are wrong on another (a libdevice path, a PTX version), so a capture leaves them out.

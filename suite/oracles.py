@@ -51,6 +51,7 @@ NAN = "nan"  # NaN where the other side has a number: poison never overwritten, 
 INF = "inf"  # an infinity where the other side is finite
 MISMATCH = "mismatch"  # finite values beyond the tolerance
 
+
 @dataclass(frozen=True)
 class Judgement:
     """What one oracle found: ``difference`` is '' when the launches agree."""

@@ -136,8 +136,10 @@ KIT_HEAD = "# ---- carried verbatim from triton-repro-suite (suite/judgement.py)
 COMPILE_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried(
     "compile call", "evidence"
 )
-#: What a launch's ``repro.py`` carries: the oracles' tolerances.
-LAUNCH_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried("tolerances")
+#: What a launch's ``repro.py`` carries: the oracles' tolerances, the scratch allocator.
+LAUNCH_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried(
+    "tolerances", "launch"
+)
 
 #: The lines a maintainer reads at a glance (above the carried block): ``repro.py`` of a
 #: compile, and of a launch.
