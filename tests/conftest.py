@@ -325,13 +325,17 @@ def write_finding(
 
 
 def run_alone(script: Path) -> subprocess.CompletedProcess[str]:
-    """``script`` (a report's repro.py) run by itself under Triton's interpreter: no suite on
-    the path, as a maintainer runs it."""
+    """``script`` (a report's repro.py) run by itself under Triton's interpreter: the suite
+    made unimportable (a package of its name first on the path refuses to load, however the
+    suite is installed), as a maintainer runs it."""
+    blocked = script.parent / "no-suite" / "suite"
+    blocked.mkdir(parents=True, exist_ok=True)
+    (blocked / "__init__.py").write_text("raise ImportError('suite is made unimportable')\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
         [sys.executable, script.name],
         cwd=script.parent,
-        env={**env, "TRITON_INTERPRET": "1"},
+        env={**env, "TRITON_INTERPRET": "1", "PYTHONPATH": str(blocked.parent)},
         capture_output=True,
         text=True,
         timeout=600,
