@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli, triton_release
+from conftest import ROOT, repro_cli, write_finding
 
 from suite import judgement, oracles, tritonc
 from suite.engine import exception_facts, same_bug, signature
@@ -156,7 +156,9 @@ def test_a_reduced_file_runs_alone_and_agrees_with_the_engine(tmp_path):
     assert done.code in (0, 1), done.stdout + done.stderr  # known to the baseline: 0
     (run,) = (out / "runs").iterdir()
     record = json.loads((run / "results.jsonl").read_text().splitlines()[0])
-    finding = _finding(WS_POINTER, record, tmp_path / "f.json")
+    finding = write_finding(
+        WS_POINTER, record["signature"], record["outcome"], tmp_path, record["config"], name="f"
+    )
     reduced = repro_cli(
         "reduce", str(finding), "--time-budget", "20", "-j", "1", "--fixed-release", "none",
         "-o", str(out),
@@ -172,36 +174,6 @@ def test_a_reduced_file_runs_alone_and_agrees_with_the_engine(tmp_path):
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
     seen = signature_of_run(alone.stdout, alone.stderr)
     assert seen is not None and judgement.same_bug(record["signature"], seen)
-
-
-def _finding(source: Path, record: dict, path: Path) -> Path:
-    """A finding of ``record`` (a case of ``source``) as ``repro explore`` writes one."""
-    from suite.engine.environment import Environment
-    from suite.engine.sources import capture
-    from suite.search.findings import Finding
-
-    carried = capture({"path": str(source)})
-    assert carried is not None
-    finding = Finding(
-        repro=record["repro"],
-        signature=record["signature"],
-        kind="bug",
-        outcome=record["outcome"],
-        message="",
-        target=record["target"],
-        targets=[record["target"]],
-        minimal_config=dict(record["config"]),
-        failing_configs=[],
-        passing_neighbours=[],
-        boundary=[],
-        environment=Environment(triton=triton_release(), python_executable=sys.executable),
-        seed=0,
-        first_seen="",
-        last_seen="",
-        source=carried.to_json(with_text=True),
-    )
-    path.write_text(json.dumps(finding.to_json(), indent=2))
-    return path
 
 
 def _engine_signature(python: str, out: Path) -> tuple[str, Path]:

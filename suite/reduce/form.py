@@ -30,19 +30,23 @@ if TYPE_CHECKING:
     from suite.report.standalone import CompileCall
 
 
-def _captured_compile(finding: Finding, found: Found, python: str, origin: str) -> CompileCall:
-    """The compile call of the finding's minimal config, as the report's standalone form
-    captures it; a usage error when it cannot be captured."""
-    from suite.report.standalone import capture_compile
-
-    probe = CaseResult(
+def _probe(finding: Finding) -> CaseResult:
+    """The finding's minimal config as a case result, for the capture child to run."""
+    return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
         target=finding.target,
         config=dict(finding.minimal_config),
         outcome=Outcome.from_label(finding.outcome),
     )
-    call, why = capture_compile(probe, found.source, python)
+
+
+def _captured_compile(finding: Finding, found: Found, python: str, origin: str) -> CompileCall:
+    """The compile call of the finding's minimal config, as the report's standalone form
+    captures it; a usage error when it cannot be captured."""
+    from suite.report.standalone import capture_compile
+
+    call, why = capture_compile(_probe(finding), found.source, python)
     if call is None:
         raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
     return call
@@ -241,13 +245,7 @@ def standalone_form(
     from suite.report.launch_repro import LaunchNotCarried, launch_form
     from suite.report.standalone import capture_compile, repro_script
 
-    probe = CaseResult(
-        case_id=f"{finding.repro}[{finding.target}]",
-        repro=finding.repro,
-        target=finding.target,
-        config=dict(finding.minimal_config),
-        outcome=Outcome.from_label(finding.outcome),
-    )
+    probe = _probe(finding)
     source = {"path": str(case)}
     release = finding.environment.triton or "unknown"
     env = template_environment()
