@@ -10,7 +10,7 @@ report's ``repro.py`` and ``snippet.py``, the reducer's ``reduced.py``. The engi
 - **compile call**: the ``ASTSource`` form and the compile options of the installed release,
   probed from its API, never read from a version number;
 - **launch**: the scratch allocator of a release that has one;
-- **engine** (carried by none): a launcher built without a launch, a captured
+- **engine** (carried by none): the bundled ptxas, a launcher built without a launch, a captured
   ``ASTSource``'s attributes in any release's form, the options a release derives itself;
 - **evidence**: the normalisation of failure text across releases' wordings, the signature of
   a compile that a child ran and printed (:func:`printed_signature`), and the same-bug rule
@@ -498,6 +498,24 @@ def reported_apart(one, other):
 
 
 # ---- engine ----
+
+
+def bundled_ptxas(arch):
+    """The ptxas the installed release assembles ``arch`` with (``get_ptxas`` takes the arch
+    in 3.3 and 3.9, nothing in 3.4 and 3.5) and whether it reads ``DISABLE_PTXAS_OPT``."""
+    import os
+
+    import triton
+    from triton.backends.nvidia import compiler
+
+    get = compiler.get_ptxas
+    tool = get(arch) if inspect.signature(get).parameters else get()
+    knobs = os.path.join(os.path.dirname(triton.__file__), "knobs.py")
+    text = ""
+    if os.path.isfile(knobs):
+        with open(knobs) as handle:
+            text = handle.read()
+    return str(getattr(tool, "path", tool)), "DISABLE_PTXAS_OPT" in text
 
 
 def build_launcher(kernel):
