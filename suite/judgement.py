@@ -1,20 +1,21 @@
 """One source of judgement: what differs between Triton releases, and how a failure is judged.
 
 The engine compiles and judges with this module (:mod:`suite.tritonc`,
-:mod:`suite.engine.signature`, :mod:`suite.engine.same_bug`, :mod:`suite.oracles`), and every
-standalone program the suite hands out carries its text verbatim (:func:`carried`): the
-report's ``repro.py`` and ``snippet.py``, the reducer's ``reduced.py``. The engine and
-``repro.py`` cannot disagree.
+:mod:`suite.engine.signature`, :mod:`suite.engine.same_bug`, :mod:`suite.oracles`), and the
+standalone programs the suite hands out carry the sections they run verbatim
+(:func:`carried`): the report's ``repro.py`` (a compile's or a launch's) and the reducer's
+``reduced.py``; the issue's ``snippet.py`` is written in the form :func:`source_form` found in
+the failing release. The engine and ``repro.py`` cannot disagree.
 
 - **tolerances**: the oracles' (atol, rtol) by dtype;
 - **compile call**: the ``ASTSource`` form and the compile options of the installed release,
   probed from its API, never read from a version number;
 - **launch**: the scratch allocator of a release that has one;
-- **engine** (carried by none): the bundled ptxas, a launcher built without a launch, a captured
-  ``ASTSource``'s attributes in any release's form, the options a release derives itself;
 - **evidence**: the normalisation of failure text across releases' wordings, the signature of
   a compile that a child ran and printed (:func:`printed_signature`), and the same-bug rule
-  the matrix, bisect and ``repro.py`` apply (:func:`same_bug`).
+  the matrix, bisect and ``repro.py`` apply (:func:`same_bug`);
+- **engine** (carried by none): the bundled ptxas, a launcher built without a launch, a
+  captured ``ASTSource``'s attributes in any release's form, the options a release derives.
 
 Standard library only; triton is imported by the functions that need it, when called.
 """
