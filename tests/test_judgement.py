@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli, write_finding
+from conftest import ROOT, repro_cli, suite_blocked, write_finding
 
 from suite import judgement, oracles, tritonc
 from suite.engine import exception_facts, same_bug, signature
@@ -44,20 +44,11 @@ def _python(version: str) -> str:
     return for_version(version).python
 
 
-def without_suite(folder: Path) -> dict[str, str]:
-    """A clean environment in which ``import suite`` fails, however it is installed: a
-    package of that name first on the path that refuses to load."""
-    blocked = folder / "no-suite" / "suite"
-    blocked.mkdir(parents=True, exist_ok=True)
-    (blocked / "__init__.py").write_text("raise ImportError('suite is made unimportable')\n")
-    return {**clean_env(), "PYTHONPATH": str(blocked.parent)}
-
-
 def run_alone(script: Path, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [python, script.name],
         cwd=script.parent,
-        env=without_suite(script.parent),
+        env={**clean_env(), "PYTHONPATH": suite_blocked(script.parent)},
         capture_output=True,
         text=True,
         timeout=600,
