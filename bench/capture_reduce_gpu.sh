@@ -53,13 +53,19 @@ grep -h 'compute-sanitizer' "$WORK/$ID"/*.md 2>/dev/null | head -n 2 | cut -c1-3
 # 4. The reduction, every candidate launched on the GPU.
 timeout $((REDUCE_S + 120)) python3 -m suite.cli.main reduce "$FINDING" -o "$WORK" -j "$JOBS" \
   --time-budget "$REDUCE_S" >"$OUT/reduce.txt" 2>"$OUT/reduce-progress.txt"
-say "reduce: exit $? ($(tail -n 3 "$OUT/reduce.txt" | head -n 1))"
+say "reduce: exit $? ($(grep -m 1 'kernel lines' "$OUT/reduce.txt"))"
 REDUCED=$(tail -n 1 "$OUT/reduce.txt")
 if [ ! -f "$REDUCED" ]; then
   say "no reduced file (see reduce-progress.txt)"
   exit 1
 fi
-cp "$REDUCED" "$OUT/reduced.py"
+cp "$REDUCED" "$OUT/reduced_case.py"
+# reduce's standalone reduced.py beside it, run by itself (no PYTHONPATH): exit 1 when the bug shows.
+if [ -f "$(dirname "$REDUCED")"/reduced.py ]; then
+  cp "$(dirname "$REDUCED")"/reduced.py "$OUT/reduced.py"
+  (cd "$(dirname "$REDUCED")" && env -u PYTHONPATH python3 reduced.py >"$OUT/reduced-alone.txt" 2>&1)
+  say "reduced.py alone: exit $?"
+fi
 cp "$(dirname "$REDUCED")/state.json" "$OUT/state.json" 2>/dev/null
 
 # 5. The size against the hand-minimal kernel (the program's kernel is its library module's);

@@ -98,7 +98,7 @@ say "finding: $(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); pri
 # 3. The reduction, every candidate launched on the GPU.
 timeout $((REDUCE_S + 120)) python3 -m suite.cli.main reduce "$FINDING" -o "$WORK" -j "$JOBS" \
   --time-budget "$REDUCE_S" >"$OUT/reduce.txt" 2>"$OUT/reduce-progress.txt"
-say "reduce: exit $? ($(tail -n 3 "$OUT/reduce.txt" | head -n 1))"
+say "reduce: exit $? ($(grep -m 1 'kernel lines' "$OUT/reduce.txt"))"
 REDUCED=$(tail -n 1 "$OUT/reduce.txt")
 if [ ! -f "$REDUCED" ]; then
   say "no reduced file (see reduce-progress.txt)"
@@ -106,7 +106,13 @@ if [ ! -f "$REDUCED" ]; then
   exit 1
 fi
 FOLDER=$(dirname "$REDUCED")
-cp "$REDUCED" "$OUT/reduced.py"
+cp "$REDUCED" "$OUT/reduced_case.py"
+# reduce's standalone reduced.py beside it, run by itself (no PYTHONPATH): exit 1 when the bug shows.
+if [ -f "$FOLDER"/reduced.py ]; then
+  cp "$FOLDER"/reduced.py "$OUT/reduced.py"
+  (cd "$FOLDER" && env -u PYTHONPATH python3 reduced.py >"$OUT/reduced-alone.txt" 2>&1)
+  say "reduced.py alone: exit $?"
+fi
 cp "$FOLDER/state.json" "$OUT/state.json" 2>/dev/null
 
 # 4-5. The size against the hand-minimal kernel; the reduced file launched again by itself.

@@ -42,12 +42,10 @@ def device() -> str:
 def ensure_allocator() -> None:
     """Device-side tensor descriptors need Triton's global scratch allocator set."""
     import torch
-    import triton
 
-    if hasattr(triton, "set_allocator"):
-        triton.set_allocator(
-            lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=device())
-        )
+    from suite.judgement import set_allocator
+
+    set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=device()))
 
 
 def random_input(shape: tuple[int, ...], dtype: str, seed: int | None = None) -> Any:

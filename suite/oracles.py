@@ -22,6 +22,7 @@ values: ``wrong-result:launch:differential:num_stages: mismatch``.
 A reproducer whose ``@REPRO.launch`` takes the case alone (and raises
 :class:`suite.WrongResult` itself) keeps working: it is launched once and judged for faults.
 
+The tolerances are :mod:`suite.judgement`'s, which every launch ``repro.py`` carries.
 Standard library at import; the judging functions import torch when they run.
 """
 
@@ -31,6 +32,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from suite.judgement import tolerance
 
 __all__ = [
     "Determinism",
@@ -47,16 +50,6 @@ __all__ = [
 NAN = "nan"  # NaN where the other side has a number: poison never overwritten, or computed
 INF = "inf"  # an infinity where the other side is finite
 MISMATCH = "mismatch"  # finite values beyond the tolerance
-
-# (absolute, relative) tolerance by dtype name for comparing two results of one kernel.
-AGREEMENT = {
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (6e-2, 2e-2),
-    "float32": (1e-4, 1e-4),
-    "float64": (1e-10, 1e-10),
-    "float8_e4m3fn": (1.5e-1, 1.5e-1),
-    "float8_e5m2": (2.5e-1, 2.5e-1),
-}
 
 
 @dataclass(frozen=True)
@@ -205,7 +198,7 @@ def agree(oracle: str, ours: Any, theirs: Any, what: str) -> Judgement:
             if left is not None:
                 side = "the case" if got is x else "the other launch"
                 return Judgement(oracle, left.difference, f"{left.message} in {side}")
-        atol, rtol = AGREEMENT.get(_name(a), (1e-2, 1e-2))
+        atol, rtol = tolerance(_name(a))
         finite = torch.isfinite(x) & torch.isfinite(y)
         error = torch.where(finite, (x - y).abs(), torch.zeros_like(x))
         bound = atol + rtol * torch.where(finite, y.abs(), torch.zeros_like(y))
@@ -266,7 +259,7 @@ def against_reference(reference: Reference, got: Any, inputs: Mapping[str, Any])
         left = _poison_left(name, have, want)
         if left is not None:
             return Judgement(reference.name, left.difference, left.message)
-        floor = AGREEMENT.get(_name(value), (1e-2, 1e-2))[0] / 10
+        floor = tolerance(_name(value))[0] / 10
         own = _rmse(narrow[name].double(), want)
         error = _rmse(have, want)
         bound = reference.multiplier * own + floor

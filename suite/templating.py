@@ -138,7 +138,7 @@ def py_assign(value: Any, name: str, width: int = 100) -> str:
 _KEY_LINE = re.compile(
     r"\berror\b|\bfatal\b|Error:|Exception:|LLVM ERROR|Assertion|Pipeline failed|"
     r"Insufficient|not supported|Segmentation|Aborted|Fatal Python error|"
-    r"^(?:NOT )?seen: |^triton \S+, \S+: |REPRODUCED|not reproduced",
+    r"^(?:expected|seen): |^triton \S+, \S+: |REPRODUCED|not reproduced",
     re.IGNORECASE,
 )
 

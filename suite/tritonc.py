@@ -5,20 +5,13 @@ the way ``kernel[grid](...)`` would and hides how each Triton release takes it,
 then turns the compiled kernel into the engine's :class:`~suite.api.Compiled`.
 Runs in the child only.
 
-Which form a release takes is probed from its API, not its version number:
-
-- ``ASTSource`` has a ``constexprs=`` parameter (3.3 on): a name-keyed signature
-  naming every argument (``"constexpr"`` for compile-time ones), ``constexprs``
-  by name, ``attrs`` keyed by argument path ``(index,)``;
-- ``triton.backends.compiler.AttrsDescriptor`` exists (3.2): name-keyed
-  signature and constants, attributes in an ``AttrsDescriptor`` by index;
-- otherwise (3.0, 3.1): signature and constants keyed by argument index, and
-  ``triton.compiler.compiler.AttrsDescriptor(divisible_by_16, equal_to_1)``.
+Which form a release takes, and which options it has, is probed from its API by
+:mod:`suite.judgement` (``source_form``, ``ast_source``, ``compile_options``), the code
+every ``repro.py`` carries.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 import shutil
@@ -106,10 +99,12 @@ def compile_kernel(
     import triton
     from triton.backends.compiler import GPUTarget
 
+    from suite.judgement import compile_options
+
     spec = specialization(signature, divisible, equal_to_1, attrs, fn.arg_names)
     source = _ast_source(fn, dict(signature), dict(constexprs), spec)
     target = GPUTarget("cuda", case.target.arch, 32)
-    kernel = triton.compile(source, target=target, options=case.options)
+    kernel = triton.compile(source, target=target, options=compile_options(case.options))
     metadata = kernel.metadata
     cubin = kernel.asm.get("cubin")
     extra: dict[str, object] = {"triton_version": triton.__version__}
@@ -123,25 +118,13 @@ def compile_kernel(
     )
 
 
-def source_form() -> str:
-    """Which way the installed Triton takes a kernel's signature (the table in
-    docs/writing-reproducers.md): ``constexprs``, ``attrs-descriptor`` or ``positional``."""
-    from triton.compiler import ASTSource
-
-    if "constexprs" in inspect.signature(ASTSource.__init__).parameters:
-        return "constexprs"
-    import triton.backends.compiler as backend
-
-    return "attrs-descriptor" if hasattr(backend, "AttrsDescriptor") else "positional"
-
-
 def _ast_source(
     fn: Any, signature: dict[str, str], constexprs: dict[str, object], spec: Specialization
 ) -> Any:
-    """The release's ``ASTSource`` through :func:`suite.compile_call.ast_source`, the form
+    """The release's ``ASTSource`` through :func:`suite.judgement.ast_source`, the form
     every ``repro.py`` carries. The JIT folds an integer equal to 1 into the constants
     (3.0-3.2) or makes it a constexpr (3.3 on): both are its ``tt.equal_to`` 1."""
-    from suite.compile_call import ast_source
+    from suite.judgement import ast_source, source_form
 
     if source_form() != "constexprs":
         _only_divisibility(spec)

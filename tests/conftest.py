@@ -324,14 +324,23 @@ def write_finding(
     return path
 
 
+def suite_blocked(folder: Path) -> str:
+    """A folder under ``folder`` to put first on ``PYTHONPATH`` so that ``import suite`` fails
+    however the suite is installed (a package of its name there refuses to load)."""
+    blocked = folder / "no-suite" / "suite"
+    blocked.mkdir(parents=True, exist_ok=True)
+    (blocked / "__init__.py").write_text("raise ImportError('suite is made unimportable')\n")
+    return str(blocked.parent)
+
+
 def run_alone(script: Path) -> subprocess.CompletedProcess[str]:
-    """``script`` (a report's repro.py) run by itself under Triton's interpreter: no suite on
-    the path, as a maintainer runs it."""
+    """``script`` (a report's repro.py) run by itself under Triton's interpreter, the suite
+    made unimportable, as a maintainer runs it."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
         [sys.executable, script.name],
         cwd=script.parent,
-        env={**env, "TRITON_INTERPRET": "1"},
+        env={**env, "TRITON_INTERPRET": "1", "PYTHONPATH": suite_blocked(script.parent)},
         capture_output=True,
         text=True,
         timeout=600,

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from suite.report.launch_repro import launch_script
-from suite.report.standalone import foreign_imports
+from suite.report.standalone import (
+    KIT_HEAD,
+    LAUNCH_KIT,
+    REPRO_LINES,
+    foreign_imports,
+    glance_lines,
+)
 from suite.templating import template_environment
 from tests.conftest import run_alone
 
@@ -59,8 +65,9 @@ def test_repro_py_exits_1_on_the_bug_and_0_at_the_nearest_pass(
     failing = _script(tmp_path, KERNELS, repro_id, wrong, "repro.py")
     text = failing.read_text()
     assert foreign_imports(text) == []
-    assert "suite" not in text.split('"""', 2)[2]
-    assert len(text.splitlines()) <= 150
+    assert "suite" not in text.split('"""', 2)[2].partition(KIT_HEAD)[0]
+    assert LAUNCH_KIT in text  # the engine's tolerances, verbatim
+    assert glance_lines(text) <= REPRO_LINES["launch"]
     done = run_alone(failing)
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"signature: {signature}" in done.stdout
@@ -82,5 +89,5 @@ def test_the_runtime_ports_repro_py_is_short_and_imports_triton_and_torch_only(t
     )
     text = _script(tmp_path, source, repro_id, config, "repro.py").read_text()
     assert foreign_imports(text) == []
-    assert len(text.splitlines()) <= 150
+    assert glance_lines(text) <= REPRO_LINES["launch"]
     compile(text, "repro.py", "exec")

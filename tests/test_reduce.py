@@ -318,7 +318,7 @@ def test_the_judge_accepts_the_first_interesting_candidate_in_order(tmp_path: Pa
 def test_a_report_uses_the_reduction_only_while_its_files_are_there(tmp_path: Path) -> None:
     folder = tmp_path / "reduce" / "f-1"
     folder.mkdir(parents=True)
-    reduced, original = folder / "reduced.py", folder / "original.py"
+    reduced, original = folder / "reduced_case.py", folder / "original.py"
     entry = {
         "path": str(reduced),
         "original": str(original),

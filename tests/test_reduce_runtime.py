@@ -193,6 +193,10 @@ def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(t
     ran = run_alone(tmp_path / "repro.py")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert f"signature: {SPLIT_SIGNATURE}" in ran.stdout
+    # reduce's own standalone reduced.py beside it: the same launch, the suite unimportable.
+    alone = run_alone(reduced.parent / "reduced.py")
+    assert alone.returncode == 1, alone.stdout + alone.stderr
+    assert f"signature: {SPLIT_SIGNATURE}" in alone.stdout
 
 
 @pytest.mark.gpu

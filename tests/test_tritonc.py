@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from suite.api import _has
-from suite.tritonc import source_form, specialization
+from suite.judgement import source_form
+from suite.tritonc import specialization
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "writing-reproducers.md"
@@ -25,7 +26,8 @@ PROBE = textwrap.dedent(
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp()
     import triton, triton.language as tl
     from triton.backends.compiler import GPUTarget
-    from suite.tritonc import _ast_source, source_form, specialization
+    from suite.judgement import source_form
+    from suite.tritonc import _ast_source, specialization
 
     @triton.jit
     def scale(x_ptr, y_ptr, n, stride, factor, BLOCK: tl.constexpr):
@@ -141,7 +143,7 @@ def test_form_table_matches_every_cached_release():
     for release, form in table.items():
         python = sys.executable if release == _installed() else str(for_version(release).python)
         proc = subprocess.run(
-            [python, "-c", "from suite.tritonc import source_form; print(source_form())"],
+            [python, "-c", "from suite.judgement import source_form; print(source_form())"],
             capture_output=True,
             text=True,
             cwd=ROOT,

@@ -31,23 +31,10 @@ from suite.capture.site.repro_capture_records import (
 )
 from suite.engine import Error, exception_facts
 from suite.engine import signature as signatures
+from suite.judgement import DERIVED_OPTIONS, STAGE_FUNCTIONS, as_tuples
 from suite.templating import template_environment
 
 CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-# What the backend derives from the target and toolchain: the reproducer's target and
-# release give them again, and carrying one over would pin a release's value.
-DERIVED_OPTIONS = frozenset(
-    {
-        "arch",
-        "backend_name",
-        "extern_libs",
-        "ptx_version",
-        "supported_fp8_dtypes",
-        "deprecated_fp8_dtypes",
-        "allowed_dot_input_precisions",
-        "max_num_imprecise_acc_default",
-    }
-)
 DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3}  # the CUDA backend's, when none was given
 BLOCK_NAME = re.compile(r"BLOCK|TILE|GROUP_SIZE", re.IGNORECASE)
 TL_ATTRIBUTE = re.compile(r"\btl\.(\w+)")
@@ -321,7 +308,7 @@ def confirmation(observed: str, isolated: str | None, deferred: bool = False) ->
         return ""
     if not all(part in known[1:] or part == UNKNOWN_END for part in seen[1:]):
         return ""
-    stages = set(signatures.STAGE_FUNCTIONS.values())
+    stages = set(STAGE_FUNCTIONS.values())
     missing = []
     if UNKNOWN_END in seen:
         missing.append("how its process ended (not the program's own process)")
@@ -424,7 +411,7 @@ def render(failure: Failure, also: Sequence[Mapping[str, object]] | None = None)
         "divisible": context.divisible,
         "equal_to_1": context.equal_to_1,
         "attrs": context.attrs,
-        "options": _tuples(context.other_options),
+        "options": as_tuples(context.other_options),
         "launch": context.launch,
         "deferred": failure.deferred,
     }
@@ -527,15 +514,6 @@ def _other_options(options: dict[str, object]) -> dict[str, object]:
     return {
         k: v for k, v in options.items() if k not in CONFIG_OPTIONS and k not in DERIVED_OPTIONS
     }
-
-
-def _tuples(value: Any) -> Any:
-    """JSON lists back to the tuples Triton's options hold."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    return value
 
 
 def _space(

@@ -2,7 +2,9 @@
 
 ``repro reduce FINDING`` reduces the finding's reproducer kernel at the Python AST level
 while it still fails with the finding's signature (:mod:`suite.reduce.reducer`), writes
-``<output>/reduce/<finding id>/reduced.py`` and points the finding at it.
+``<output>/reduce/<finding id>/reduced_case.py`` (the reducer's form, which the engine runs)
+and ``reduced.py`` (the same kernel as a standalone program, which never imports the suite)
+and points the finding at them.
 
 A runtime failure (a fault, a hang, a wrong result) is reduced by launching every candidate
 on a GPU of its target (or under Triton's interpreter, ``TRITON_INTERPRET=1``); without one it
@@ -11,7 +13,8 @@ is refused with the command to run where there is one.
 Exit status: 0 reduced (or stopped by --time-budget with the best so far written); 2 bad
 usage or input, a finding whose reproducer does not fail that way, or a runtime failure with
 no GPU of its target here (one line on stderr).
-Progress lines go to stderr; the last line on stdout is the reduced file's path.
+Progress lines go to stderr; the last line on stdout is the reducer's form's path
+(``reduced_case.py``), the line before it names ``reduced.py``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,10 @@ from suite.files import check_plain_name, locked, own_folder, write_replacing
 
 if TYPE_CHECKING:
     from suite.engine import Environment
+
+
+#: What ``reduced.py`` does, as the command says it.
+STANDALONE_SAYS = "python reduced.py: exit 1 when the bug shows"
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -159,6 +166,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         }
         or None,
         "values_checked": values_checked(finding.signature),
+        "standalone": str(done.standalone.resolve()) if done.standalone else None,
     }
     with locked(path.parent):
         write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
@@ -172,6 +180,11 @@ def cmd_reduce(args: argparse.Namespace) -> int:
                 f"{progress.tries} {'launches' if gpus is not None else 'compiles'}, "
                 f"{progress.seconds:.0f} s",
                 f"finding {path} points to it",
+                *(
+                    [f"standalone: {done.standalone} ({STANDALONE_SAYS})"]
+                    if done.standalone
+                    else []
+                ),
                 str(done.path),
             ],
         )

@@ -18,6 +18,7 @@ from typing import Any
 
 from suite.api import Case, Reproducer
 from suite.engine.protocol import GpuWait, Judged, LaunchEvent, LaunchFinished, started
+from suite.judgement import build_launcher
 from suite.oracles import (
     Determinism,
     Differential,
@@ -139,10 +140,7 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
 
     def build_only(self: JITFunction, *args: Any, **kwargs: Any) -> Any:
         kwargs["warmup"] = True
-        kernel = original(self, *args, **kwargs)
-        if kernel is not None and hasattr(kernel, "_init_handles"):
-            kernel._init_handles()  # loads the binary and builds its launcher
-        return kernel
+        return build_launcher(original(self, *args, **kwargs))
 
     JITFunction.run = build_only
     turns = os.environ.pop(GPU_LOCK, None)  # nothing is launched: no GPU turn to wait for

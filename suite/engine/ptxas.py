@@ -76,16 +76,13 @@ class Ptxas:
 
 
 def _probe_script(arch: int) -> str:
-    """What the case's interpreter runs to name the ptxas its Triton uses for ``arch``."""
+    """What the case's interpreter runs to name the ptxas its Triton uses for ``arch``, and
+    whether it has the no-optimisation knob (:func:`suite.judgement.bundled_ptxas`)."""
+    root = str(Path(__file__).resolve().parents[2])
     return (
-        "import inspect, os, triton\n"
-        "from triton.backends.nvidia import compiler\n"
-        "get = compiler.get_ptxas\n"
-        f"tool = get({arch}) if inspect.signature(get).parameters else get()\n"
-        "print(getattr(tool, 'path', tool))\n"
-        "knobs = os.path.join(os.path.dirname(triton.__file__), 'knobs.py')\n"
-        "text = open(knobs).read() if os.path.isfile(knobs) else ''\n"
-        f"print({NO_OPT_KNOB!r} in text)\n"
+        f"import sys\nsys.path.insert(0, {root!r})\n"
+        "from suite.judgement import bundled_ptxas\n"
+        f"print(*bundled_ptxas({arch}), sep='\\n')\n"
     )
 
 

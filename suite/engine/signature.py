@@ -2,10 +2,10 @@
 
 The suite's classifier (``suite.engine.classify``) adds what only it knows (the compile's
 metadata against the target's limits, the memory cap, skips) and calls :func:`judge` and
-:func:`diagnostic_verdict` for the rest. A standalone ``repro.py`` computes no signature: the
-suite reads what it printed (``suite.engine.exception_facts.describe_printed``) and judges
-that the same way. The facts judged (an exception's type, stage, origin) come from
-:mod:`suite.engine.exception_facts`.
+:func:`diagnostic_verdict` for the rest. The facts judged (an exception's type, stage,
+origin) come from :mod:`suite.engine.exception_facts`; the normalisation of failure text,
+and the reading of what a standalone ``repro.py`` printed, from :mod:`suite.judgement`,
+which every ``repro.py`` carries.
 
 A signature is ``<family>: <message key>``. The family is the outcome, the phase or stage,
 the pass (or the signal, the ptxas code, the rule), colon-joined, without spaces. The
@@ -23,34 +23,27 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from suite.engine.exception_facts import STAGE_FUNCTIONS, Origin
+from suite.engine.exception_facts import Origin
 from suite.engine.protocol import NOT_STARTED, Error
+from suite.judgement import (
+    NOT_IMPLEMENTED,
+    PTXAS_CODE,
+    PTXAS_ERROR_LINE,
+    PTXAS_FATAL_LINE,
+    PTXAS_UNKNOWN_ARCH,
+    REFUSAL_TYPES,
+    REQUIREMENT,
+    compose,
+    failed_pass,
+    faulthandler_stage,
+    first_line,
+    meaningful_message,
+    normalize,
+)
+from suite.judgement import family_of as family_of
+from suite.judgement import message_of as message_of
+from suite.judgement import python_message as judgement_python_message
 
-PASS_FAILURE = re.compile(r"Pipeline failed while executing \[?`([^`]+)`")
-# An MLIR diagnostic: "<location>: error: text" or a bare "error: text".
-MLIR_ERROR = re.compile(r"^(?:.*?:\d+:\d+: |loc\(.*?\): |\S*: )?error: (.*)$", re.MULTILINE)
-GENERIC_MESSAGES = (
-    "Failures have been detected while processing an MLIR pass pipeline",
-    "PassManager::run failed",
-)
-ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
-#: An assertion's condition that says nothing of what failed (``assert(false)``).
-SAYS_NOTHING = re.compile(r"!*\(?(?:false|0|nullptr)\)?")
-#: The function an assertion failed in, from glibc's ``file:line: FUNCTION: Assertion`` (the
-#: first name called with ``(``: ``processProducerCommitOp`` of ``void
-#: mlir::triton::processProducerCommitOp(mlir::OpBuilder&, ...)``).
-ASSERTING_FUNCTION = re.compile(r":\d+: [^(]*?([A-Za-z_]\w*)\(")
-LLVM_ERROR = re.compile(r"LLVM ERROR: (.+)")
-UNREACHABLE = re.compile(r"(?:^|\n)([^\n]+)\nUNREACHABLE executed")
-TERMINATE = re.compile(
-    r"terminate called after throwing an instance of '([^']+)'(?:\s+what\(\):\s*(.+))?"
-)
-PTXAS_CODE = re.compile(r"\b(C\d{4,5})\b")
-# ptxas names the file and line before "error": "ptxas /tmp/x.ptx, line 33; error   : ...".
-# The first error says what is wrong; the closing "fatal : Ptx assembly aborted due to
-# errors" only that something was, so it is the fallback.
-PTXAS_ERROR_LINE = re.compile(r"ptxas\b[^\n]*?\berror\s*:\s*(.*)")
-PTXAS_FATAL_LINE = re.compile(r"ptxas\b[^\n]*?\bfatal\s*:\s*(.*)")
 # A process that could not get a CUDA context: the driver's, the runtime's and torch's words
 # for a machine (or a torch build) that gives it none. On an H100 new processes were refused
 # so after launches hung and were killed (docs/gpu-results.md, 2026-11-25).
@@ -62,13 +55,9 @@ GPU_UNAVAILABLE = re.compile(
 )
 GPU_UNAVAILABLE_RULE = "gpu-unavailable"
 GPU_UNAVAILABLE_SIGNATURE = f"harness-error:{GPU_UNAVAILABLE_RULE}"
-PTXAS_UNKNOWN_ARCH = re.compile(r"Value '(sm_\w+)' is not defined for option 'gpu-name'")
-FAULTHANDLER_FRAME = re.compile(r'File ".*?", line \d+ in (\w+)')
-CARET_LINE = re.compile(r"^\s*\^+\s*$")
-COMPILATION_AT = re.compile(r"^at \d+:\d+:")
 
-# Python errors of the glue around a compile (the harness, the reproducer's own code, a
-# bad signature dict): raised before Triton's pipeline runs, they are never compiler bugs.
+
+# Python errors of the glue around a compile: raised before Triton's pipeline runs, never bugs.
 HARNESS_TYPES = frozenset(
     {
         "TypeError",
@@ -88,121 +77,10 @@ HARNESS_TYPES = frozenset(
     }
 )
 
-_NORMALIZE: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"%(?=llvm\.)"), ""),  # an intrinsic's name is kept, not taken for an SSA value
-    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:/[\w.+@~-]+)+/?"), "<path>"),
-    (re.compile(r"\btmp[\w-]*"), "<tmp>"),
-    (re.compile(r"%[\w.#$-]+"), "%V"),
-    (re.compile(r"\^bb\d+"), "^bbN"),
-    (re.compile(r"#[A-Za-z_][\w.]*"), "#A"),
-    (re.compile(r"\b\d+(?:x\d+)*x(?=[A-Za-z?!])"), "?x"),  # tensor<128x64xf16> -> tensor<?xf16>
-    (re.compile(r"\bm\d+n\d+k\d+"), "mMnNkK"),  # MMA instruction shapes
-    (re.compile(r"\bt\d+\b"), "tN"),  # SelectionDAG node names
-    (re.compile(r"(?<![\w.])\d+(?:\.\d+)?\b"), "N"),
-    (re.compile(r"\s+"), " "),
-)
-
-MAX_LENGTH = 200
-
-
-def normalize(text: str) -> str:
-    """The stable form of one line of failure text."""
-    for pattern, placeholder in _NORMALIZE:
-        text = pattern.sub(placeholder, text)
-    return text.strip()[:MAX_LENGTH]
-
-
-def compose(family: list[str | None], key: str = "") -> str:
-    """``family`` colon-joined (empty parts dropped), then ``: key`` when there is one."""
-    head = ":".join(p for p in family if p)
-    return f"{head}: {key}" if key else head
-
-
-def family_of(signature: str) -> str:
-    """The family of a signature: everything before the message key."""
-    return signature.split(": ", 1)[0]
-
-
-def message_of(signature: str) -> str:
-    """The normalized message key of a signature ('' when it has none)."""
-    parts = signature.split(": ", 1)
-    return parts[1] if len(parts) == 2 else ""
-
-
-def first_line(text: str) -> str:
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
-def meaningful_message(text: str) -> str | None:
-    """The first meaningful message of native output: an assertion, ``LLVM ERROR``, an
-    unreachable, an uncaught C++ exception, else the first non-generic MLIR error."""
-    for pattern, shape in (
-        (ASSERTION, "Assertion `{}' failed"),
-        (LLVM_ERROR, "LLVM ERROR: {}"),
-        (UNREACHABLE, "{} (UNREACHABLE)"),
-    ):
-        found = pattern.search(text)
-        if found:
-            message = shape.format(found.group(1).strip())
-            if pattern is ASSERTION and SAYS_NOTHING.fullmatch(found.group(1).strip()):
-                # assert(false) names no condition: the function it failed in tells two
-                # such assertions apart, and is what upstream's issue names.
-                line = (text[: found.start()].splitlines() or [""])[-1]
-                where = ASSERTING_FUNCTION.search(line.replace("(anonymous namespace)", ""))
-                if where:
-                    message += f" in {where.group(1)}"
-            return message
-    thrown = TERMINATE.search(text)
-    if thrown:
-        return f"uncaught {thrown.group(1)}" + (
-            f": {thrown.group(2).strip()}" if thrown.group(2) else ""
-        )
-    for match in MLIR_ERROR.finditer(text):
-        message = match.group(1).strip()
-        if message and message not in GENERIC_MESSAGES:
-            return message
-    return None
-
 
 def python_message(error: Error) -> str:
-    """``Type: message`` of a Python error; a frontend ``CompilationError`` gives the error
-    under its source excerpt (or its cause), not ``at 12:8:``."""
-    kind, text = error.type, error.message
-    if kind == "CompilationError":
-        lines = text.splitlines()
-        carets = [i for i, line in enumerate(lines) if CARET_LINE.match(line)]
-        after = first_line("\n".join(lines[carets[-1] + 1 :])) if carets else ""
-        if after:
-            return after
-        # Older releases keep the message in the cause ("AssertionError: ..."), newer ones
-        # after the excerpt: the same text either way, without the cause's type.
-        cause = first_line(error.cause)
-        if cause:
-            return re.sub(r"^\w+: ", "", cause)
-        return next(
-            (ln.strip() for ln in lines if ln.strip() and not COMPILATION_AT.match(ln)), kind
-        )
-    line = first_line(text)
-    if not line or line in GENERIC_MESSAGES:
-        return ""
-    return f"{kind}: {line}" if kind else line
-
-
-def faulthandler_stage(stderr: str) -> str | None:
-    """faulthandler lists the innermost frame first."""
-    for name in FAULTHANDLER_FRAME.findall(stderr):
-        if name in STAGE_FUNCTIONS:
-            return STAGE_FUNCTIONS[name]
-    return None
-
-
-def failed_pass(stderr: str) -> str | None:
-    match = PASS_FAILURE.search(stderr)
-    return match.group(1) if match else None
+    """``Type: message`` of a Python error (:func:`suite.judgement.python_message`)."""
+    return judgement_python_message(error.type, error.message, error.cause)
 
 
 @dataclass
@@ -334,22 +212,6 @@ def diagnostic_verdict(stderr: str) -> Verdict | None:
     )
 
 
-#: Triton's Python refusing what it cannot do yet: the release cannot express the kernel.
-NOT_IMPLEMENTED = re.compile(
-    r"\bNYI\b|not (?:yet )?implemented|\bnot supported\b|\bunsupported\b"
-    r"|\bonly supports?\b|\bis only supported\b",
-    re.IGNORECASE,
-)
-#: Triton's Python refusing the input: a documented limit of the kernel or its options.
-REQUIREMENT = re.compile(
-    r"\brequires?\b|\bmust\b|\bshould (?:be|have)\b|\bexpected\b|\bnot allowed\b"
-    r"|(?-i:\bGot\b)",  # "... of shape [64, 2]. Got [2, 64, 2]", not "got an unexpected keyword"
-    re.IGNORECASE,
-)
-#: The errors Triton's Python raises for a refusal outside its frontend (a slip raises others).
-REFUSAL_TYPES = frozenset(
-    {"ValueError", "NotImplementedError", "AssertionError", "CompilationError"}
-)
 TRITON_REJECTS = "triton-rejects"
 
 

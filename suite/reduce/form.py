@@ -30,19 +30,23 @@ if TYPE_CHECKING:
     from suite.report.standalone import CompileCall
 
 
-def _captured_compile(finding: Finding, found: Found, python: str, origin: str) -> CompileCall:
-    """The compile call of the finding's minimal config, as the report's standalone form
-    captures it; a usage error when it cannot be captured."""
-    from suite.report.standalone import capture_compile
-
-    probe = CaseResult(
+def _probe(finding: Finding) -> CaseResult:
+    """The finding's minimal config as a case result, for the capture child to run."""
+    return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
         target=finding.target,
         config=dict(finding.minimal_config),
         outcome=Outcome.from_label(finding.outcome),
     )
-    call, why = capture_compile(probe, found.source, python)
+
+
+def _captured_compile(finding: Finding, found: Found, python: str, origin: str) -> CompileCall:
+    """The compile call of the finding's minimal config, as the report's standalone form
+    captures it; a usage error when it cannot be captured."""
+    from suite.report.standalone import capture_compile
+
+    call, why = capture_compile(_probe(finding), found.source, python)
     if call is None:
         raise UsageError(f"cannot put {origin} in the reducer's form: {why}")
     return call
@@ -228,3 +232,34 @@ def launching_form(
             launch=source.launch,
         )
     )
+
+
+def standalone_form(
+    finding: Finding, case: Path, title: str, python: str, finding_id: str
+) -> tuple[str | None, str]:
+    """``reduced.py``: the reduced kernel of ``case`` (the reducer's form, which the engine
+    runs) as a standalone program, as ``repro report`` writes ``repro.py``: only the standard
+    library, triton and (for a launch) torch, the suite's judgement carried verbatim; exit 1
+    when the bug shows. ``(text, "")``, or ``(None, why not)``."""
+    from suite.engine import runtime_failure
+    from suite.report.launch_repro import LaunchNotCarried, launch_form
+    from suite.report.standalone import capture_compile, repro_script
+
+    probe = _probe(finding)
+    source = {"path": str(case)}
+    release = finding.environment.triton or "unknown"
+    env = template_environment()
+    if runtime_failure(finding.signature):
+        try:
+            text = launch_form(env, probe, source, finding.signature, title, python, release)
+        except LaunchNotCarried as exc:
+            return None, str(exc)
+        if text is None:
+            return None, "its launch declares no @REPRO.inputs"
+        return scrub_secrets(text), ""
+    call, why = capture_compile(probe, source, python)
+    if call is None:
+        return None, why
+    made_by = f"`repro reduce` of finding {finding_id}"
+    text = repro_script(env, call, finding.signature, title, made_by, release, finding.target)
+    return scrub_secrets(text), ""

@@ -15,9 +15,12 @@ How a reduction goes:
    isolated workers by the one interestingness test (:mod:`suite.reduce.interesting`),
    and the first interesting edit of a batch that makes the file smaller is kept. A cache
    of tried texts means no text is compiled twice. Renaming runs once, last.
-4. **Best so far.** ``reduced.py`` and ``state.json`` are rewritten after every
-   improvement, so an interrupted reduction resumes from there. The finding is updated to
-   point at the result.
+4. **Best so far.** ``reduced_case.py`` (the reducer's form) and ``state.json`` are
+   rewritten after every improvement, so an interrupted reduction resumes from there. The
+   finding is updated to point at the result.
+5. **Standalone.** ``reduced.py`` is the result as a standalone program, written as ``repro
+   report`` writes ``repro.py`` (:func:`suite.reduce.form.standalone_form`): it imports only
+   the standard library, triton and (for a launch) torch, and exits 1 when the bug shows.
 
 The order of edits is fixed (or shuffled by ``seed``), and of a batch the first
 interesting edit in that order wins, so a reduction is deterministic for a seed.
@@ -38,7 +41,7 @@ from pathlib import Path
 from suite.engine import DEFAULTS, CaseSpec, Execution, Found
 from suite.errors import HarnessError, UsageError
 from suite.files import read_regular, write_replacing
-from suite.reduce.form import launching_form, reducer_form
+from suite.reduce.form import launching_form, reducer_form, standalone_form
 from suite.reduce.interesting import Expectation, SignatureTest, values_checked
 from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.launching import interpreted, passing_config
@@ -54,7 +57,11 @@ from suite.reduce.passes import (
 from suite.search.findings import Finding
 
 STATE = "state.json"
+#: The reduced kernel as a standalone program (the suite's judgement carried, no import of it).
 REDUCED = "reduced.py"
+#: The reduced kernel in the reducer's form: a reproducer file the engine runs (the report,
+#: a resumed reduction).
+REDUCED_CASE = "reduced_case.py"
 DEFAULT_TIME_BUDGET_S = 900.0
 
 
@@ -107,10 +114,11 @@ class Progress:
 class Reduction:
     """The result: the reduced file and the progress record."""
 
-    path: Path
+    path: Path  # the reducer's form (REDUCED_CASE)
     progress: Progress
     resumed: bool
     stopped_by_budget: bool
+    standalone: Path | None = None  # REDUCED, or None when it could not be written
 
 
 def _sha(text: str) -> str:
@@ -257,7 +265,7 @@ def reduce(
         passing_config=passing_config(finding) if gpus is not None else None,
     )
     folder.mkdir(parents=True, exist_ok=True)
-    best_path, state_path = folder / REDUCED, folder / STATE
+    best_path, state_path = folder / REDUCED_CASE, folder / STATE
     work = folder / ".work"
     if work.is_symlink() or work.is_file():
         work.unlink()
@@ -358,6 +366,12 @@ def reduce(
             judge.close()
         if finished:
             _check_fresh(reducer, test, finding.signature)
+        title = found.repro.title or found.repro.id
+        standalone, why = standalone_form(finding, best_path, title, python, finding_id)
+        if standalone is None:
+            say(f"reduce: {folder / REDUCED} not written: {why}")
+        else:
+            _atomic_write(folder / REDUCED, standalone)
     except (UsageError, HarnessError):
         shutil.rmtree(work, ignore_errors=True)
         if not any(folder.iterdir()):
@@ -368,4 +382,5 @@ def reduce(
         if fixed_workers is not None:
             fixed_workers.close()
         shutil.rmtree(work, ignore_errors=True)
-    return Reduction(best_path, progress, resumed, not finished)
+    written = folder / REDUCED if standalone is not None else None
+    return Reduction(best_path, progress, resumed, not finished, written)

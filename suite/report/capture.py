@@ -17,6 +17,7 @@ from typing import Any
 from suite.api import Reproducer
 from suite.capture.site.repro_capture_records import TEMPLATE_IMPORTS
 from suite.engine import CaseResult
+from suite.judgement import attrs_by_name, source_form
 from suite.toolchain.limits import limits_for
 
 
@@ -82,7 +83,8 @@ def _capture_here(result: CaseResult, source: dict[str, str] | None) -> dict[str
     if problems:
         return _no_call(f"a constexpr or compile option has no Python literal: {problems[0]}")
     return {
-        "attrs": _attrs_by_name(getattr(src, "attrs", None), list(fn.arg_names)),
+        "attrs": attrs_by_name(getattr(src, "attrs", None), list(fn.arg_names)),
+        "form": source_form(),
         "kernel_name": fn.__name__,
         "kernels": [_function_text(f) for f in carried.functions],
         "globals": [(v.name, v.python) for v in carried.values if v.python not in defined],
@@ -142,31 +144,6 @@ def _carried_text(carried: Any) -> str:
 
 def _no_call(reason: str) -> dict[str, Any]:
     return {"reason": reason}
-
-
-def _attrs_by_name(attrs: Any, arg_names: list[str]) -> dict[str, list[list[Any]]]:
-    """The specialization attrs of an ASTSource by argument name, from any release's form:
-    a dict keyed by ``(index,)`` (3.3 on), or an AttrsDescriptor (``arg_properties`` in 3.2,
-    ``divisible_by_16``/``equal_to_1`` in 3.0 and 3.1)."""
-    found: dict[str, list[list[Any]]] = {}
-    if isinstance(attrs, dict):
-        for key, props in attrs.items():
-            index = key[0] if isinstance(key, tuple) and len(key) == 1 else key
-            if isinstance(index, int) and index < len(arg_names):
-                found[arg_names[index]] = [list(p) for p in props]
-        return found
-    properties = dict(getattr(attrs, "arg_properties", None) or {})
-    if not properties and attrs is not None:
-        properties = {
-            "tt.divisibility": sorted(getattr(attrs, "divisible_by_16", None) or ()),
-            "tt.equal_to": sorted(getattr(attrs, "equal_to_1", None) or ()),
-        }
-    value = {"tt.divisibility": 16, "tt.equal_to": 1}
-    for name, indices in properties.items():
-        for index in indices:
-            if isinstance(index, int) and index < len(arg_names) and name in value:
-                found.setdefault(arg_names[index], []).append([name, value[name]])
-    return found
 
 
 def _reproducer(result: CaseResult, source: dict[str, str] | None) -> Reproducer | None:

@@ -5,7 +5,8 @@ It is written from the reproducer's source: its kernels, helpers, ``@REPRO.input
 ``@REPRO.launch`` functions are kept as written; what belongs to the suite (its imports, the
 ``Reproducer`` declaration, the compile function) is dropped, and a short preamble
 (``templates/launch_repro.py.j2``) gives the few ``suite.checks`` helpers and oracles it uses,
-in terms of triton and torch alone.
+in terms of triton and torch alone; the oracles' tolerances are :mod:`suite.judgement`'s,
+carried verbatim at the bottom.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from dataclasses import dataclass
 from jinja2 import Environment
 
 from suite.api import Config
-from suite.oracles import AGREEMENT
-from suite.report.standalone import compact_headers
+from suite.engine import CaseResult, capture_source, runtime_failure
+from suite.report.standalone import LAUNCH_KIT, capture_launch, compact_headers
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
@@ -220,7 +221,44 @@ def launch_script(
         used=source.used,
         oracle_classes=[name for name in _ORACLES if name in source.used],
         oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
-        agreement=AGREEMENT,
+        kit=LAUNCH_KIT,
+    )
+
+
+def launch_form(
+    env: Environment,
+    result: CaseResult,
+    source: dict[str, str],
+    expected: str,
+    title: str,
+    python: str | None,
+    triton_version: str,
+) -> str | None:
+    """For a runtime failure whose reproducer (``source``: its file, or a carried copy)
+    launches with oracles: the repro.py that launches and judges; None otherwise. The
+    closure of what the launch reads is found in a child under ``python`` (the release that
+    failed); a name it cannot carry raises :class:`LaunchNotCarried`."""
+    carried = capture_source(source)
+    if not runtime_failure(expected) or carried is None:
+        return None
+    found = launch_source(carried.text, result.repro)
+    if found is None:
+        return None
+    closure, why = capture_launch(
+        result, source, python, found.roots(), list(PROVIDED), found.dropped()
+    )
+    if closure is None:
+        raise LaunchNotCarried(why)
+    return launch_script(
+        env,
+        carried.text,
+        result.repro,
+        result.config,
+        expected,
+        title,
+        result.target,
+        triton_version,
+        closure,
     )
 
 

@@ -2,7 +2,8 @@
 original reproducer as an attachment.
 
 ``repro reduce`` points the finding at its result (``finding.reduced``: ``path``,
-``original``, sizes, ``complete``). :func:`reduced_of` reads that record back and checks the
+``original``, sizes, ``complete``; ``path`` is the reducer's form, :data:`REDUCED_CASE`).
+:func:`reduced_of` reads that record back and checks the
 files are still there; a report then captures its compile call from the reduced file (so
 ``repro.py``, the snippet in the issue and ``--verify`` all use the reduced kernel) and
 attaches the original as :data:`ORIGINAL_NAME`. A record whose files are gone is ignored:
@@ -16,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 ORIGINAL_NAME = "original_repro.py"
+#: The reducer's form of the reduced kernel (``suite.reduce.reducer.REDUCED_CASE``): what a
+#: report captures; ``reduced.py`` beside it is the same kernel as a standalone program.
+REDUCED_CASE = "reduced_case.py"
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Reduced:
 
 def reduced_of(record: dict[str, Any] | None, finding_id: str) -> Reduced | None:
     """The reduction a finding's record points to, or None (none, or its files are gone, or
-    they are not ``reduced.py`` and ``original.py`` of a ``reduce/<finding_id>/`` folder: a
+    they are not ``reduced_case.py`` and ``original.py`` of a ``reduce/<finding_id>/`` folder: a
     crafted record never makes a report read, nor attach, a file from anywhere else)."""
     entry = (record or {}).get("reduced")
     if not isinstance(entry, dict):
@@ -69,7 +73,7 @@ def reduced_of(record: dict[str, Any] | None, finding_id: str) -> Reduced | None
         return None
     folder = reduced.path.parent
     if (
-        reduced.path.name != "reduced.py"
+        reduced.path.name != REDUCED_CASE
         or reduced.original != folder / "original.py"
         or folder.name != finding_id
         or folder.parent.name != "reduce"

@@ -51,7 +51,6 @@ from suite.engine import (
     CaseResult,
     Outcome,
     Triage,
-    capture_source,
     command_there,
     failure_text,
     gpu_arch,
@@ -81,20 +80,13 @@ from suite.report.evidence import (
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
-from suite.report.launch_repro import (
-    PROVIDED,
-    LaunchNotCarried,
-    launch_script,
-    launch_source,
-    no_launch,
-)
+from suite.report.launch_repro import LaunchNotCarried, launch_form, no_launch
 from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
 from suite.report.standalone import (
-    REPRO_LINES,
     CompileCall,
     capture_compile,
-    capture_launch,
     minimal_snippet,
+    over_glance,
     repro_script,
 )
 from suite.report.variants import (
@@ -284,9 +276,12 @@ def write_standalone(
     else:
         standalone = capture_standalone(subject, subject.found.source)
     launch = None
-    if standalone.call is not None:
+    interpreter = interpreter_for(subject.environment, None)
+    if standalone.call is not None and subject.found is not None:
+        reduced = standalone.reduced
+        source = reduced.source if reduced is not None else subject.found.source
         try:
-            launch = launch_form(env, subject, expected, title, standalone.reduced)
+            launch = launch_form(env, subject.result, source, expected, title, interpreter, version)
         except LaunchNotCarried as exc:
             standalone = Standalone(None, str(exc))
         else:
@@ -302,17 +297,14 @@ def write_standalone(
     if standalone.reduced is not None:
         original = standalone.reduced.original.read_text()
         draft.put(ORIGINAL_NAME, original, secret_safe=False)
-    script = repro_script(env, subject, standalone.call, expected, title)
-    form = "launch" if launch else "compile"
-    script = launch or script
+    made_by = f"report {subject.report_id}"
+    script = launch or repro_script(
+        env, standalone.call, expected, title, made_by, version, subject.result.target
+    )
     draft.put("repro.py", script, secret_safe=False)
-    lines, bound = len(script.splitlines()), REPRO_LINES[form]
-    if lines > bound:
-        subject.notes.append(
-            f"repro.py is {lines} lines, over the {bound} read at a glance: "
-            "`repro reduce` shrinks the kernel"
-        )
-    draft.put("snippet.py", minimal_snippet(standalone.call, version), secret_safe=False)
+    if too_long := over_glance(script, "launch" if launch else "compile"):
+        subject.notes.append(too_long)
+    draft.put("snippet.py", minimal_snippet(standalone.call), secret_safe=False)
     if unseen_here(subject):
         # A compile cannot show a runtime failure: no verification, no "fixed upstream".
         return standalone
@@ -342,43 +334,6 @@ def launch_variants(draft: Draft, subject: Subject, launch_arch: int | None) -> 
 def subject_name(result: CaseResult) -> str:
     """How a command names the finding of ``result``: ``<repro>-<digest>``."""
     return f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
-
-
-def launch_form(
-    env: Environment, subject: Subject, expected: str, title: str, reduced: Reduced | None = None
-) -> str | None:
-    """For a runtime failure whose reproducer launches with oracles: the repro.py that
-    launches and judges (``suite.report.launch_repro``), from the reduced file when ``repro
-    reduce`` made one; None otherwise."""
-    result = subject.result
-    carried = capture_source(subject.found.source) if subject.found else None
-    if not runtime_failure(expected) or carried is None or subject.found is None:
-        return None
-    text = reduced.path.read_text() if reduced is not None else carried.text
-    source = launch_source(text, result.repro)
-    if source is None:
-        return None
-    closure, why = capture_launch(
-        result,
-        reduced.source if reduced is not None else subject.found.source,
-        interpreter_for(subject.environment, None),
-        source.roots(),
-        list(PROVIDED),
-        source.dropped(),
-    )
-    if closure is None:
-        raise LaunchNotCarried(why)
-    return launch_script(
-        env,
-        text,
-        result.repro,
-        result.config,
-        expected,
-        title,
-        result.target,
-        subject.triton_version,
-        closure,
-    )
 
 
 def launches(result: CaseResult, draft: Draft) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import inspect
 import json
 import sys
 import tempfile
@@ -14,10 +13,8 @@ from typing import Any
 
 from jinja2 import Environment
 
-from suite import compile_call
+from suite import judgement
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
-from suite.report.script_output import evidence_for, same_bug_evidence
-from suite.subject import Subject
 from suite.templating import py_assign
 
 
@@ -39,6 +36,8 @@ class CompileCall:
     aliases: list[tuple[str, str]] = field(default_factory=list)
     # The specialization of the compile, by argument: [["tt.divisibility", 16], ...].
     attrs: dict[str, list[list[Any]]] = field(default_factory=dict)
+    # The ``ASTSource`` form of the release that made the call (``judgement.source_form``).
+    form: str = "constexprs"
 
 
 class _Source:
@@ -79,6 +78,7 @@ def capture_compile(
         call["imports"],
         [(name, source) for name, source in call["aliases"]],
         call.get("attrs", {}),
+        call["form"],
     ), ""
 
 
@@ -129,25 +129,47 @@ def capture_launch(
     return (str(answer["body"]), frozenset(answer["provided"])), ""
 
 
-#: :func:`suite.compile_call.ast_source` as written, carried verbatim by every ``repro.py``.
-AST_SOURCE_TEXT = inspect.getsource(compile_call.ast_source).rstrip()
+#: The head of the block every standalone program carries at its bottom: the code of
+#: :mod:`suite.judgement`, verbatim, that the engine itself judges with.
+KIT_HEAD = "# ---- carried verbatim from triton-repro-suite (suite/judgement.py)"
+#: What a compile's ``repro.py`` carries: the compile call and the evidence check.
+COMPILE_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried(
+    "compile call", "evidence"
+)
+#: What a launch's ``repro.py`` carries: the oracles' tolerances, the scratch allocator.
+LAUNCH_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried(
+    "tolerances", "launch"
+)
 
-#: The lines a maintainer reads at a glance: ``repro.py`` of a compile, and of a launch.
+#: The lines a maintainer reads at a glance (above the carried block): ``repro.py`` of a
+#: compile, and of a launch.
 REPRO_LINES = {"compile": 120, "launch": 150}
 
 
+def glance_lines(script: str) -> int:
+    """The lines of ``script`` a maintainer reads: those above the carried block."""
+    return len(script.partition(KIT_HEAD)[0].rstrip().splitlines())
+
+
 def repro_script(
-    env: Environment, subject: Subject, call: CompileCall, expected: str, title: str
+    env: Environment,
+    call: CompileCall,
+    expected: str,
+    title: str,
+    made_by: str,
+    triton_version: str,
+    target: str,
 ) -> str:
     """``repro.py``: the imports, the kernel and its helpers, the call (the section
-    ``call_template`` renders) and the check of :mod:`suite.report.script_output`."""
+    ``call_template`` renders), the check, and the code of :mod:`suite.judgement` it runs
+    (the engine's own) carried at the bottom. ``made_by``: what wrote it (``report r``)."""
     options_text = ", ".join(f"{k}={v}" for k, v in call.options.items()) or "default options"
     return env.get_template("repro.py.j2").render(
         title=title,
-        report_id=subject.report_id,
-        target=subject.result.target,
+        made_by=made_by,
+        target=target,
         arch=call.arch,
-        triton_version=subject.triton_version,
+        triton_version=triton_version,
         options=call.options,
         options_text=options_text,
         signature={n: t for n, t in call.signature.items() if n not in call.constexprs},
@@ -159,14 +181,25 @@ def repro_script(
         kernel_name=call.kernel_name,
         attrs=_attrs_literal(call.attrs),
         call_template="repro_compile.py.j2",
-        ast_source_text=AST_SOURCE_TEXT,
+        kit=COMPILE_KIT,
         phase="compile",
         phase_ok="the kernel compiles",
-        evidence=evidence_for(expected),
-        same_bug=same_bug_evidence(expected),
+        expected=expected,
         # A call past 90% of the command's --timeout is a hang: repro.py says so before
         # --verify, which runs it under that timeout, has to kill it.
         timeout_s=f"{round(DEFAULTS.bounds.timeout_s * 0.9):d}",
+    )
+
+
+def over_glance(script: str, form: str) -> str:
+    """Why ``script`` (a ``repro.py`` of ``form``) is too long to read at a glance ('' when
+    it is not)."""
+    lines, bound = glance_lines(script), REPRO_LINES[form]
+    if lines <= bound:
+        return ""
+    return (
+        f"repro.py is {lines} lines, over the {bound} read at a glance: "
+        "`repro reduce` shrinks the kernel"
     )
 
 
@@ -225,18 +258,19 @@ def compact_headers(text: str, width: int = 100) -> str:
     return "\n".join(lines)
 
 
-def minimal_snippet(call: CompileCall, triton_version: str) -> str:
+def minimal_snippet(call: CompileCall) -> str:
     """The kernel and the bare compile call, for the issue body: what a maintainer pastes.
 
-    Written in the affected release's ``ASTSource`` form (``constexprs=`` and attrs by
-    ``(index,)`` from 3.3 on, by name with an ``AttrsDescriptor`` in 3.2, by position
-    before); ``repro.py`` chooses at run time instead.
+    Written in the ``ASTSource`` form of the release that failed, as its API told the
+    capture (``judgement.source_form``: ``constexprs=`` and attrs by ``(index,)`` from 3.3
+    on, by name with an ``AttrsDescriptor`` in 3.2, by position before); ``repro.py``
+    carries :func:`suite.judgement.ast_source` and chooses at run time instead.
     """
     index = {name: i for i, name in enumerate(call.arg_names)}
     signature = {n: t for n, t in call.signature.items() if n not in call.constexprs}
     hints = {index[n]: value for n, props in call.attrs.items() for _, value in props}
     kernel = call.kernel_name
-    form = _source_form(triton_version)
+    form = call.form
     imports = [
         "from triton.backends.compiler import GPUTarget",
         "from triton.compiler import ASTSource",
@@ -283,20 +317,6 @@ def minimal_snippet(call: CompileCall, triton_version: str) -> str:
         f"triton.compile(src, target={target}, options={call.options!r})",
     ]
     return "\n".join(lines).replace("\n\n\n\n", "\n\n\n") + "\n"
-
-
-def _source_form(triton_version: str) -> str:
-    """The ``ASTSource`` form of a release (``suite.tritonc.source_form`` probes the
-    installed one): ``constexprs``, ``attrs-descriptor`` (3.2) or ``positional``."""
-    from packaging.version import InvalidVersion, Version
-
-    try:
-        version = Version(triton_version.split("+")[0])
-    except InvalidVersion:
-        return "constexprs"
-    if version >= Version("3.3"):
-        return "constexprs"
-    return "attrs-descriptor" if version >= Version("3.2") else "positional"
 
 
 def foreign_imports(script: str) -> list[str]:

@@ -119,6 +119,8 @@ class ReducedRecord(TypedDict):
     # written before they existed lacks them: read them with ``get``.
     passing_change: dict[str, Any] | None
     values_checked: bool
+    # ``reduced.py``, the reduced kernel as a standalone program (None: not written).
+    standalone: str | None
 
 
 @dataclass
