@@ -134,11 +134,11 @@ def capture_launch(
 KIT_HEAD = "# ---- carried verbatim from triton-repro-suite (suite/judgement.py)"
 #: What a compile's ``repro.py`` carries: the compile call and the evidence check.
 COMPILE_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried(
-    "compile call", "evidence"
+    "ast_source", "compile_options", "stages_entered", "printed_signature", "same_bug"
 )
 #: What a launch's ``repro.py`` carries: the oracles' tolerances, the scratch allocator.
 LAUNCH_KIT = f"{KIT_HEAD}: the engine's own code ----\n\n" + judgement.carried(
-    "tolerances", "launch"
+    "tolerance", "set_allocator"
 )
 
 #: The lines a maintainer reads at a glance (above the carried block): ``repro.py`` of a

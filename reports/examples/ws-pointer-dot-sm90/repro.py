@@ -97,9 +97,6 @@ import re
 import sys
 
 
-# ---- compile call ----
-
-
 def source_form():
     """How the installed release's ``ASTSource`` takes a kernel: ``constexprs`` (3.3 on: a
     name-keyed signature naming every argument, attrs by path ``(index,)``),
@@ -156,8 +153,6 @@ def compile_options(options):
     return {k: as_tuples(v) for k, v in options.items() if k in known}
 
 
-# ---- evidence ----
-
 #: The functions that run each compile stage, in Triton's backends.
 STAGE_FUNCTIONS = {
     "make_ir": "ttir",
@@ -173,7 +168,6 @@ STAGE_FUNCTIONS = {
 FRONTEND_FUNCTIONS = frozenset({"parse_options", "cache_key", "make_ir", "ast_to_ttir"})
 #: The stages that run MLIR passes, LLVM or ptxas.
 PASS_STAGE_FUNCTIONS = frozenset(STAGE_FUNCTIONS) - FRONTEND_FUNCTIONS
-
 PASS_FAILURE = re.compile(r"Pipeline failed while executing \[?`([^`]+)`")
 # An MLIR diagnostic: "<location>: error: text" or a bare "error: text".
 MLIR_ERROR = re.compile(r"^(?:.*?:\d+:\d+: |loc\(.*?\): |\S*: )?error: (.*)$", re.MULTILINE)
