@@ -4,7 +4,7 @@
 # fresh CUDA context checked after each, and which way of faulting breaks the GPU. One step a
 # device call (each fits in 10 minutes):
 #   STEP=overhead bash bench/capture_and_faults_gpu.sh   # bench/capture_overhead.py
-#   STEP=tests bash bench/capture_and_faults_gpu.sh      # pytest -m gpu twice + gpu_check
+#   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
 #                                                       # it may leave the GPU unusable)
 set -u
@@ -17,11 +17,7 @@ case "${STEP:-overhead}" in
     tail -n 4 "$OUT/capture-overhead.txt"
     ;;
   tests)
-    for run in ${RUNS:-1 2}; do  # RUNS=1 or RUNS=2: one run a call if two do not fit
-      python -m pytest -m gpu -n 4 -p no:cacheprovider -q -rA tests/ > "$OUT/gpu-tests-$run.txt" 2>&1
-      tail -n 3 "$OUT/gpu-tests-$run.txt"
-      python -m suite.engine.gpu_check 2>&1 | tee -a "$OUT/gpu-tests-$run.txt"
-    done
+    bash bench/gpu_tests_twice.sh
     ;;
   faults)
     python bench/gpu_after_faults.py > "$OUT/gpu-after-faults.txt" 2>&1

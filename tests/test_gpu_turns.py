@@ -137,6 +137,10 @@ def test_what_runs_alone_on_a_gpu_holds_its_machine_wide_lock(tmp_path, monkeypa
         assert taken.returncode != 0 and b"BlockingIOError" in taken.stderr
     freed = subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True)
     assert freed.returncode == 0, freed.stderr
+    if ctypes.util.find_library("cuda") is None:  # what raised (a fault) is checked after too
+        with pytest.raises(GpuStopped) as caught, alone_on("3"):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        assert isinstance(caught.value.__context__, RuntimeError)
 
 
 @pytest.mark.skipif(ctypes.util.find_library("cuda") is not None, reason="a CUDA driver is here")

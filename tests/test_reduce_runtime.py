@@ -29,7 +29,14 @@ from suite.report.launch_repro import launch_script
 from suite.report.reduced import Reduced
 from suite.search.findings import Finding
 from suite.templating import template_environment
-from tests.conftest import gpu_visible, repro_cli, run_alone, write_finding
+from tests.conftest import (
+    gpu_reduce_budget,
+    gpu_visible,
+    repro_cli,
+    run_alone,
+    the_gpus,
+    write_finding,
+)
 
 pytest.importorskip("torch")
 
@@ -202,11 +209,11 @@ def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     seen = run_case(
         CaseSpec(found, trigger, "sm_90", gpu=True),
         tmp_path / "trigger",
-        Execution(warm=False, sanitize=False),
+        Execution(warm=False, sanitize=False, gpus=the_gpus()),
     )
     assert seen.signature is not None and ":launch" in seen.signature.text, seen.message
     path = _finding(RMSNORM, seen.signature.text, seen.outcome.label, tmp_path)
-    done = repro_cli("reduce", str(path), "-o", str(tmp_path), "--time-budget", "240")
+    done = repro_cli("reduce", str(path), "-o", str(tmp_path), "--time-budget", gpu_reduce_budget())
     assert done.code == 0, done.stderr[-3000:]
     reduced = Path(done.stdout.strip().splitlines()[-1])
     assert kernel_measure(reduced.read_text())[1] < kernel_measure(RMSNORM.read_text())[1]
@@ -234,7 +241,7 @@ def test_a_candidates_launch_finds_its_kernels_built_by_its_compile_phase(tmp_pa
     passing = dict(found.repro.configs["nearest-pass"][0])
     cache = tmp_path / "cache"
     knobs = {"TRITON_CACHE_DIR": str(cache)}
-    execution = Execution(warm=False, sanitize=False)
+    execution = Execution(warm=False, sanitize=False, gpus=the_gpus())
     ahead = {**knobs, COMPILE_LAUNCHES: json.dumps([failing, passing])}
     compiled = run_case(
         CaseSpec(found, failing, "sm_90", gpu=False), tmp_path / "c", execution, None, ahead

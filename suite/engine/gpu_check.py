@@ -86,15 +86,23 @@ def machine_locks() -> Path | None:
 def alone_on(gpu: str) -> Iterator[None]:
     """Run a process that may fault or hang on ``gpu`` (a ``CUDA_VISIBLE_DEVICES`` id) alone:
     holding the GPU's machine-wide lock (no launch of another ``repro`` process there
-    meanwhile) and, when it has ended, still holding it, check that a fresh process makes a
-    CUDA context there; :class:`GpuStopped` when none does."""
+    meanwhile) and, when it has ended (or raised: a fault, say), still holding it, check that
+    a fresh process makes a CUDA context there; :class:`GpuStopped` when none does."""
     with contextlib.ExitStack() as held:
         folder = machine_locks()
         if folder is not None:  # else nobody else's lock could be shared either
             lock = held.enter_context(open(folder / f"gpu-{gpu}.lock", "a"))
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        yield
-        reason = context_check(gpu)
+        try:
+            yield
+        except Exception:
+            _stop_unless_answering(gpu)  # the GPU's state first: it explains the error
+            raise
+        _stop_unless_answering(gpu)
+
+
+def _stop_unless_answering(gpu: str) -> None:
+    reason = context_check(gpu)
     if reason:
         raise GpuStopped(reason)
 
