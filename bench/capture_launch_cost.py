@@ -110,7 +110,7 @@ def main() -> int:
 
     class Hooked(KernelInterface):  # the hook's kernel[grid], around the same launcher
         run = launcher
-        __getitem__ = repro_capture_launch.getitem_wrapper(launcher)
+        __getitem__ = repro_capture_launch.getitem_wrapper(launcher, launcher)
 
     plain_kernel, hooked_kernel = Kernel(), Hooked()
     jit_run = repro_capture_launch.run_wrapper(launcher)

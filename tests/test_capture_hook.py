@@ -321,6 +321,8 @@ try:  # compiled for this launch, then the launch fails: the driver has no launc
 except AttributeError:
     pass
 print(json.dumps(os.listdir(folder)))  # while the program runs: written after the compile
+scale.run = lambda *args, **kwargs: print(f"its own run: {kwargs['grid']}")
+scale[(3,)](Tensor(8), Tensor(8), 8, 1.0, BLOCK=8)  # as Triton's kernel[grid] calls it
 """
 
 
@@ -338,8 +340,10 @@ def test_the_first_launch_of_a_specialization_is_written_after_its_compile(tmp_p
         [sys.executable, str(program)], capture_output=True, text=True, env=env, check=False
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
-    after_warmup, after_launch = (json.loads(line) for line in ran.stdout.splitlines())
+    warmup_line, launch_line, own = ran.stdout.splitlines()
+    after_warmup, after_launch = json.loads(warmup_line), json.loads(launch_line)
     assert after_warmup == [] and len(after_launch) == 1, ran.stdout
+    assert own == "its own run: (3,)"  # a kernel's own run is called, as without the hook
     record = json.loads((folder / "last-launch" / after_launch[0]).read_text())
     assert record["state"] == "launching" and record["grid"] == [16, 1, 1]
     assert record["scalars"] == {"n": 4096, "factor": 2.0}

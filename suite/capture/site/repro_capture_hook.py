@@ -165,7 +165,7 @@ def install() -> None:
             owner.compile = wrapped
     run = JITFunction.run
     JITFunction.run = run_wrapper(run)
-    JITFunction.__getitem__ = getitem_wrapper(run)  # kernel[grid]: calls Triton's own run
+    JITFunction.__getitem__ = getitem_wrapper(run, JITFunction.run)  # calls Triton's own run
     Autotuner.run = autotune_wrapper(Autotuner.run)
     sys.excepthook = excepthook_wrapper(sys.excepthook)
 

@@ -115,13 +115,18 @@ def autotune_records() -> list[Path]:
     return paths
 
 
-def getitem_wrapper(run: Any) -> Any:
+def getitem_wrapper(run: Any, hooked: Any) -> Any:
     """``JITFunction.__getitem__``: ``kernel[grid]`` is a launcher that keeps the launch and
-    calls ``run`` (Triton's own ``JITFunction.run``, not the hook's: one record a launch),
-    as Triton's own ``kernel[grid]`` calls ``run``."""
+    calls ``run`` (Triton's own ``JITFunction.run``, not ``hooked``, the hook's wrapper of
+    it: one record a launch), as Triton's own ``kernel[grid]`` calls ``self.run``. A kernel
+    whose ``run`` is not ``hooked`` (its own, or its class's) gets Triton's lambda, as
+    without the hook."""
     append = KEPT_RING.append
 
     def __getitem__(self: Any, grid: Any) -> Any:
+        if type(self).run is not hooked or "run" in self.__dict__:
+            return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
         def launch(*args: Any, **kwargs: Any) -> Any:
             kept = (next_sequence(), launch_record, self, args, kwargs, grid)
             append(kept)
