@@ -63,7 +63,7 @@ def _finding(program: Path, signature: str, outcome: str, folder: Path) -> Path:
     )
 
 
-def _judged_fresh(reduced: Path, finding: Finding, work: Path):
+def _judged_fresh(reduced: Path, finding: Finding, work: Path, gpus: tuple[str, ...] = ()):
     expectation = Expectation(
         repro=finding.repro,
         signature=finding.signature,
@@ -73,7 +73,8 @@ def _judged_fresh(reduced: Path, finding: Finding, work: Path):
         passing_config=dict(finding.passing_neighbours[0].config),
     )
     work.mkdir(parents=True, exist_ok=True)
-    return SignatureTest(expectation, work, None, Execution(warm=False, sanitize=False))(reduced)
+    execution = Execution(warm=False, sanitize=False, gpus=gpus)
+    return SignatureTest(expectation, work, None, execution)(reduced)
 
 
 @pytest.mark.skipif(gpu_visible(), reason="a GPU is visible: the reduction would launch")
@@ -218,7 +219,7 @@ def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     reduced = Path(done.stdout.strip().splitlines()[-1])
     assert kernel_measure(reduced.read_text())[1] < kernel_measure(RMSNORM.read_text())[1]
     finding = Finding.from_json(json.loads(path.read_text()))
-    verdict = _judged_fresh(reduced, finding, tmp_path / "judge")
+    verdict = _judged_fresh(reduced, finding, tmp_path / "judge", the_gpus())
     assert verdict.interesting, verdict
     # The reduction of a fault leaves the GPU usable: a fresh process makes a context.
     assert context_check(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]) == ""
