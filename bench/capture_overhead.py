@@ -314,29 +314,13 @@ def main() -> int:
             for w in args.workloads
             for captured in (False, True)
         }
-        children: dict[tuple[str, bool], Child] = {}
-        for key, (child, requests, replies) in started.items():
-            facts = child.connect(requests, replies)
-            children[key] = child
-            print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
-        ready_s = time.monotonic() - began
-        budget = args.budget_s / len(args.workloads)
-        seen: dict[str, list[tuple[float, float]]] = {}
-        print("workload\tpair\tfirst\tplain\tcaptured")
-        for workload in args.workloads:
-            pairs = seen.setdefault(workload, [])
-            since = time.monotonic()
-            for pair in range(args.pairs):
-                if time.monotonic() - since > budget:
-                    print(f"{workload}: the budget ({budget:.0f} s) ends the pairs at {pair}")
-                    break
-                order = (False, True) if pair % 2 == 0 else (True, False)
-                value = {c: children[(workload, c)].run(counts[workload]) for c in order}
-                pairs.append((value[False], value[True]))
-                first = "captured" if order[0] else "plain"
-                print(f"{workload}\t{pair}\t{first}\t{value[False]:.4f}\t{value[True]:.4f}")
-                sys.stdout.flush()
-        ends = {child.name: child.stop() for child in children.values()}
+        try:
+            ready_s, seen, ends = _measure(started, args, counts, began)
+        finally:  # a child left waiting on its FIFO would hold its GPU context forever
+            for child, _, _ in started.values():
+                if child.process.poll() is None:
+                    child.process.kill()  # repro capture's keeper kills its program too
+                    child.process.wait()
     print()
     print(f"processes ready in {ready_s:.1f} s; whole run {time.monotonic() - began:.1f} s")
     if any(ends.values()):
@@ -344,6 +328,40 @@ def main() -> int:
         return 1
     verdicts = [_summary(w, seen[w], counts[w]) for w in args.workloads]
     return 0 if all(verdicts) else 1
+
+
+def _measure(
+    started: dict[tuple[str, bool], tuple[Child, Path, Path]],
+    args: argparse.Namespace,
+    counts: dict[str, int],
+    began: float,
+) -> tuple[float, dict[str, list[tuple[float, float]]], dict[str, int]]:
+    """Connect to every process, then the pairs of rounds: the seconds until all were
+    ready, each workload's (plain, captured) pairs, and each process's exit status."""
+    children: dict[tuple[str, bool], Child] = {}
+    for key, (child, requests, replies) in started.items():
+        facts = child.connect(requests, replies)
+        children[key] = child
+        print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
+    ready_s = time.monotonic() - began
+    budget = args.budget_s / len(args.workloads)
+    seen: dict[str, list[tuple[float, float]]] = {}
+    print("workload\tpair\tfirst\tplain\tcaptured")
+    for workload in args.workloads:
+        pairs = seen.setdefault(workload, [])
+        since = time.monotonic()
+        for pair in range(args.pairs):
+            if time.monotonic() - since > budget:
+                print(f"{workload}: the budget ({budget:.0f} s) ends the pairs at {pair}")
+                break
+            order = (False, True) if pair % 2 == 0 else (True, False)
+            value = {c: children[(workload, c)].run(counts[workload]) for c in order}
+            pairs.append((value[False], value[True]))
+            first = "captured" if order[0] else "plain"
+            print(f"{workload}\t{pair}\t{first}\t{value[False]:.4f}\t{value[True]:.4f}")
+            sys.stdout.flush()
+    ends = {child.name: child.stop() for child in children.values()}
+    return ready_s, seen, ends
 
 
 def _summary(workload: str, pairs: list[tuple[float, float]], count: int) -> bool:
