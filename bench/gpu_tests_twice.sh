@@ -15,12 +15,12 @@
 # two processes and their workers may run side by side.
 #
 # Knobs: JOBS (the other tests' xdist workers, default 5), RUN_S (one run's bound, default
-# 210 s), REDUCE_S (each reduction test's --time-budget, default 90 s). With the defaults
+# 205 s), REDUCE_S (each reduction test's --time-budget, default 90 s). With the defaults
 # the whole script stays within 540 s.
 set -u
 OUT=${OUT:-$(mktemp -d)}
 JOBS=${JOBS:-5}
-RUN_S=${RUN_S:-210}
+RUN_S=${RUN_S:-205}
 export REPRO_TEST_REDUCE_S=${REDUCE_S:-90}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 mkdir -p "$OUT"
