@@ -3,7 +3,7 @@
 # docs/reduce.md): what capture adds to a program, the GPU-marked tests twice in a row with a
 # fresh CUDA context checked after each, and which way of faulting breaks the GPU. One step a
 # device call (each fits in 10 minutes):
-#   STEP=overhead bash bench/capture_and_faults_gpu.sh   # bench/capture_overhead.py
+#   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, capture_launch_cost.py
 #   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
 #                                                       # it may leave the GPU unusable)
@@ -15,9 +15,11 @@ case "${STEP:-overhead}" in
     timeout -s INT 170 python bench/capture_overhead.py > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     tail -n 8 "$OUT/capture-overhead.txt"
+    python bench/capture_launch_cost.py > "$OUT/capture-launch-cost.txt" 2>&1  # CPU, seconds
+    tail -n 5 "$OUT/capture-launch-cost.txt"
     ;;
   tests)
-    bash bench/gpu_tests_twice.sh
+    OUT="$OUT" bash bench/gpu_tests_twice.sh
     ;;
   faults)
     python bench/gpu_after_faults.py > "$OUT/gpu-after-faults.txt" 2>&1
