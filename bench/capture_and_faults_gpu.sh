@@ -3,8 +3,8 @@
 # docs/reduce.md): what capture adds to a program, the GPU-marked tests twice in a row with a
 # fresh CUDA context checked after each, and which way of faulting breaks the GPU. One step a
 # device call (each fits in 10 minutes):
-#   STEP=overhead bash bench/capture_and_faults_gpu.sh   # bench/capture_overhead.py
-#   STEP=tests bash bench/capture_and_faults_gpu.sh      # pytest -m gpu twice + gpu_check
+#   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, capture_launch_cost.py
+#   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
 #                                                       # it may leave the GPU unusable)
 set -u
@@ -12,16 +12,14 @@ OUT=${OUT:-$(mktemp -d)}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 case "${STEP:-overhead}" in
   overhead)
-    python bench/capture_overhead.py --rounds "${ROUNDS:-3}" > "$OUT/capture-overhead.txt" 2>&1
+    timeout -s INT 170 python bench/capture_overhead.py > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
-    tail -n 4 "$OUT/capture-overhead.txt"
+    tail -n 8 "$OUT/capture-overhead.txt"
+    python bench/capture_launch_cost.py > "$OUT/capture-launch-cost.txt" 2>&1  # CPU, seconds
+    tail -n 5 "$OUT/capture-launch-cost.txt"
     ;;
   tests)
-    for run in ${RUNS:-1 2}; do  # RUNS=1 or RUNS=2: one run a call if two do not fit
-      python -m pytest -m gpu -n 4 -p no:cacheprovider -q -rA tests/ > "$OUT/gpu-tests-$run.txt" 2>&1
-      tail -n 3 "$OUT/gpu-tests-$run.txt"
-      python -m suite.engine.gpu_check 2>&1 | tee -a "$OUT/gpu-tests-$run.txt"
-    done
+    OUT="$OUT" bash bench/gpu_tests_twice.sh
     ;;
   faults)
     python bench/gpu_after_faults.py > "$OUT/gpu-after-faults.txt" 2>&1

@@ -3,7 +3,7 @@
 # launch that runs out of shared memory, its captured configs through `repro gate`, and a
 # torch.compile'd model. Run from the repository root: OUT=/some/dir bash bench/capture_gpu.sh
 set -u
-export PYTHONPATH=.${EXTRA_PYTHONPATH:+:$EXTRA_PYTHONPATH}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 OUT=${OUT:-/tmp/capture-gpu}
 mkdir -p "$OUT"
 {

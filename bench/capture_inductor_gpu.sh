@@ -5,7 +5,7 @@
 # Run from the repository root.
 set -u
 OUT=${OUT:-$(mktemp -d)}
-export PYTHONPATH=.${EXTRA_PYTHONPATH:+:$EXTRA_PYTHONPATH}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 python3 -m suite.capture --no-confirm -o "$OUT/capture" -- \
   python3 tests/data/capture/gpu_inductor_launch.py >"$OUT/capture.stdout" 2>"$OUT/capture.stderr"
 echo "capture exit $?" | tee "$OUT/log.txt"

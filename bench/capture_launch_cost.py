@@ -1,14 +1,22 @@
 """On any machine (no GPU): the capture hook's own Python cost per launch.
 
-Calls the hook's launch wrappers directly, around a launcher that does nothing, ``--calls``
-times each: ``JITFunction.run``'s wrapper (``kernel[grid](x, y, n, factor, BLOCK=256)`` with
-two tensor-like arguments) and Inductor's ``CachingAutotuner.run`` wrapper (a tuner with one
-config), next to the bare launcher. Then the cost of describing the launches kept (what
-happens once, when a failure surfaces or the program ends).
+Calls each launch path of the hook around a launcher that does nothing, next to the same
+path without the hook, ``--calls`` times a round, the rounds interleaved (``--rounds``):
 
-    python bench/capture_launch_cost.py --calls 100000
+- ``kernel[grid](x, y, n, factor, BLOCK=256)``: Triton's own ``KernelInterface.__getitem__``
+  (a lambda that calls ``run``) against the hook's (``getitem_wrapper``: its launcher keeps
+  the launch and calls Triton's ``run``);
+- ``JITFunction.run(...)`` called directly (an autotuner's launch): bare against
+  ``run_wrapper``;
+- Inductor's ``CachingAutotuner.run`` (a tuner with one config): bare against
+  ``inductor_run_wrapper``.
 
-prints µs per call for each, and the added µs per launch (wrapped minus bare).
+Times are this process's CPU time (``time.process_time``: what a shared, loaded machine
+steals shows less), in µs per call: the median and the spread of the rounds, and the added
+µs (the median of each round's hooked minus bare). Then the cost of describing the launches
+kept (what happens once, when a failure surfaces or the program ends).
+
+    python bench/capture_launch_cost.py --calls 200000 --rounds 9
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -61,16 +70,16 @@ class Tuner:
 
 
 def _per_call_us(call: Any, calls: int) -> float:
-    start = time.perf_counter()
+    start = time.process_time()
     for _ in range(calls):
         call()
-    return (time.perf_counter() - start) / calls * 1e6
+    return (time.process_time() - start) / calls * 1e6
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="capture-launch-cost-")
     os.environ["REPRO_CAPTURE_DIR"] = folder
@@ -80,6 +89,7 @@ def main() -> int:
     import repro_capture_launch
     import triton
     import triton.language as tl
+    from triton.runtime.jit import KernelInterface
 
     @triton.jit
     def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
@@ -95,24 +105,42 @@ def main() -> int:
     def launcher(self: Any, *a: Any, **k: Any) -> None:
         return None
 
+    class Kernel(KernelInterface):  # Triton's own kernel[grid], around the launcher
+        run = launcher
+
+    class Hooked(KernelInterface):  # the hook's kernel[grid], around the same launcher
+        run = launcher
+        __getitem__ = repro_capture_launch.getitem_wrapper(launcher, launcher)
+
+    plain_kernel, hooked_kernel = Kernel(), Hooked()
     jit_run = repro_capture_launch.run_wrapper(launcher)
     inductor_run = repro_capture_inductor.inductor_run_wrapper(launcher)
     x, y = Tensor(4096), Tensor(4096)
     tuner = Tuner(inductor_kernel)
     grid = (16,)
-    cases = {
-        "bare launcher": lambda: launcher(scale, x, y, 4096, 2.0, BLOCK=256, grid=grid),
-        "kernel[grid](...) wrapped": lambda: jit_run(scale, x, y, 4096, 2.0, BLOCK=256, grid=grid),
-        "Inductor run wrapped": lambda: inductor_run(tuner, x, y, 4096, stream=0),
+    paths = {
+        "kernel[grid](...)": (
+            lambda: plain_kernel[grid](x, y, 4096, 2.0, BLOCK=256),
+            lambda: hooked_kernel[grid](x, y, 4096, 2.0, BLOCK=256),
+        ),
+        "JITFunction.run(...)": (
+            lambda: launcher(scale, x, y, 4096, 2.0, BLOCK=256, grid=grid, warmup=False),
+            lambda: jit_run(scale, x, y, 4096, 2.0, BLOCK=256, grid=grid, warmup=False),
+        ),
+        "Inductor's run(...)": (
+            lambda: launcher(tuner, x, y, 4096, stream=0),
+            lambda: inductor_run(tuner, x, y, 4096, stream=0),
+        ),
     }
-    print(f"{args.calls} calls a round, best of {args.rounds} rounds; hook at {SITE}")
-    best = {
-        name: min(_per_call_us(c, args.calls) for _ in range(args.rounds))
-        for name, c in cases.items()
-    }
-    for name, us in best.items():
-        added = us - best["bare launcher"]
-        print(f"{name:28s} {us:7.3f} us/call   added {added:7.3f} us")
+    print(f"{args.calls} calls a round, {args.rounds} rounds interleaved; hook at {SITE}")
+    print(f"{'path':22s} {'plain us':>18s} {'hooked us':>18s} {'added us (spread)':>24s}")
+    for name, (plain, hooked) in paths.items():
+        rounds = [(_per_call_us(plain, args.calls), _per_call_us(hooked, args.calls))]
+        rounds += [(_per_call_us(plain, args.calls), _per_call_us(hooked, args.calls))
+                   for _ in range(args.rounds - 1)]  # fmt: skip
+        bare, wrapped = [r[0] for r in rounds], [r[1] for r in rounds]
+        added = [w - b for b, w in rounds]
+        print(f"{name:22s} {_shown(bare):>18s} {_shown(wrapped):>18s} {_shown(added):>24s}")
     start = time.perf_counter()
     repro_capture_launch.describe_kept()
     elapsed = time.perf_counter() - start
@@ -120,6 +148,11 @@ def main() -> int:
     shutil.rmtree(folder)
     print(f"describing the launches kept (once, at a failure or the end): {elapsed * 1e3:.2f} ms")
     return 0
+
+
+def _shown(values: list[float]) -> str:
+    """The median and the range of ``values``."""
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
 if __name__ == "__main__":

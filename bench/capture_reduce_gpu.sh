@@ -11,7 +11,7 @@ set -u
 OUT=${OUT:-$(mktemp -d)}
 REDUCE_S=${REDUCE_S:-200}
 JOBS=${JOBS:-$(($(nproc) / 2 > 1 ? $(nproc) / 2 : 1))}
-export PYTHONPATH=$PWD${EXTRA_PYTHONPATH:+:$EXTRA_PYTHONPATH}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 HERE=bench/reduce_inputs/runtime
 PROGRAM=$HERE/rmsnorm_program.py
 WORK="$OUT/work"

@@ -6,7 +6,7 @@
 # repro.py run alone. The reduction faults many times: it runs last, in a process of its own
 # (docs/facts.md: after fault-heavy runs the GPU may refuse new processes).
 set -u
-export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}$(pwd)
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 python3 -m pytest -p no:xdist -q -rs tests/test_closure.py -m gpu -k verified_and_runs_alone
 first=$?
 python3 -m pytest -p no:xdist -q -rs tests/test_closure.py -m gpu -k reduced_and_runs_alone

@@ -85,7 +85,8 @@ def normalized(text: str) -> str:
 
 
 def _repro(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    paths = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": paths, "COLUMNS": "200"}
     command = [sys.executable, "-m", "suite.cli.main", *args]
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 

@@ -7,7 +7,7 @@
 # One try each; everything under $OUT. Run from the repository root.
 set -u
 OUT=${OUT:-$(mktemp -d)}
-export PYTHONPATH=.${EXTRA_PYTHONPATH:+:$EXTRA_PYTHONPATH}
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 work=$(mktemp -d)
 mkdir -p "$work/findings"
 cp docs/results/2026-11-25-runtime-gpu/upstream-*.json "$work/findings/"

@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,6 +243,31 @@ def prefetch_run_350(tmp_path_factory: pytest.TempPathFactory, triton_350: Path)
     by the 3.5.0 verdicts, the replay tests and the replay logs: one run, not three."""
     args = ("tma-gemm-prefetch", "-t", "sm_100", "--python", str(triton_350))
     return shared_run(tmp_path_factory, "prefetch-350", *args)
+
+
+@contextlib.contextmanager
+def gpu_alone() -> Iterator[None]:
+    """Around a test's own process that may fault or hang on the GPU (a repro.py run by
+    itself, a CUDA program): run as the tool runs one (``suite.engine.gpu_check.alone_on``),
+    alone on the tests' GPU machine-wide, the GPU checked after it. Never around a ``repro``
+    command: it takes the same lock for its own launches."""
+    from suite.engine.gpu_check import alone_on
+
+    with alone_on(the_gpus()[0]):
+        yield
+
+
+def gpu_reduce_budget() -> str:
+    """``--time-budget`` of a GPU test's reduction: 240 s, or ``REPRO_TEST_REDUCE_S`` (a device
+    call that runs the GPU tests twice in 540 s gives each less: bench/gpu_tests_twice.sh)."""
+    return os.environ.get("REPRO_TEST_REDUCE_S", "240")
+
+
+def the_gpus() -> tuple[str, ...]:
+    """The GPUs a GPU test runs cases on, as ``repro`` picks them (``Execution.gpus``): the
+    machine-wide lock of each, and the GPU checked after a launch that failed."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    return tuple(v.strip() for v in visible.split(",") if v.strip()) or ("0",)
 
 
 def gpu_visible() -> bool:

@@ -469,7 +469,9 @@ def _on_a_terminal(command: list[str], send: bytes, limit_s: float = 20) -> tupl
     argv = [sys.executable, "-m", "suite.capture", "-o", "reports", "--", *command]
     pid, fd = pty.fork()
     if pid == 0:  # pragma: no cover - the child becomes the command
-        os.environ["PYTHONPATH"] = str(ROOT)
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
+        )
         os.execv(argv[0], argv)
     out, sent, started = b"", False, time.monotonic()
     while time.monotonic() - started < limit_s:

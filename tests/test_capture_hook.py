@@ -268,3 +268,86 @@ def test_the_tee_is_no_child_of_the_program(tmp_path: Path) -> None:
     done, summary = capture(tmp_path / "reports", [sys.executable, str(program)], "--all")
     assert done.returncode == 0 and done.stdout == "no child\n", done.stderr[-3000:]
     assert summary["compile_records"] == 1 and summary["program"]["left_behind"] == 0
+
+
+FIRST_LAUNCH = """
+import json, os
+
+import triton
+import triton.language as tl
+from triton.backends.compiler import GPUTarget
+from triton.runtime import driver
+
+
+class NoGpu:  # what a launch asks of the active driver before its compile (no GPU here)
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device):
+        return 0
+
+    def get_current_target(self):
+        return GPUTarget("cuda", 90, 32)
+
+
+driver.set_active(NoGpu())
+
+
+@triton.jit
+def scale(x_ptr, y_ptr, n, factor, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * factor, mask=mask)
+
+
+class Tensor:  # what Triton and the hook read of a torch tensor
+    def __init__(self, n):
+        self.shape, self.dtype, self.device = (n,), "torch.float16", "cuda:0"
+
+    def stride(self):
+        return (1,)
+
+    def data_ptr(self):
+        return 0
+
+
+folder = os.path.join(os.environ["REPRO_CAPTURE_DIR"], "last-launch")
+scale.warmup(Tensor(64), Tensor(64), 64, 0.5, BLOCK=64, grid=(1,))  # compiled, no launch
+print(json.dumps(os.listdir(folder) if os.path.isdir(folder) else []))
+try:  # compiled for this launch, then the launch fails: the driver has no launcher
+    scale[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](
+        Tensor(4096), Tensor(4096), 4096, 2.0, BLOCK=256
+    )
+except AttributeError:
+    pass
+print(json.dumps(os.listdir(folder)))  # while the program runs: written after the compile
+scale.run = lambda *args, **kwargs: print(f"its own run: {kwargs['grid']}")
+scale[(3,)](Tensor(8), Tensor(8), 8, 1.0, BLOCK=8)  # as Triton's kernel[grid] calls it
+"""
+
+
+def test_the_first_launch_of_a_specialization_is_written_after_its_compile(tmp_path: Path) -> None:
+    """``kernel[grid](...)`` that compiles: the compile finds its launch (the hook's launcher
+    frame) and writes it in full before the launch; a warm-up's compile writes none."""
+    program = tmp_path / "first.py"
+    program.write_text(FIRST_LAUNCH)
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(folder)}
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
+    env["TRITON_CACHE_DIR"] = str(tmp_path / "cache")
+    ran = subprocess.run(
+        [sys.executable, str(program)], capture_output=True, text=True, env=env, check=False
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    warmup_line, launch_line, own = ran.stdout.splitlines()
+    after_warmup, after_launch = json.loads(warmup_line), json.loads(launch_line)
+    assert after_warmup == [] and len(after_launch) == 1, ran.stdout
+    assert own == "its own run: (3,)"  # a kernel's own run is called, as without the hook
+    record = json.loads((folder / "last-launch" / after_launch[0]).read_text())
+    assert record["state"] == "launching" and record["grid"] == [16, 1, 1]
+    assert record["scalars"] == {"n": 4096, "factor": 2.0}
+    assert record["constexprs"] == {"BLOCK": "256"}
+    assert record["tensors"]["x_ptr"]["shape"] == [4096]
+    assert record["called_from"].startswith(str(program))
+    assert not (folder / "hook-errors.txt").exists()

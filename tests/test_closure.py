@@ -25,7 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli, triton_release
+from conftest import ROOT, gpu_alone, gpu_reduce_budget, repro_cli, triton_release
 
 import suite
 from suite.engine.same_bug import same_bug
@@ -261,7 +261,8 @@ def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tm
     assert reported.code == 0, reported.stdout + reported.stderr
     script = out / "reduced" / "repro.py"
     assert_standalone(script.read_text())
-    alone = run_alone(script)
+    with gpu_alone():
+        alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
     seen = signature_of_run(alone.stdout, alone.stderr)
     assert seen is not None and same_bug(seen, trigger["signature"])
@@ -399,7 +400,8 @@ def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
     assert record["status"] == "ready" or record["status"].startswith("not checked"), record
     script = folder / "repro.py"
     assert_standalone(script.read_text())
-    alone = run_alone(script)
+    with gpu_alone():
+        alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
     config_line = f"CONFIG = Case({dict(trigger['config'])!r})"
     text = script.read_text()
@@ -408,7 +410,8 @@ def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
     nearest.write_text(
         text.replace(config_line, f"CONFIG = Case({ {**trigger['config'], **change}!r})")
     )
-    fixed = run_alone(nearest)
+    with gpu_alone():
+        fixed = run_alone(nearest)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
 
 
@@ -419,13 +422,14 @@ def test_a_runtime_reproducer_with_module_helpers_is_reduced_and_runs_alone(tmp_
     out = tmp_path / "out"
     trigger = run_set(CORPUS / "gpu" / "misaligned_constants.py", "trigger", out)
     finding = _finding(CORPUS / "gpu" / "misaligned_constants.py", trigger, tmp_path / "f.json")
-    done = repro_cli("reduce", str(finding), "--time-budget", "240", "-o", str(out))
+    done = repro_cli("reduce", str(finding), "--time-budget", gpu_reduce_budget(), "-o", str(out))
     assert done.code == 0, done.stdout + done.stderr
     reported = repro_cli("report", str(finding), "-o", str(out), "--id", "reduced", "--verify")
     assert reported.code == 0, reported.stdout + reported.stderr
     script = out / "reduced" / "repro.py"
     assert_standalone(script.read_text())
-    alone = run_alone(script)
+    with gpu_alone():
+        alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
 
 

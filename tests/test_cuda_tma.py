@@ -42,6 +42,7 @@ from suite.static_check import (
     enforce_tma_copy,
 )
 from suite.tma_model import Swizzle, TensorMapArgs, TensorMapDataType
+from tests.conftest import gpu_alone, the_gpus
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {
@@ -304,7 +305,7 @@ def test_limit_violation_round_trips():
 
 def run_one(repro_id: str, cfg: dict, target: str, tmp_path: Path, gpu_arch: int | None = None):
     (spec,) = expand([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
-    return run_case(spec, tmp_path / "case", Execution())
+    return run_case(spec, tmp_path / "case", Execution(gpus=the_gpus() if gpu_arch else ()))
 
 
 @needs_nvcc
@@ -379,7 +380,8 @@ def test_program_builds_and_reports_json_without_a_gpu():
 @pytest.mark.parametrize("n", [4096, 1 << 20, 1_000_004])
 def test_gpu_program_copies_exactly(n):
     """On a GPU, by hand: lengths of 16-byte multiples with the default (padded) strides."""
-    result = run_cuda(corrected_program(), ["--n", str(n)])
+    with gpu_alone():
+        result = run_cuda(corrected_program(), ["--n", str(n)])
     assert (result["encode"], result["mismatches"]) == ("CUDA_SUCCESS", 0), result
     assert result["global_stride0"] == (n * 4 + 15) // 16 * 16
 
@@ -433,10 +435,12 @@ def gpu_target() -> str:
 
 
 def launch(repro_id: str, cfg: dict) -> None:
+    """The program built and launched from the test: alone on the GPU (it may fault)."""
     repro = reproducer(repro_id)
     c = case(repro_id, cfg, gpu_target(), gpu=True)
     repro.compile_fn(c)
-    repro.launch_fn(c)
+    with gpu_alone():
+        repro.launch_fn(c)
 
 
 @pytest.mark.gpu
@@ -502,7 +506,8 @@ def test_gpu_1d_rank1_encode_matrix():
     for strides in RANK1_STRIDES:
         for n in RANK1_LENGTHS:
             try:
-                result = run_cuda(program, ["--n", str(n), "--strides", strides])
+                with gpu_alone():
+                    result = run_cuda(program, ["--n", str(n), "--strides", strides])
             except (CudaRunError, WrongResult) as error:
                 got = getattr(error, "result", {}) or {}
                 outcome = getattr(error, "error", type(error).__name__)

@@ -16,6 +16,7 @@ output and diagrams are ``text``, a usage synopsis is ``text``.
 
 from __future__ import annotations
 
+import contextlib
 import doctest
 import os
 import re
@@ -29,6 +30,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from suite.toolchain.venvs import venv_root
+from tests.conftest import gpu_alone
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
@@ -61,6 +63,9 @@ class Heavy:
 
     marks: tuple[str, ...]
     why: str
+    # A program of its own that may fault on the GPU (not `repro`, which takes its turns):
+    # run alone there, the GPU checked after it (conftest.gpu_alone).
+    alone: bool = False
 
 
 def fences(path: Path) -> list[tuple[str, int, str]]:
@@ -178,7 +183,9 @@ HEAVY: dict[str, Heavy] = {
     "repro run cuda-tma-1d cuda-tma-2d-pipeline -c all --target sm_90 --gpu on": _GPU,
     "python -m pytest tests/test_cuda_tma.py -q -m gpu -s": _GPU,
     "nvcc -arch=sm_90a -DBOX_ROWS=128 -DBOX_COLS=64 -DBUFFER_ELEMS=4096 -DTX_BYTES=16384 "
-    "-DSTAGES=2 -o /tmp/p repros/cuda/tma_pipeline_2d.cu && /tmp/p --rows 1024 --cols 1024": _GPU,
+    "-DSTAGES=2 -o /tmp/p repros/cuda/tma_pipeline_2d.cu && /tmp/p --rows 1024 --cols 1024": Heavy(
+        ("gpu",), "a kernel that traps on the GPU", alone=True
+    ),
     "pytest --repro --repro-select tma-gemm-prefetch --repro-target sm_100": Heavy(
         ("slow",), "a pytest session of its own, 15-20 s"
     ),
@@ -346,7 +353,9 @@ def test_the_command_runs_as_written(command: Command, tmp_path: Path) -> None:
     if command.key in GIVEN:
         given = _bash(GIVEN[command.key], clone, env)
         assert given.returncode == 0, f"given for {command.where}: {_shown(given)}"
-    done = _bash(command.text, clone, env)
+    heavy = HEAVY.get(command.key)
+    with gpu_alone() if heavy is not None and heavy.alone else contextlib.nullcontext():
+        done = _bash(command.text, clone, env)
     assert done.returncode == command.exit, f"{command.where}: {_shown(done)}"
     if command.output is not None:
         checker = doctest.OutputChecker()

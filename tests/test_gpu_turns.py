@@ -2,25 +2,31 @@
 
 Cases that launch run up to ``Execution.workers`` at a time on a GPU, each holding the GPU's
 lock only around a launch and the synchronize after it (``suite.engine.launch.gpu_turn``);
-the time a case waits for its turn does not count against its timeout. Cases expected to
-fault (``Execution.faults``) hold it from their launch to their exit, and the GPU is checked
-after each. Real child processes under Triton's interpreter, whose launches take 1.5 s each.
+the time a case waits for its turn does not count against its timeout. A launch that raises
+(a fault) keeps it until its process has ended, and the GPU is checked after it; cases
+expected to fault (``Execution.faults``) hold it from their launch to their exit, and the GPU
+is checked after each. Real child processes under Triton's interpreter, whose launches take
+1.5 s each.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes.util
 import json
 import os
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from suite.engine import discover
 from suite.engine.expand import CaseSpec
-from suite.engine.gpu_check import GpuStopped
+from suite.engine.gpu_check import GpuStopped, alone_on
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution, Workers, run_case
@@ -89,6 +95,54 @@ def test_a_faulting_case_holds_its_gpu_until_its_process_has_ended(tmp_path, mon
     assert first_exit <= second[0], f"launched before the first case ended: {first_exit} {second}"
 
 
+def test_a_launch_that_raised_holds_its_gpu_until_its_process_has_ended(tmp_path, monkeypatch):
+    """Not a reduction (no ``faults``): the case whose launch raised keeps the GPU until its
+    process (its context) is gone; it lingers 4 s, and the next case's launch waits."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
+    log = tmp_path / "launches.jsonl"
+    execution = Execution(warm=False, workers=2, bounds=Bounds(timeout_s=60))
+    results = {}
+    with Workers(execution) as workers:
+
+        def one(n: int, fault: bool) -> None:
+            config = {"SECONDS": 0.1, "LOG": str(log), "N": n, "LINGER": 4.0 * fault}
+            spec = CaseSpec(found, {**config, "FAULT": fault}, "sm_90", gpu=True)
+            results[n] = run_case(spec, tmp_path / f"case{n}", execution, workers)
+
+        faulting = threading.Thread(target=one, args=(0, True))
+        faulting.start()
+        while not log.exists() and faulting.is_alive():  # it has launched: the next one starts
+            time.sleep(0.05)
+        one(1, False)
+        faulting.join()
+    assert results[0].outcome is Outcome.RUNTIME_ERROR, results[0].message
+    assert results[1].outcome is Outcome.PASSED, results[1].message
+    (_first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
+    (first_exit,) = (json.loads(line) for line in Path(f"{log}.exits").read_text().splitlines())
+    assert first_exit <= second[0], f"launched beside the faulted process: {first_exit} {second}"
+
+
+def test_what_runs_alone_on_a_gpu_holds_its_machine_wide_lock(tmp_path, monkeypatch):
+    """``alone_on``: another process cannot take the GPU's lock meanwhile, and the GPU is
+    checked after it (with no driver here, as on a GPU that stopped answering: GpuStopped)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    lock = tmp_path / f"repro-gpu-locks-{os.getuid()}" / "gpu-3.lock"
+    probe = "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX | fcntl.LOCK_NB)"
+    stopped = pytest.raises(GpuStopped, match="made no CUDA context on GPU 3")
+    if ctypes.util.find_library("cuda") is not None:
+        stopped = contextlib.nullcontext()  # a driver here: a working GPU passes the check
+    with stopped, alone_on("3"):
+        taken = subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True)
+        assert taken.returncode != 0 and b"BlockingIOError" in taken.stderr
+    freed = subprocess.run([sys.executable, "-c", probe, str(lock)], capture_output=True)
+    assert freed.returncode == 0, freed.stderr
+    if ctypes.util.find_library("cuda") is None:  # what raised (a fault) is checked after too
+        with pytest.raises(GpuStopped) as caught, alone_on("3"):
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        assert isinstance(caught.value.__context__, RuntimeError)
+
+
 @pytest.mark.skipif(ctypes.util.find_library("cuda") is not None, reason="a CUDA driver is here")
 def test_a_gpu_that_gives_no_context_after_a_faulting_case_stops_the_run(tmp_path, monkeypatch):
     """After a faulting case on a GPU, a fresh process must make a CUDA context there; here
@@ -103,6 +157,10 @@ def test_a_gpu_that_gives_no_context_after_a_faulting_case_stops_the_run(tmp_pat
     plain = Execution(warm=False, gpus=("0",))  # a case not expected to fault: not checked
     result = run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "d", plain)
     assert result.outcome is Outcome.PASSED, result.message
+    # ... unless its launch raised (a fault): then the GPU is checked after it.
+    faulted = CaseSpec(found, {**config, "FAULT": True}, "sm_90", gpu=True)
+    with pytest.raises(GpuStopped, match="made no CUDA context on GPU 0"):
+        run_case(faulted, tmp_path / "e", plain)
 
 
 def test_two_runs_take_turns_on_a_real_gpu(tmp_path, monkeypatch):

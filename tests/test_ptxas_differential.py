@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli
+from conftest import ROOT, repro_cli, the_gpus
 
 from suite.engine.discover import select
 from suite.engine.expand import expand
@@ -347,7 +347,8 @@ def test_on_the_gpu_the_planted_assembler_fault_is_a_ptxas_bug(tmp_path):
     _builds()
     (found,) = select([str(PLANTED)])
     (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
-    result = run_case(trigger, tmp_path / "trigger", Execution(warm=False, sanitize=False))
+    execution = Execution(warm=False, sanitize=False, gpus=the_gpus())
+    result = run_case(trigger, tmp_path / "trigger", execution)
     evidence = result.notes.ptxas
     assert evidence["verdict"] == Verdict.ASSEMBLER.value, evidence
     assert [r["outcome"] for r in evidence["runs"]] == ["runtime-error", "passed", "passed"]

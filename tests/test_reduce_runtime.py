@@ -29,7 +29,14 @@ from suite.report.launch_repro import launch_script
 from suite.report.reduced import Reduced
 from suite.search.findings import Finding
 from suite.templating import template_environment
-from tests.conftest import gpu_visible, repro_cli, run_alone, write_finding
+from tests.conftest import (
+    gpu_reduce_budget,
+    gpu_visible,
+    repro_cli,
+    run_alone,
+    the_gpus,
+    write_finding,
+)
 
 pytest.importorskip("torch")
 
@@ -56,7 +63,7 @@ def _finding(program: Path, signature: str, outcome: str, folder: Path) -> Path:
     )
 
 
-def _judged_fresh(reduced: Path, finding: Finding, work: Path):
+def _judged_fresh(reduced: Path, finding: Finding, work: Path, gpus: tuple[str, ...] = ()):
     expectation = Expectation(
         repro=finding.repro,
         signature=finding.signature,
@@ -66,7 +73,8 @@ def _judged_fresh(reduced: Path, finding: Finding, work: Path):
         passing_config=dict(finding.passing_neighbours[0].config),
     )
     work.mkdir(parents=True, exist_ok=True)
-    return SignatureTest(expectation, work, None, Execution(warm=False, sanitize=False))(reduced)
+    execution = Execution(warm=False, sanitize=False, gpus=gpus)
+    return SignatureTest(expectation, work, None, execution)(reduced)
 
 
 @pytest.mark.skipif(gpu_visible(), reason="a GPU is visible: the reduction would launch")
@@ -206,16 +214,16 @@ def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     seen = run_case(
         CaseSpec(found, trigger, "sm_90", gpu=True),
         tmp_path / "trigger",
-        Execution(warm=False, sanitize=False),
+        Execution(warm=False, sanitize=False, gpus=the_gpus()),
     )
     assert seen.signature is not None and ":launch" in seen.signature.text, seen.message
     path = _finding(RMSNORM, seen.signature.text, seen.outcome.label, tmp_path)
-    done = repro_cli("reduce", str(path), "-o", str(tmp_path), "--time-budget", "240")
+    done = repro_cli("reduce", str(path), "-o", str(tmp_path), "--time-budget", gpu_reduce_budget())
     assert done.code == 0, done.stderr[-3000:]
     reduced = Path(done.stdout.strip().splitlines()[-1])
     assert kernel_measure(reduced.read_text())[1] < kernel_measure(RMSNORM.read_text())[1]
     finding = Finding.from_json(json.loads(path.read_text()))
-    verdict = _judged_fresh(reduced, finding, tmp_path / "judge")
+    verdict = _judged_fresh(reduced, finding, tmp_path / "judge", the_gpus())
     assert verdict.interesting, verdict
     # The reduction of a fault leaves the GPU usable: a fresh process makes a context.
     assert context_check(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0]) == ""
@@ -238,7 +246,7 @@ def test_a_candidates_launch_finds_its_kernels_built_by_its_compile_phase(tmp_pa
     passing = dict(found.repro.configs["nearest-pass"][0])
     cache = tmp_path / "cache"
     knobs = {"TRITON_CACHE_DIR": str(cache)}
-    execution = Execution(warm=False, sanitize=False)
+    execution = Execution(warm=False, sanitize=False, gpus=the_gpus())
     ahead = {**knobs, COMPILE_LAUNCHES: json.dumps([failing, passing])}
     compiled = run_case(
         CaseSpec(found, failing, "sm_90", gpu=False), tmp_path / "c", execution, None, ahead

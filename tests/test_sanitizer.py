@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli
+from conftest import ROOT, repro_cli, the_gpus
 
 from suite.engine.discover import select
 from suite.engine.expand import expand
@@ -89,7 +89,7 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
 def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     (found,) = select([str(DESCRIPTOR)])
     (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
-    result = run_case(trigger, tmp_path / "case", Execution(warm=False))
+    result = run_case(trigger, tmp_path / "case", Execution(warm=False, gpus=the_gpus()))
     assert result.outcome.label == "runtime-error", result.message
     assert "misaligned address" in result.message
     evidence = result.notes.sanitizer
@@ -99,7 +99,7 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     assert first["source"].endswith("descriptor_1d_pipelined.py:43")
     print(json.dumps(evidence, indent=2))
     (nearest,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["nearest-pass"])]
-    passed = run_case(nearest, tmp_path / "near", Execution(warm=False))
+    passed = run_case(nearest, tmp_path / "near", Execution(warm=False, gpus=the_gpus()))
     assert passed.outcome.label == "passed" and passed.notes.sanitizer is None
 
     # The run's report carries the first error.

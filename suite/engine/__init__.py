@@ -53,6 +53,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Bounds": ("defaults", "Bounds"),
     "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
     "GpuStopped": ("gpu_check", "GpuStopped"),
+    "alone_on": ("gpu_check", "alone_on"),
     "context_check": ("gpu_check", "context_check"),
     "Exit": ("isolate", "Exit"),
     "run_isolated": ("isolate", "run_isolated"),
@@ -150,6 +151,7 @@ __all__ = [
     "Triage",
     "Unreadable",
     "Workers",
+    "alone_on",
     "capture_environment",
     "capture_source",
     "capture_variables",
@@ -237,7 +239,7 @@ if TYPE_CHECKING:
     from suite.engine.environment import capture as capture_environment
     from suite.engine.expand import CaseSpec, case_id, check_targets, load_config_file, shard
     from suite.engine.expand import expand as expand_cases
-    from suite.engine.gpu_check import GpuStopped, context_check
+    from suite.engine.gpu_check import GpuStopped, alone_on, context_check
     from suite.engine.gpu_evidence import (
         NEEDS_GPU,
         command_there,

@@ -7,14 +7,30 @@ the GPU refusing every new context three times (``No CUDA GPUs are available``,
 ``cuDevicePrimaryCtxRetain returned CUDA_ERROR_UNKNOWN``). So a run of faulting cases checks
 the GPU after each: a fresh interpreter (no torch, no site: ``ctypes`` on the driver) makes
 the device's primary context and synchronizes it, within ``CHECK_TIMEOUT_S``. A GPU that
-fails the check ends the run (:class:`GpuStopped`) before more faults land on it.
+fails the check ends the run (:class:`GpuStopped`, exit 4) before more faults land on it.
+
+What may fault or hang runs alone on its GPU, machine-wide: every ``repro`` process of this
+user takes the GPU's lock file in :func:`machine_locks` around its launches
+(``suite.engine.launch.gpu_turn``); a launch that raised keeps it until its process has
+ended, and the parent checks the GPU before the next launch there. A whole process that is
+expected to fault (a sanitizer's rerun of a fault, a ptxas relaunch, a report's ``repro.py``
+run by itself) runs under :func:`alone_on`: the lock held from its start to its end, then
+the check.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import stat
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from suite.errors import HarnessError
 
 #: A driver that hangs on a new context counts as a GPU that stopped answering.
 CHECK_TIMEOUT_S = 60.0
@@ -43,9 +59,52 @@ cuda.cuDevicePrimaryCtxRelease(device)
 """
 
 
-class GpuStopped(Exception):
+class GpuStopped(HarnessError):
     """The GPU stopped giving new processes a CUDA context: nothing run on it now says
-    anything about a case."""
+    anything about a case (a harness error: exit 4, the finished cases kept)."""
+
+
+def machine_locks_path() -> Path:
+    return Path(tempfile.gettempdir()) / f"repro-gpu-locks-{os.getuid()}"
+
+
+def machine_locks() -> Path | None:
+    """``$TMPDIR/repro-gpu-locks-<uid>``, made if need be (never removed: a lock file is
+    empty, and a lock dies with its holder); None when it is not this user's own folder."""
+    folder = machine_locks_path()
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        status = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
+        return None
+    return folder
+
+
+@contextlib.contextmanager
+def alone_on(gpu: str) -> Iterator[None]:
+    """Run a process that may fault or hang on ``gpu`` (a ``CUDA_VISIBLE_DEVICES`` id) alone:
+    holding the GPU's machine-wide lock (no launch of another ``repro`` process there
+    meanwhile) and, when it has ended (or raised: a fault, say), still holding it, check that
+    a fresh process makes a CUDA context there; :class:`GpuStopped` when none does."""
+    with contextlib.ExitStack() as held:
+        folder = machine_locks()
+        if folder is not None:  # else nobody else's lock could be shared either
+            lock = held.enter_context(open(folder / f"gpu-{gpu}.lock", "a"))
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        try:
+            yield
+        except Exception:
+            _stop_unless_answering(gpu)  # the GPU's state first: it explains the error
+            raise
+        _stop_unless_answering(gpu)
+
+
+def _stop_unless_answering(gpu: str) -> None:
+    reason = context_check(gpu)
+    if reason:
+        raise GpuStopped(reason)
 
 
 def context_check(gpu: str, python: str = sys.executable) -> str:

@@ -50,12 +50,13 @@ GPU_LOCK = "REPRO_GPU_LOCK"
 #: another launches beside it.
 GPU_HOLD = "REPRO_GPU_HOLD"
 
-_HELD: list[Any] = []  # the lock file this process holds to its exit (GPU_HOLD)
+_HELD: list[Any] = []  # the lock file held to the process's exit (GPU_HOLD, or a launch raised)
 
 
 @contextlib.contextmanager
 def gpu_turn(emit: Emit) -> Iterator[None]:
-    """Hold this case's GPU for one launch (no lock named: the GPU is this case's alone)."""
+    """Hold this case's GPU for one launch, or to the process's end when the launch raised
+    (no lock named: the GPU is this case's alone)."""
     path = os.environ.get(GPU_LOCK)
     if not path or _HELD:
         yield
@@ -67,8 +68,14 @@ def gpu_turn(emit: Emit) -> Iterator[None]:
         _HELD.append(lock)  # never closed: the lock goes with the process
         yield
         return
-    with lock:
+    try:
         yield
+    except BaseException:
+        # A launch that raised (a fault) leaves a context torn down only at the process's
+        # end: no launch beside it on this GPU before then (the parent checks the GPU).
+        _HELD.append(lock)
+        raise
+    lock.close()
 
 
 def _synchronize() -> None:

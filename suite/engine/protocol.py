@@ -471,6 +471,11 @@ class LaunchWatch:
             return False
         return time.monotonic() - running.at > running.bound_s
 
+    def unfinished(self) -> bool:
+        """A launch started and did not finish (it raised, crashed, hung or was killed)."""
+        self._read()
+        return self._open is not None
+
     def waited_s(self) -> float:
         self._read()
         waiting = time.monotonic() - self._waiting_since if self._waiting_since else 0.0

@@ -13,7 +13,6 @@ import fcntl
 import os
 import queue
 import shutil
-import stat
 import sys
 import tempfile
 import threading
@@ -26,9 +25,15 @@ from suite.engine.case_files import keep_outputs, regular_at
 from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.expand import CaseSpec
-from suite.engine.gpu_check import GpuStopped, context_check
+from suite.engine.gpu_check import (
+    GpuStopped,
+    alone_on,
+    context_check,
+    machine_locks,
+    machine_locks_path,
+)
 from suite.engine.gpu_evidence import needs_gpu
-from suite.engine.isolate import Captured, Exit, Watch, run_isolated, stop_all
+from suite.engine.isolate import Captured, Exit, run_isolated, stop_all
 from suite.engine.launch import GPU_HOLD, GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
@@ -43,24 +48,6 @@ from suite.toolchain.limits import limits_for
 
 # A template that keeps dying (a reproducer that kills it) is given up after this many starts.
 _TEMPLATE_STARTS = 3
-
-
-def _machine_locks_path() -> Path:
-    return Path(tempfile.gettempdir()) / f"repro-gpu-locks-{os.getuid()}"
-
-
-def _machine_locks() -> Path | None:
-    """``$TMPDIR/repro-gpu-locks-<uid>``, made if need be (never removed: a lock file is
-    empty, and a lock dies with its holder); None when it is not this user's own folder."""
-    folder = _machine_locks_path()
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        status = folder.lstat()
-    except OSError:
-        return None
-    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid():
-        return None
-    return folder
 
 
 @dataclass(frozen=True)
@@ -89,8 +76,10 @@ class Workers:
     Also hands out GPUs: a case that launches gets one visible GPU (``CUDA_VISIBLE_DEVICES``)
     and that GPU's lock file (``GPU_LOCK``), which it holds around each launch: up to
     ``execution.workers`` cases per GPU run side by side, and their launches on one GPU are
-    one at a time. With ``execution.faults`` a case holds the lock from its first launch to
-    its exit, and the GPU is checked after it (holding the lock: no launch meanwhile).
+    one at a time. A launch that raises (a fault) keeps the lock until its process has ended,
+    and on a real GPU the GPU is checked after it (holding the lock: no launch meanwhile).
+    With ``execution.faults`` every case holds the lock from its first launch to its exit, and
+    the GPU is checked after each.
     """
 
     def __init__(self, execution: Execution, specs: Sequence[CaseSpec] = ()) -> None:
@@ -156,7 +145,7 @@ class Workers:
         cwd: Path,
         gpu: bool,
         target: str = "",
-        watch: Watch | None = None,
+        watch: LaunchWatch | None = None,
     ) -> Exit:
         bounds = self.execution.bounds
         gpu_id = self._gpus.get() if gpu else None
@@ -178,7 +167,10 @@ class Workers:
         finally:
             if gpu_id is not None:
                 try:
-                    if self.execution.faults and self.execution.gpus:
+                    # A launch that did not finish (a fault, a crash, a hang killed) held the
+                    # GPU until its process ended: the GPU answers before the next launch.
+                    unfinished = watch is not None and watch.unfinished()
+                    if (self.execution.faults or unfinished) and self.execution.gpus:
                         self._check(gpu_id)
                 finally:
                     self._gpus.put(gpu_id)
@@ -201,14 +193,14 @@ class Workers:
         interpreter's stand-in GPU) a folder of this run's own."""
         with self._lock:
             if not self._gpu_locks:
-                shared = _machine_locks() if self.execution.gpus else None
+                shared = machine_locks() if self.execution.gpus else None
                 made = shared or Path(tempfile.mkdtemp(prefix="repro-gpu-locks-"))
                 self._gpu_locks.append(made)
             return self._gpu_locks[0]
 
     def close(self) -> None:
         for folder in self._gpu_locks:
-            if folder != _machine_locks_path():  # shared: other runs hold its locks
+            if folder != machine_locks_path():  # shared: other runs hold its locks
                 shutil.rmtree(folder, ignore_errors=True)
         if self._template is not None:
             self._template.close()
@@ -366,6 +358,9 @@ def run_case(
     failure = _launch_failure(result)
     # Triton's interpreter runs the kernel as NumPy on the CPU: nothing for a sanitizer to see.
     interpreted = env.get("TRITON_INTERPRET") == "1"
+    if failure and execution.gpus and events.start and events.start.cuda_visible_devices:
+        # A rerun of a failed launch runs alone on the case's GPU, checked after it.
+        env = {**env, "CUDA_VISIBLE_DEVICES": events.start.cuda_visible_devices}
     if failure and execution.sanitize and not interpreted:
         evidence = gather(
             failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
@@ -416,13 +411,18 @@ def _child_again(
     again.write_text(replace(ChildSpec.read(spec_file), report=str(report)).to_json())
     scratch = case_dir / "tmp"
     scratch.mkdir(exist_ok=True)
+    gpu = env.get("CUDA_VISIBLE_DEVICES") if execution.gpus else None
+    # It relaunches a launch that failed: alone on its GPU (the whole process holds the GPU's
+    # lock, so the child takes no turns of its own), the GPU checked after it.
+    alone = alone_on(gpu) if gpu else contextlib.nullcontext()
     try:
-        ended = run_isolated(
-            [*prefix, execution.python, "-m", "suite.engine.child", str(again)],
-            env=dict(env),
-            cwd=str(case_dir),
-            bounds=execution.bounds,
-        )
+        with alone:
+            ended = run_isolated(
+                [*prefix, execution.python, "-m", "suite.engine.child", str(again)],
+                env={k: v for k, v in env.items() if k != GPU_LOCK},
+                cwd=str(case_dir),
+                bounds=execution.bounds,
+            )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return ended, report

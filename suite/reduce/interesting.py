@@ -245,7 +245,17 @@ def main(argv: list[str]) -> int:
     if not source.is_file():
         print(f"interesting: no such file: {source}", file=sys.stderr)
         return 2
-    execution = Execution(python=expectation.python, warm=False)
+    # A candidate that launches on a real GPU runs as a reduction's does: on the machine's
+    # lock file of its GPU (the visible one, as the candidate's own CUDA sees it), and for
+    # a fault the GPU checked after it.
+    launching = expectation.launch and os.environ.get("TRITON_INTERPRET") != "1"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+    execution = Execution(
+        python=expectation.python,
+        warm=False,
+        gpus=(visible,) if launching else (),
+        faults=launching and not values_checked(expectation.signature),
+    )
     with tempfile.TemporaryDirectory(prefix="repro-interesting-") as work:
         verdict = SignatureTest(expectation, Path(work), None, execution)(source)
     fixed = f" (fixed release: {verdict.fixed_outcome})" if verdict.fixed_outcome else ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import subprocess
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine import DEFAULTS, home_to_tilde, run_isolated
+from suite.engine import DEFAULTS, alone_on, home_to_tilde, run_isolated
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.report.script_output import signature_of_run
@@ -80,10 +81,16 @@ def run_script(python: str, script: Path) -> Verification:
     its own session."""
     bounds = DEFAULTS.bounds
     command = f"python {script.name}"
-    with tempfile.TemporaryDirectory(prefix="repro-verify-cache-") as cache:
+    env = clean_env()
+    alone: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if "import torch" in script.read_text():  # the launch form: it launches (and may fault)
+        gpu = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+        alone = alone_on(gpu)  # no other repro launch there meanwhile; the GPU checked after
+    with tempfile.TemporaryDirectory(prefix="repro-verify-cache-") as cache, alone:
         ended = run_isolated(
             [python, script.name],
-            env={**clean_env(), "TRITON_CACHE_DIR": cache},
+            env={**env, "TRITON_CACHE_DIR": cache},
             cwd=str(script.parent.resolve()),
             bounds=bounds,
         )

@@ -12,10 +12,10 @@ right after triton's own import finishes, :func:`install` wraps
   and 2 are teed (:mod:`repro_capture_output`): the compiler's own diagnostics reach
   the record whatever the program does with its output. Triton's compilation
   listener (3.4 on) fires only after a successful compile, so it cannot see a failure.
-- ``JITFunction.run`` (``kernel[grid](...)``), ``Autotuner.run`` and ``sys.excepthook``:
-  :mod:`repro_capture_launch` (each launch kept by reference, the first of each
-  specialization written ahead once its compile returns, failed launches, uncaught
-  exceptions after a launch, autotuners).
+- ``JITFunction.__getitem__`` (``kernel[grid](...)``), ``JITFunction.run`` (an autotuner's
+  launch), ``Autotuner.run`` and ``sys.excepthook``: :mod:`repro_capture_launch` (each
+  launch kept by reference, the first of each specialization written ahead once its
+  compile returns, failed launches, uncaught exceptions after a launch, autotuners).
 
 Right after Inductor's ``torch._inductor.runtime.triton_heuristics`` is imported (watched
 the same way, the hook imports no torch), its ``CachingAutotuner.run`` is wrapped:
@@ -66,6 +66,7 @@ from repro_capture_launch import (
     autotune_wrapper,
     compiled_for_launch,
     excepthook_wrapper,
+    getitem_wrapper,
     run_wrapper,
 )
 from repro_capture_records import (
@@ -162,7 +163,9 @@ def install() -> None:
     for owner in (triton, compiler_package, compiler_module):
         if getattr(owner, "compile", None) is original:
             owner.compile = wrapped
-    JITFunction.run = run_wrapper(JITFunction.run)
+    run = JITFunction.run
+    JITFunction.run = run_wrapper(run)
+    JITFunction.__getitem__ = getitem_wrapper(run, JITFunction.run)  # calls Triton's own run
     Autotuner.run = autotune_wrapper(Autotuner.run)
     sys.excepthook = excepthook_wrapper(sys.excepthook)
 

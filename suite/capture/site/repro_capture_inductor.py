@@ -58,7 +58,7 @@ def install_inductor() -> None:
 def inductor_run_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        kept = (next_sequence(), describe_inductor, self, args, kwargs)
+        kept = (next_sequence(), describe_inductor, self, args, kwargs, None)
         KEPT_RING.append(kept)
         if not getattr(self, "_repro_capture_written", False):
             _write_first_quietly(kept)
@@ -77,7 +77,7 @@ def _write_first_quietly(kept: Kept) -> None:
     """The first launch of an Inductor kernel, in full, in its slot (and the second, when
     the first came before Inductor chose a config)."""
     try:
-        sequence, _, tuner, args, kwargs = kept
+        sequence, _, tuner, args, kwargs, _ = kept
         record = describe_inductor(tuner, args, kwargs, sequence, where=True)
         if record is None:
             return

@@ -1,16 +1,20 @@
 """Launches and autotuners, as the hook records them.
 
 A launch costs the program next to nothing: the hot path keeps references, not
-descriptions. Every ``kernel[grid](...)`` (``JITFunction.run``, not a warm-up) and every
-launch of an Inductor kernel (:mod:`repro_capture_inductor`) appends one tuple to a ring of
-the process's latest ``KEPT`` launches: its sequence, how to describe it, and references to
-the kernel, its arguments and its grid. No file, no JSON, no stack walk, no lock. They are
+descriptions. Every ``kernel[grid](...)``, every other ``JITFunction.run`` that is not a
+warm-up (an autotuner's, say) and every launch of an Inductor kernel
+(:mod:`repro_capture_inductor`) appends one tuple to a ring of the process's latest ``KEPT``
+launches: its sequence, how to describe it, and references to the kernel, its arguments and
+its grid. No file, no JSON, no stack walk, no lock, no per-thread state; ``kernel[grid]``
+returns the hook's own launcher in place of Triton's (``JITFunction.__getitem__``), which
+calls Triton's ``run`` directly: no frame more than the program's own launch has. They are
 described (shapes, strides, dtypes, scalars, constexprs, the grid, the config) only when
 it matters:
 
 - The first launch of each specialization is recorded in full and written ahead: the
-  compile the JIT makes for it (:mod:`repro_capture_hook`) writes the launch it was made
-  for, after the compile and before the launch, into one of two slots,
+  compile the JIT makes for it (:mod:`repro_capture_hook`) finds the launch it was made
+  for on its stack (the launcher's frame) and writes it, after the compile and before the
+  launch, into one of two slots,
   ``last-launch/<pid>.a.json`` and ``.b.json``, in turn (Inductor's launcher: the first
   launch of each of its kernels, once a config is chosen). The slot with the higher
   sequence that parses is the process's latest launch written: a process that dies while
@@ -89,8 +93,9 @@ _LAUNCH_KEYWORDS = frozenset({"grid", "warmup"})
 #: How a kept launch is described: ``describe(owner, args, kwargs, sequence)``.
 Describe = Callable[[Any, tuple[Any, ...], Mapping[str, Any], int], "LaunchRecord | None"]
 #: A launch as the hot path keeps it: sequence, describe, owner (the kernel or Inductor's
-#: tuner), positional arguments, keyword arguments (the grid among them).
-Kept = tuple[int, Describe, Any, tuple[Any, ...], Mapping[str, Any]]
+#: tuner), positional arguments, keyword arguments, and the grid of ``kernel[grid]`` (None:
+#: the grid is among the keyword arguments, or the owner computes it).
+Kept = tuple[int, Describe, Any, tuple[Any, ...], Mapping[str, Any], Any]
 
 KEPT_RING: collections.deque[Kept] = collections.deque(maxlen=KEPT)
 # A kernel's source (and its JSON) is collected once per JITFunction, not at each launch.
@@ -110,15 +115,44 @@ def autotune_records() -> list[Path]:
     return paths
 
 
+def getitem_wrapper(run: Any, hooked: Any) -> Any:
+    """``JITFunction.__getitem__``: ``kernel[grid]`` is a launcher that keeps the launch and
+    calls ``run`` (Triton's own ``JITFunction.run``, not ``hooked``, the hook's wrapper of
+    it: one record a launch), as Triton's own ``kernel[grid]`` calls ``self.run``. A kernel
+    whose ``run`` is not ``hooked`` (its own, or its class's) gets Triton's lambda, as
+    without the hook."""
+    append = KEPT_RING.append
+
+    def __getitem__(self: Any, grid: Any) -> Any:
+        if type(self).run is not hooked or "run" in self.__dict__:
+            return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            kept = (next_sequence(), launch_record, self, args, kwargs, grid)
+            append(kept)
+            try:
+                return run(self, *args, grid=grid, warmup=False, **kwargs)
+            except Exception as exc:
+                if not compile_failed_since(kept[0]):
+                    record_failed_quietly(kept, exc)
+                raise
+
+        return launch
+
+    # The launcher's code, made once (a constant of ``__getitem__``'s own), not per launch.
+    _LAUNCH_CODES.update(c for c in __getitem__.__code__.co_consts if hasattr(c, "co_name"))
+    return __getitem__
+
+
 def run_wrapper(original: Any) -> Any:
-    @functools.wraps(original)
+    """``JITFunction.run`` called other than through ``kernel[grid]`` (an autotuner's or a
+    heuristic's launch of the kernel it wraps)."""
+
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         if kwargs.get("warmup"):
-            LOCAL.launching = None
             return original(self, *args, **kwargs)
-        kept = (next_sequence(), launch_record, self, args, kwargs)
+        kept = (next_sequence(), launch_record, self, args, kwargs, None)
         KEPT_RING.append(kept)
-        LOCAL.launching = kept  # the compile this launch makes, if any, writes it ahead
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:
@@ -126,17 +160,34 @@ def run_wrapper(original: Any) -> Any:
                 record_failed_quietly(kept, exc)
             raise
 
-    return run
+    _LAUNCH_CODES.add(run.__code__)
+    return functools.wraps(original)(run)
+
+
+#: The code of the hook's launchers: a compile finds the launch it was made for by their
+#: frames on its stack (a warm-up's frame keeps none).
+_LAUNCH_CODES: set[Any] = set()
+
+
+def _launch_on_stack() -> Kept | None:
+    frame: Any = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code in _LAUNCH_CODES:
+            kept: Kept | None = frame.f_locals.get("kept")
+            return kept
+        frame = frame.f_back
+    return None
 
 
 def compiled_for_launch(src: Any) -> None:
-    """After a compile succeeded: when ``kernel[grid](...)`` made it (the first launch of
-    this specialization), that launch is recorded in full and written ahead."""
-    kept = getattr(LOCAL, "launching", None)
+    """After a compile succeeded: when a launch made it (the first launch of this
+    specialization), that launch is recorded in full and written ahead."""
+    kept = _launch_on_stack()
     if kept is None or getattr(src, "fn", None) is not kept[2]:
         return
-    LOCAL.launching = None
-    sequence, _, fn, args, kwargs = kept
+    sequence, _, fn, args, kwargs, grid = kept
+    if grid is not None:
+        kwargs = {**kwargs, "grid": grid}
     record = launch_record(fn, args, kwargs, sequence, where=True)
     write_slot(record)
 
@@ -170,7 +221,9 @@ def write_slot(record: LaunchRecord) -> None:
 
 
 def describe(kept: Kept) -> LaunchRecord | None:
-    sequence, how, owner, args, kwargs = kept
+    sequence, how, owner, args, kwargs, grid = kept
+    if grid is not None:
+        kwargs = {**kwargs, "grid": grid}
     return how(owner, args, kwargs, sequence)
 
 

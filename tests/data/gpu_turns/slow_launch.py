@@ -2,7 +2,8 @@
 
 No kernel: the launch phase alone, under Triton's interpreter (no GPU needed), so that
 the engine's turns on a GPU can be watched from the outside. ``LINGER``: the process ends
-that many seconds after its launch, and writes down when (``LOG.exits``).
+that many seconds after its launch, and writes down when (``LOG.exits``). ``FAULT``: the
+launch then raises as a launch that faulted does.
 """
 
 import atexit
@@ -20,6 +21,7 @@ REPRO = Reproducer(
         Choice("LOG", ("",)),
         Choice("N", (0, 1)),
         Choice("LINGER", (0.0,)),
+        Choice("FAULT", (False,)),
     ),
     configs={},
     targets=("sm_90",),
@@ -35,6 +37,8 @@ def launch(case):
         log.write(json.dumps([began, time.monotonic()]) + "\n")
     if case.config.get("LINGER"):  # the process ends this much later: when is written down
         atexit.register(_linger, case.config["LINGER"], case.config["LOG"] + ".exits")
+    if case.config.get("FAULT"):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
 
 def _linger(seconds, path):
