@@ -87,7 +87,8 @@ class Agreement:
     def row(self) -> str:
         mark = "agrees" if self.agrees else "DISAGREES"
         verdict = self.verdict if len(self.verdict) < 90 else self.verdict[:87] + "..."
-        return f"| {self.program} | {self.release} | {verdict} | {self.expected} | {self.exit} | {mark} |"
+        cells = (self.program, self.release, verdict, str(self.expected), str(self.exit), mark)
+        return "| " + " | ".join(cells) + " |"
 
 
 def python_of(release: str) -> str:
