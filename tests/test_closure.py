@@ -580,3 +580,53 @@ def test_an_autotuned_kernel_under_heuristics_is_carried_not_imported(tmp_path):
     unresolved, functions = json.loads(done.stdout)
     assert unresolved == []
     assert functions == ["copy_1d"]
+
+
+def test_a_global_bound_by_an_expression_is_carried_as_written_not_as_this_releases_path(
+    tmp_path,
+):
+    """A library binds whichever descriptor builtin the installed release has (3.3's
+    ``_experimental_make_tensor_descriptor``, 3.4's ``make_tensor_descriptor``): the program
+    carries that expression, not an import of the object found here (``from
+    triton.language.core import make_tensor_descriptor``, which 3.3 lacks: repro.py exited 2
+    there while the engine saw the bug)."""
+    (tmp_path / "compat.py").write_text(
+        textwrap.dedent(
+            """
+            import triton
+            import triton.language as tl
+
+            make_desc = getattr(tl, "make_tensor_descriptor", None) or getattr(
+                tl, "_experimental_make_tensor_descriptor", None
+            )
+
+
+            @triton.jit
+            def load_tile(ptr, n, B: tl.constexpr):
+                return make_desc(ptr, [n], [1], [B]).load([0])
+            """
+        )
+    )
+    site = Path(suite.__file__).parent / "capture" / "site"
+    probe = (
+        "import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import compat, repro_capture_kernel as k\n"
+        "carried, _ = k.closure_of(['load_tile'], vars(compat))\n"
+        "print(json.dumps([carried.unresolved, [[v.name, v.python] for v in carried.values],\n"
+        "                  sorted([i.name, i.module] for i in carried.imports)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(site), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    unresolved, values, imports = json.loads(done.stdout)
+    assert unresolved == []
+    expression = (
+        "getattr(tl, 'make_tensor_descriptor', None) or "
+        "getattr(tl, '_experimental_make_tensor_descriptor', None)"
+    )
+    assert values == [["make_desc", expression]]
+    assert all(module in ("triton", "triton.language") for _, module in imports), imports
