@@ -337,11 +337,16 @@ class _Collector:
         if bound is None:
             return False
         expression, reads = bound
-        modules = [scope.get(read) for read in reads]
-        if not all(isinstance(m, types.ModuleType) and importable(m) for m in modules):
+        modules = {read: scope.get(read) for read in reads}
+        imports = [
+            ImportLine(read, module.__name__)
+            for read, module in modules.items()
+            if isinstance(module, types.ModuleType) and importable(module)
+        ]
+        if len(imports) != len(reads):
             return False
-        for read, module in zip(reads, modules, strict=True):
-            self._import(ImportLine(read, module.__name__))
+        for line in imports:
+            self._import(line)
         self._value(GlobalValue(name, expression))
         return True
 
