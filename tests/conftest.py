@@ -315,9 +315,12 @@ def write_finding(
     config: dict,
     passing: dict | None = None,
     name: str = "runtime",
+    release: str = "3.9.0",
+    python: str = sys.executable,
 ) -> Path:
     """A finding of ``program``'s reproducer at ``config`` on sm_90 (carrying its source),
-    written as ``folder/findings/NAME.json``, as explore or capture writes one."""
+    found under triton ``release`` by ``python``, written as ``folder/findings/NAME.json``, as
+    explore or capture writes one."""
     from suite.engine import discover
     from suite.engine.environment import Environment
     from suite.engine.sources import capture
@@ -338,7 +341,7 @@ def write_finding(
         failing_configs=[],
         passing_neighbours=[SeenConfig("sm_90", dict(passing))] if passing else [],
         boundary=[],
-        environment=Environment(triton="3.9.0", python_executable=sys.executable),
+        environment=Environment(triton=release, python_executable=python),
         seed=0,
         first_seen="",
         last_seen="",

@@ -58,12 +58,18 @@ def _with_site() -> dict[str, str]:
 
 
 def no_suite(folder: Path) -> dict[str, str]:
-    """A clean environment in which ``import suite`` (and kernlib) fails: what a maintainer
-    who never installed this project has."""
-    blocker = folder / "blocked" / "suite"
-    blocker.mkdir(parents=True, exist_ok=True)
-    (blocker / "__init__.py").write_text("raise ImportError('suite is not installed here')\n")
-    return {**clean_env(), "PYTHONPATH": str(blocker.parent)}
+    """A clean environment in which ``import suite`` and ``import kernlib`` fail: what a
+    maintainer who never installed this project or the package has. What the environment
+    puts on the path stays behind the blockers (wheels carried onto a GPU machine: torch's
+    or Triton's dependencies may be there)."""
+    blocked = folder / "blocked"
+    for package in ("suite", "kernlib"):
+        (blocked / package).mkdir(parents=True, exist_ok=True)
+        (blocked / package / "__init__.py").write_text(
+            f"raise ImportError('{package} is not installed here')\n"
+        )
+    kept = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != str(SITE)]
+    return {**clean_env(), "PYTHONPATH": os.pathsep.join([str(blocked), *kept])}
 
 
 def run_alone(script: Path, python: str = sys.executable) -> subprocess.CompletedProcess[str]:
@@ -268,15 +274,22 @@ def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tm
     assert seen is not None and same_bug(seen, trigger["signature"])
 
 
-def run_set(file: Path, config_set: str, out: Path) -> dict:
-    """``repro run FILE -c SET`` (one config in the set): its record, with its run folder."""
+def run_on_the_gpu(file: Path, change: dict, out: Path) -> tuple[dict, dict]:
+    """``repro run FILE -c trigger -c nearest-pass`` in one process, bounded (no sanitizer or
+    ptxas rerun: not what these tests check): the trigger's record and the nearest pass's
+    (the one whose config holds ``change``), each with its run folder."""
     done = repro_cli(
-        "run", str(file), "-c", config_set, "--no-sanitizer", "-o", str(out), env=_with_site()
-    )
+        "run", str(file), "-c", "trigger", "-c", "nearest-pass", "--gpu", "on", "--no-sanitizer",
+        "--no-ptxas-differential", "--timeout", "120", "-o", str(out),
+        env=_with_site(), timeout=400,
+    )  # fmt: skip
     assert done.code in (0, 1), done.stdout + done.stderr
     (run,) = (out / "runs").iterdir()
-    (line,) = (run / "results.jsonl").read_text().splitlines()
-    return {**json.loads(line), "run": str(run)}
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    passing = [r for r in records if change.items() <= r["config"].items()]
+    trigger = [r for r in records if r not in passing]
+    assert len(passing) == 1 and len(trigger) == 1, records
+    return {**trigger[0], "run": str(run)}, {**passing[0], "run": str(run)}
 
 
 def launch_repro_py(file: Path, repro_id: str, config: dict, folder: Path) -> Path:
@@ -384,13 +397,12 @@ def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
     """``repro report --verify`` is ready; repro.py alone (no suite, no kernlib) exits 1, and 0
     at the nearest passing config."""
     file = CORPUS / "gpu" / f"{name}.py"
-    trigger = run_set(file, "trigger", tmp_path / "t")
-    passing = run_set(file, "nearest-pass", tmp_path / "p")
+    trigger, passing = run_on_the_gpu(file, change, tmp_path / "t")
     assert trigger["outcome"] in ("runtime-error", "wrong-result"), trigger
     assert passing["outcome"] == "passed", passing
     done = repro_cli(
         "report", f"{trigger['run']}:{trigger['case_id']}", "-o", str(tmp_path / "t"),
-        "--id", "r", "--verify", env=_with_site(),
+        "--id", "r", "--verify", env=_with_site(), timeout=300,
     )  # fmt: skip
     assert done.code == 0, done.stdout + done.stderr
     folder = tmp_path / "t" / "r"
@@ -403,13 +415,13 @@ def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
     with gpu_alone():
         alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
-    config_line = f"CONFIG = Case({dict(trigger['config'])!r})"
+    # The nearest passing config: the same program with the config's one change (values are
+    # written as Python literals).
     text = script.read_text()
-    assert config_line in text
+    config = repr(dict(trigger["config"]))
+    assert config in text, config
     nearest = folder / "at_nearest_pass.py"
-    nearest.write_text(
-        text.replace(config_line, f"CONFIG = Case({ {**trigger['config'], **change}!r})")
-    )
+    nearest.write_text(text.replace(config, repr({**trigger["config"], **change})))
     with gpu_alone():
         fixed = run_alone(nearest)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
@@ -420,11 +432,19 @@ def test_a_runtime_reproducer_with_module_helpers_is_reduced_and_runs_alone(tmp_
     """misaligned_constants reduced on the GPU; the report of the reduced kernel is a repro.py
     that runs alone and exits 1."""
     out = tmp_path / "out"
-    trigger = run_set(CORPUS / "gpu" / "misaligned_constants.py", "trigger", out)
-    finding = _finding(CORPUS / "gpu" / "misaligned_constants.py", trigger, tmp_path / "f.json")
-    done = repro_cli("reduce", str(finding), "--time-budget", gpu_reduce_budget(), "-o", str(out))
+    file = CORPUS / "gpu" / "misaligned_constants.py"
+    trigger, _ = run_on_the_gpu(file, {"STAGES": 1}, out)
+    finding = _finding(file, trigger, tmp_path / "f.json")
+    # Four candidates at a time: a reduction faults the GPU hundreds of times (docs/facts.md:
+    # fault-heavy runs have left the GPU refusing new processes).
+    done = repro_cli(
+        "reduce", str(finding), "--time-budget", gpu_reduce_budget(), "-j", "4", "--timeout", "60",
+        "-o", str(out), env=_with_site(), timeout=300,
+    )  # fmt: skip
     assert done.code == 0, done.stdout + done.stderr
-    reported = repro_cli("report", str(finding), "-o", str(out), "--id", "reduced", "--verify")
+    reported = repro_cli(
+        "report", str(finding), "-o", str(out), "--id", "reduced", "--verify", timeout=300
+    )
     assert reported.code == 0, reported.stdout + reported.stderr
     script = out / "reduced" / "repro.py"
     assert_standalone(script.read_text())
@@ -564,3 +584,53 @@ def test_an_autotuned_kernel_under_heuristics_is_carried_not_imported(tmp_path):
     unresolved, functions = json.loads(done.stdout)
     assert unresolved == []
     assert functions == ["copy_1d"]
+
+
+def test_a_global_bound_by_an_expression_is_carried_as_written_not_as_this_releases_path(
+    tmp_path,
+):
+    """A library binds whichever descriptor builtin the installed release has (3.3's
+    ``_experimental_make_tensor_descriptor``, 3.4's ``make_tensor_descriptor``): the program
+    carries that expression, not an import of the object found here (``from
+    triton.language.core import make_tensor_descriptor``, which 3.3 lacks: repro.py exited 2
+    there while the engine saw the bug)."""
+    (tmp_path / "compat.py").write_text(
+        textwrap.dedent(
+            """
+            import triton
+            import triton.language as tl
+
+            make_desc = getattr(tl, "make_tensor_descriptor", None) or getattr(
+                tl, "_experimental_make_tensor_descriptor", None
+            )
+
+
+            @triton.jit
+            def load_tile(ptr, n, B: tl.constexpr):
+                return make_desc(ptr, [n], [1], [B]).load([0])
+            """
+        )
+    )
+    site = Path(suite.__file__).parent / "capture" / "site"
+    probe = (
+        "import sys, json; sys.path[:0] = [sys.argv[1], sys.argv[2]]\n"
+        "import compat, repro_capture_kernel as k\n"
+        "carried, _ = k.closure_of(['load_tile'], vars(compat))\n"
+        "print(json.dumps([carried.unresolved, [[v.name, v.python] for v in carried.values],\n"
+        "                  sorted([i.name, i.module] for i in carried.imports)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(site), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    unresolved, values, imports = json.loads(done.stdout)
+    assert unresolved == []
+    expression = (
+        "getattr(tl, 'make_tensor_descriptor', None) or "
+        "getattr(tl, '_experimental_make_tensor_descriptor', None)"
+    )
+    assert values == [["make_desc", expression]]
+    assert all(module in ("triton", "triton.language") for _, module in imports), imports

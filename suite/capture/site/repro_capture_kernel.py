@@ -9,6 +9,7 @@ Standard library and triton only, like the rest of this folder.
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import math
 import re
@@ -21,6 +22,7 @@ from typing import Any, TypedDict
 from repro_capture_common import plain
 from repro_capture_records import FunctionSource, GlobalValue, ImportLine, KernelSource
 
+BUILTINS = frozenset(vars(builtins))
 _DEF = re.compile(r"^\s*def\s+\w+\s*\(", re.MULTILINE)
 
 
@@ -123,7 +125,7 @@ def closure_of(
     collector = _Collector(provided, dropped)
     for name in names:
         if name in scope:
-            collector._carry(name, scope[name])
+            collector._carry(name, scope[name], scope)
     carried = KernelSource(
         name="",
         module="",
@@ -244,7 +246,7 @@ class _Collector:
                 base = scope.get(node.value.id)
                 local = isinstance(base, types.ModuleType) and not importable(base)
                 if local and node.attr in base.__dict__:
-                    carried = self._carry(node.attr, base.__dict__[node.attr])
+                    carried = self._carry(node.attr, base.__dict__[node.attr], base.__dict__)
                     spans.append((node.lineno, node.col_offset, node.end_col_offset or 0, carried))
             elif (
                 isinstance(node, ast.Name)
@@ -252,7 +254,7 @@ class _Collector:
                 and node.id in scope
                 and node.id not in arguments
             ):
-                self._carry(node.id, scope[node.id])
+                self._carry(node.id, scope[node.id], scope)
         code = getattr(fn, "__code__", None)
         carried = FunctionSource(
             name,
@@ -264,7 +266,9 @@ class _Collector:
         if self.functions.setdefault(name, carried) != carried:
             self.unresolved.append(f"{name} (two different functions by one name)")
 
-    def _carry(self, name: str, value: Any) -> str:
+    def _carry(self, name: str, value: Any, scope: dict[str, Any] | None = None) -> str:
+        """Carry the global ``name`` (bound to ``value`` in ``scope``, the namespace that
+        reads it); its name in the reproducer."""
         if _jit_callable(value):
             home = sys.modules.get(getattr(value.fn, "__module__", ""))
             if home is not None and importable(home):
@@ -311,6 +315,8 @@ class _Collector:
             if _reads_torch(value):
                 self._import(ImportLine("torch", "torch"))
             return name
+        if scope is not None and self._carry_assignment(name, scope):
+            return name
         qualname = getattr(value, "__qualname__", "")
         if home is not None and importable(home) and getattr(home, qualname, None) is value:
             self._import(ImportLine(name, home.__name__, qualname))
@@ -321,6 +327,29 @@ class _Collector:
         self.unresolved.append(f"{name} ({type(inner).__name__})")
         return name
 
+    def _carry_assignment(self, name: str, scope: dict[str, Any]) -> bool:
+        """Carry the expression the module binds ``name`` to, as the user wrote it, when it
+        reads only modules a standalone program imports (a library binding whichever builtin
+        the installed release has: ``getattr(tl, "make_tensor_descriptor", None) or
+        getattr(tl, "_experimental_make_tensor_descriptor", None)``; importing the object
+        found here by its path in this release would tie the program to this release)."""
+        bound = _assignment(scope, name)
+        if bound is None:
+            return False
+        expression, reads = bound
+        modules = {read: scope.get(read) for read in reads}
+        imports = [
+            ImportLine(read, module.__name__)
+            for read, module in modules.items()
+            if isinstance(module, types.ModuleType) and importable(module)
+        ]
+        if len(imports) != len(reads):
+            return False
+        for line in imports:
+            self._import(line)
+        self._value(GlobalValue(name, expression))
+        return True
+
     def _import(self, line: ImportLine) -> None:
         if self.imports.setdefault(line.name, line) != line:
             self.unresolved.append(f"{line.name} (two different objects by one name)")
@@ -328,6 +357,44 @@ class _Collector:
     def _value(self, value: GlobalValue) -> None:
         if self.values.setdefault(value.name, value) != value:
             self.unresolved.append(f"{value.name} (two different values by one name)")
+
+
+def _assignment(scope: dict[str, Any], name: str) -> tuple[str, list[str]] | None:
+    """The expression that the module whose namespace is ``scope`` binds ``name`` to, when
+    its source binds ``name`` once, by an assignment at its top level; with the global names
+    the expression reads (builtins aside). None otherwise, or when its source is gone."""
+    try:
+        with open(scope["__file__"], encoding="utf-8") as file:
+            tree = ast.parse(file.read())
+    except (KeyError, TypeError, OSError, SyntaxError, ValueError):
+        return None
+    bindings = [
+        node
+        for node in ast.walk(tree)
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id == name)
+        or (isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name)
+        or (isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == name)
+    ]
+    value = None
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target: ast.expr = statement.targets[0]
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target = statement.target
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id == name:
+            value = statement.value
+    if value is None or len(bindings) != 1:
+        return None
+    reads = sorted(
+        {
+            n.id
+            for n in ast.walk(value)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in BUILTINS
+        }
+    )
+    return ast.unparse(value), reads
 
 
 def _torch_dtype(value: Any) -> bool:
