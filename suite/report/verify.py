@@ -6,7 +6,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from suite.engine import DEFAULTS, home_to_tilde, run_isolated
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
+from suite.files import scratch_folder
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.toolchain.venvs import for_version
@@ -80,7 +80,7 @@ def run_script(python: str, script: Path) -> Verification:
     its own session."""
     bounds = DEFAULTS.bounds
     command = f"python {script.name}"
-    with tempfile.TemporaryDirectory(prefix="repro-verify-cache-") as cache:
+    with scratch_folder("verify-cache") as cache:
         ended = run_isolated(
             [python, script.name],
             env={**clean_env(), "TRITON_CACHE_DIR": cache},

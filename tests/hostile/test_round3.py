@@ -219,8 +219,19 @@ def test_a_yaml_alias_bomb_is_refused_before_it_grows(tmp_path):
 
 
 def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
-    out = tmp_path / "out"
-    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(out))
+    """Nor a scratch folder in TMPDIR: the next report removes what the killed one made
+    (and nothing else of TMPDIR)."""
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    with open("/proc/self/stat", "rb") as stat:
+        started = int(stat.read().rsplit(b")", 1)[1].split()[19])
+    live = f"p{os.getpid()}t{started}"  # this process: it lives on
+    others = [tmp / f"repro-report-{live}-x", tmp / "repro-report-p1t1-link", tmp / "keep"]
+    others[0].mkdir()
+    others[1].symlink_to(tmp_path)
+    others[2].mkdir()
+    env = {"TMPDIR": str(tmp)}
+    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(out), env=env)
     assert done.code == 1, done.stderr
     (run,) = (out / "runs").iterdir()
     command = ["report", f"{run}:hostile-live-text[sm_90-0]", "--no-rerun", "--id", "live"]
@@ -228,6 +239,7 @@ def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
         [sys.executable, "-m", "suite.cli.main", *command, "-o", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
     )
     deadline = time.monotonic() + 120
     while not list(out.glob(".live.new-*")) and killed.poll() is None:
@@ -237,9 +249,11 @@ def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
     killed.wait()
     if not list(out.glob(".live.new-*")):
         pytest.skip("the report finished before it could be killed mid-way")
-    done = repro_cli(*command, "-o", str(out))
+    assert len(list(tmp.glob("repro-report-*"))) > 2, "no scratch to be left"
+    done = repro_cli(*command, "-o", str(out), env=env)
     assert done.code == 0, done.stderr
     assert not list(out.glob(".live.*")), list(out.glob(".live.*"))
+    assert sorted(tmp.iterdir()) == sorted(others)
 
 
 def test_a_case_that_stops_its_warm_template_ends_the_run_anyway(tmp_path):
