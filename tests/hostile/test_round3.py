@@ -184,6 +184,29 @@ def test_a_full_disk_is_one_line_exit_4_naming_the_file(small_disk):
     one_line(done, 4, "ENOSPC", str(small_disk / "out"))
 
 
+def test_a_case_that_lost_a_file_to_a_full_disk_says_which(tmp_path):
+    """The disk fills mid-run: the case's record (which fits) names the stream that did
+    not, and the run goes on to its own verdict."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        done = repro_cli("run", str(HERE / "fills_disk.py"), "-o", str(disk / "out"))
+        assert done.code == 1, (done.code, done.stderr)
+        (run,) = (disk / "out" / "runs").iterdir()
+        (line,) = (run / "results.jsonl").read_text().splitlines()
+        result = json.loads(line)
+        assert result["outcome"] != "passed", result
+        assert "stderr.txt (ENOSPC)" in result["detail"]["lost"], result["detail"]
+        assert "stderr.txt" not in result["artifacts"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
 def test_two_case_ids_that_write_alike_keep_their_own_folders(tmp_path):
     out = tmp_path / "out"
     done = repro_cli("run", str(HERE / "alike.py"), "-j", "1", "-o", str(out))
