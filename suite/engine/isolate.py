@@ -311,11 +311,11 @@ def supervise(
         # Stopped (a signal in this thread) or broken: the case must not outlive its watcher.
         kill_tree(case.pid)
         _kill_by_token(token)
+        if group is not None:
+            group.end()
         raise
     finally:
         WATCHED.discard(case.pid)
-        if group is not None:
-            group.end()
 
 
 def _supervise(
