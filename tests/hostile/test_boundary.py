@@ -7,12 +7,14 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, Kill, boundary
+from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, Kill, boundary, tree_memory
 from tests.conftest import repro_cli
 
 HERE = Path(__file__).resolve().parent / "repros"
@@ -94,3 +96,52 @@ def test_the_memory_cap_counts_a_memfd_and_shared_pages_once(tmp_path, measure, 
     assert "memory cap" in results["memfd"]["message"]
     assert results["forks"]["outcome"] == "passed", results["forks"]
     assert done.code == 1, (done.code, done.stderr)
+
+
+_HOLDER = """
+import mmap, os, sys, time
+fd = os.memfd_create("held")
+os.write(fd, b"\\1" * (64 << 20))
+if sys.argv[1] == "mapped":
+    held = mmap.mmap(fd, 64 << 20)
+    held[:: 4096] = b"\\2" * (16384)  # every page touched through the mapping too
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("how", ["open", "mapped"])
+def test_the_fallback_counts_a_memfd_once_whether_held_open_or_mapped(how):
+    """Without a cgroup: a 64 MiB memfd held open (in nobody's RSS) counts, and one both
+    open and mapped counts once (its pages are in the PSS; the open object is not added)."""
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, how], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"ready\n"
+        held = tree_memory(holder.pid)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert 64 << 20 <= held < (64 << 20) * 3 // 2, held >> 20
+
+
+@pytest.mark.skipif(boundary().kill is not Kill.CGROUP, reason="no cgroup for a case here")
+def test_a_cgroup_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
+    """Only this tool's: ``repro-<pid>-...`` of a dead pid; a live pid's and another name stay."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    base = Path(boundary().kill_base)
+    left, live, other = (
+        base / f"repro-{dead.pid}-left",
+        base / f"repro-{os.getpid()}-live",
+        base / "not-repro-x",
+    )
+    for folder in (left, live, other):
+        folder.mkdir()
+    try:
+        code = "from suite.engine.boundary import boundary; boundary()"
+        subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+        assert (left.exists(), live.exists(), other.exists()) == (False, True, True)
+    finally:
+        for folder in (left, live, other):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
