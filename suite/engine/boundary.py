@@ -9,7 +9,8 @@ starts is born in it and cannot leave it (without write access to another cgroup
 anonymous pages, each page once however many processes share it.
 
 Each case gets its own cgroup (``repro-<pid>-<hex>``, under the cgroup this process runs in)
-where the machine allows, detected once per process by making one:
+where the machine allows, detected once per process by making one and moving a process (a
+short-lived interpreter) into it:
 
 - the **kill boundary**: a cgroup v2 folder with ``cgroup.kill`` (Linux 5.14); else the
   process tree (subreapers, the keeper, the token hunt: ``suite.engine.isolate``);
@@ -33,6 +34,8 @@ import enum
 import functools
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -131,12 +134,28 @@ def _try_make(base: Path, needs: tuple[str, ...]) -> str:
         missing = [name for name in needs if not (probe / name).exists()]
         if missing:
             return f"a cgroup under {base} has no {', '.join(missing)}"
-        if not os.access(probe / "cgroup.procs", os.W_OK):
-            return f"cannot move a process into a cgroup under {base}"
-        return ""
+        return _try_join(probe, base)
     finally:
         with contextlib.suppress(OSError):
             probe.rmdir()
+
+
+def _try_join(probe: Path, base: Path) -> str:
+    """Why a process cannot be moved into ``probe`` ("": it can), tried with a real one."""
+    sleeper = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", "import time; time.sleep(60)"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        (probe / "cgroup.procs").write_text(str(sleeper.pid))
+    except OSError as exc:
+        return f"cannot move a process into a cgroup under {base}: {exc.strerror}"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    return ""
 
 
 @functools.cache
@@ -218,8 +237,8 @@ class CaseGroup:
 
     def charge(self) -> int | None:
         """Bytes of anonymous and shared memory charged to the case (None: not measured here)."""
-        if self.measured is None:
-            return None
+        if self.measured is None or not _pids(self.measured):
+            return None  # nothing joined it (a move the machine refused): measure the tree
         try:
             stat = dict(
                 line.split() for line in (self.measured / "memory.stat").read_text().splitlines()
