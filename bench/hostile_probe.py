@@ -35,6 +35,7 @@ sys.path.insert(0, str(HOSTILE))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import hostile_probe_round2 as round2  # noqa: E402
 import hostile_probe_round3 as round3  # noqa: E402
+import hostile_probe_round4 as round4  # noqa: E402
 from misbehave import FAULTS  # noqa: E402
 
 SECRET_VALUES = (
@@ -591,9 +592,9 @@ def main() -> int:
     parser.add_argument("--signal-rounds", type=int, default=3)
     parser.add_argument(
         "--round",
-        choices=("all", "1", "2", "3"),
+        choices=("all", "1", "2", "3", "4"),
         default="all",
-        help="only issue 14's, 29's or 36's angles",
+        help="only issue 14's, 29's, 36's or 36's second (the kernel's boundary) angles",
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="repro-probe-"))
@@ -625,11 +626,13 @@ def main() -> int:
             lambda w: round3.faults(w / "round3", Check),
             lambda w: round3.scrubber(w, Check),
         ]
+        fourth = [lambda w: round4.faults(w / "round4", Check)]
         steps = {
-            "all": first + second + third,
+            "all": first + second + third + fourth,
             "1": first,
             "2": second,
             "3": third,
+            "4": fourth,
         }[args.round]
         for step in steps:
             found = step(work)

@@ -10,6 +10,8 @@ import errno
 import fcntl
 import json
 import os
+import re
+import shutil
 import stat
 import sys
 import tempfile
@@ -255,3 +257,49 @@ def locked(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+_SCRATCH = re.compile(r"repro-[a-z-]+?-p(\d+)t(\d+)-[A-Za-z0-9_]+")
+
+
+def _process_mark(pid: int) -> str | None:
+    """``p<pid>t<start time in clock ticks since boot>``: one process for good, even once its
+    pid is used again; None when no such process lives."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            return f"p{pid}t{int(stat.read().rsplit(b')', 1)[1].split()[19])}"
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@contextlib.contextmanager
+def scratch_folder(kind: str) -> Iterator[str]:
+    """A fresh folder in ``TMPDIR`` for one command's scratch files, removed when done (its
+    path, as ``tempfile.TemporaryDirectory`` gives it).
+
+    Its name says which process made it (``repro-<kind>-p<pid>t<start time>-<random>``): a
+    process killed with SIGKILL cannot remove its own, so each new scratch folder first
+    removes those of this user whose process is gone. Nothing else is ever removed: a name
+    of another form, a link, a folder of another user, a folder of a live process.
+    """
+    base = Path(tempfile.gettempdir())
+    _remove_dead_scratch(base)
+    me = _process_mark(os.getpid()) or f"p{os.getpid()}t0"
+    folder = tempfile.mkdtemp(prefix=f"repro-{kind}-{me}-", dir=base)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_dead_scratch(base: Path) -> None:
+    with contextlib.suppress(OSError), os.scandir(base) as entries:
+        for entry in entries:
+            found = _SCRATCH.fullmatch(entry.name)
+            if found is None or not entry.is_dir(follow_symlinks=False):
+                continue
+            pid, mark = int(found.group(1)), f"p{found.group(1)}t{found.group(2)}"
+            if entry.stat(follow_symlinks=False).st_uid == os.getuid() and (
+                _process_mark(pid) != mark
+            ):
+                shutil.rmtree(entry.path, ignore_errors=True)

@@ -202,6 +202,9 @@ HEAVY: dict[str, Heavy] = {
     "PYTHONPATH=. python bench/hostile_probe.py --round 2 --json probe2.json": Heavy(
         ("slow",), "minutes"
     ),
+    "PYTHONPATH=. python bench/hostile_probe.py --round 4 --json probe4.json": Heavy(
+        ("slow",), "3 GiB memfd and /dev/shm hoards, minutes"
+    ),
     "pip download triton==3.6.0 --no-deps -d wheels": Heavy(("slow", "venv"), "the network"),
     "python bench/report_examples.py --check": Heavy(
         ("slow", "venv"), "two runs and reports under 3.5.0 and 3.9.0; test_repro_script.py's twin"

@@ -103,3 +103,19 @@ def test_a_missing_triton_is_a_problem(tmp_path):
     assert not found["ready"] and found["triton"] is None
     (problem,) = [p for p in found["problems"] if p["blocking"]]
     assert "triton does not import" in problem["what"] and "pip install triton" in problem["fix"]
+
+
+def test_doctor_says_which_case_boundary_is_in_force_and_why_not_a_better_one(tmp_path):
+    """As this process finds it (a cgroup per case where the machine allows), and the
+    fallback with its reason when cgroups are turned off."""
+    from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, boundary
+
+    here, venvs = boundary(), no_venvs(tmp_path)
+    found = doctor("-o", str(tmp_path / "out"), env=venvs)["case_boundary"]
+    assert (found["kill"], found["memory"]) == (here.kill.value, here.memory.value)
+    assert found["why_not"] == list(here.why_not)
+    off = doctor("-o", str(tmp_path / "out"), env={**venvs, FORCE_VARIABLE: FALLBACK})
+    assert (off["case_boundary"]["kill"], off["case_boundary"]["memory"]) == (FALLBACK, "pss")
+    assert off["case_boundary"]["why_not"] == [f"{FORCE_VARIABLE}={FALLBACK} is set"]
+    assert any("no cgroup per case" in p["what"] for p in off["problems"])
+    assert not any(p["blocking"] for p in off["problems"] if "cgroup" in p["what"])

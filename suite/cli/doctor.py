@@ -8,7 +8,9 @@ It reads, without running any reproducer:
   kernel, in :mod:`suite.toolchain.probe`, under that interpreter);
 - nvcc, the CUDA driver, the GPUs and their arch;
 - the cached release venvs and their sizes, the output root and its free disk;
-- whether the baseline and the findings store load.
+- whether the baseline and the findings store load;
+- the boundary around each case: a cgroup per case (kill and memory) or the process tree
+  and PSS, and why a better one is not in force (:mod:`suite.engine.boundary`).
 
 Each problem comes with the command that fixes it. Exit status: 0 when everything the
 default ``repro run`` needs is there (Triton imports, its ptxas assembles at least one target,
@@ -94,6 +96,16 @@ class StoreCheck:
 
 
 @dataclass(frozen=True)
+class CaseBoundary:
+    """What ends a case's processes and measures its memory here (``suite.engine.boundary``)."""
+
+    kill: str
+    memory: str
+    in_force: str
+    why_not: list[str]
+
+
+@dataclass(frozen=True)
 class Problem:
     what: str
     fix: str
@@ -114,6 +126,7 @@ class Diagnosis:
     output: OutputRoot
     baseline: StoreCheck
     findings: StoreCheck
+    case_boundary: CaseBoundary
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -251,6 +264,13 @@ def _findings(root: Path) -> StoreCheck:
     return StoreCheck(str(folder), True, len(files), "")
 
 
+def _case_boundary() -> CaseBoundary:
+    from suite.engine import case_boundary as boundary
+
+    found = boundary()
+    return CaseBoundary(found.kill.value, found.memory.value, found.describe(), [*found.why_not])
+
+
 def diagnose(python: str, output: Path, baseline: str | None) -> Diagnosis:
     from suite.toolchain.venvs import venv_root
 
@@ -267,6 +287,7 @@ def diagnose(python: str, output: Path, baseline: str | None) -> Diagnosis:
         output=_output_root(output),
         baseline=_baseline(baseline),
         findings=_findings(output),
+        case_boundary=_case_boundary(),
     )
     diagnosis.problems = problems(diagnosis, python, probe_error)
     return diagnosis
@@ -363,6 +384,18 @@ def problems(d: Diagnosis, python: str, probe_error: str) -> list[Problem]:
                 False,
             )
         )
+    if d.case_boundary.kill != "cgroup":
+        found.append(
+            Problem(
+                "no cgroup per case ("
+                + "; ".join(d.case_boundary.why_not)
+                + "): a case's daemon that leaves its process tree and kills its keeper "
+                "can outlive its case",
+                "run repro in a cgroup it may make cgroups under, e.g. "
+                "systemd-run --user --scope -p Delegate=yes repro run ...",
+                False,
+            )
+        )
     return found
 
 
@@ -401,6 +434,9 @@ def _lines(d: Diagnosis) -> list[str]:
     for name, store in (("baseline", d.baseline), ("findings", d.findings)):
         state = f"valid, {store.entries} entries" if store.valid else f"INVALID: {store.error}"
         lines.append(f"{name}: {store.path} ({state})")
+    lines.append(f"case boundary: {d.case_boundary.in_force}")
+    for why in d.case_boundary.why_not:
+        lines.append(f"  not in force: {why}")
     for problem in d.problems:
         kind = "PROBLEM" if problem.blocking else "warning"
         lines.append(f"{kind}: {problem.what}")

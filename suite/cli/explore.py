@@ -72,7 +72,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     )
     explore.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
     explore.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case"
+        "--memory-cap", type=float, default=8.0, help="GiB of memory a case may hold"
     )
     add_isolation_options(explore)
     add_output_options(explore, formats=False)

@@ -54,7 +54,7 @@ def add_execution_options(parser: argparse.ArgumentParser, timeout: float = 600.
         "--timeout", type=float, default=timeout, help=f"seconds per case (default {timeout:g})"
     )
     parser.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case (default 8)"
+        "--memory-cap", type=float, default=8.0, help="GiB of memory a case may hold (default 8)"
     )
     parser.add_argument(
         "-o",
@@ -78,7 +78,7 @@ def add_isolation_options(parser: argparse.ArgumentParser, timeout: float = 600.
             "--memory-cap",
             type=float,
             default=8.0,
-            help="GiB of resident memory per case (default 8)",
+            help="GiB of memory a case may hold (default 8)",
         )
     if "--isolation" not in have:
         parser.add_argument(

@@ -14,7 +14,6 @@ chosen release, or a pass that release has no binding for (one line on stderr).
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from suite.cli.options import (
 )
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
+from suite.files import scratch_folder
 
 if TYPE_CHECKING:
     from suite.engine import CaseResult
@@ -101,7 +101,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     recorded_reproducers(subject)
     out = render.output_for(args)
     with (
-        tempfile.TemporaryDirectory(prefix="repro-replay-case-") as scratch,
+        scratch_folder("replay-case") as scratch,
         out.steps("replay") as steps,
     ):
         steps.begin(f"resolving {args.subject}")

@@ -13,7 +13,6 @@ config, run again, does not fail the same way (stdout says so; nothing is writte
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +24,7 @@ from suite.cli.options import (
 )
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
+from suite.files import scratch_folder
 
 if TYPE_CHECKING:
     from suite.cli.render import Output
@@ -107,7 +107,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     subject = subject_of(args.subject, output, case=args.case)
     out = render.output_for(args)
     with (
-        tempfile.TemporaryDirectory(prefix="repro-report-") as scratch,
+        scratch_folder("report") as scratch,
         out.steps("report", 2) as steps,
     ):
         steps.begin(f"resolving {args.subject}")

@@ -51,6 +51,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "needs_gpu": ("gpu_evidence", "needs_gpu"),
     "runtime_failure": ("gpu_evidence", "runtime_failure"),
     "Bounds": ("defaults", "Bounds"),
+    "case_boundary": ("boundary", "boundary"),
     "COMPILE_LAUNCHES": ("launch", "COMPILE_LAUNCHES"),
     "GpuStopped": ("gpu_check", "GpuStopped"),
     "alone_on": ("gpu_check", "alone_on"),
@@ -155,6 +156,7 @@ __all__ = [
     "capture_environment",
     "capture_source",
     "capture_variables",
+    "case_boundary",
     "case_folder_name",
     "case_id",
     "catalogue",
@@ -231,6 +233,7 @@ if TYPE_CHECKING:
         record_range,
         write_entry,
     )
+    from suite.engine.boundary import boundary as case_boundary
     from suite.engine.child import load_reproducers
     from suite.engine.defaults import DEFAULTS, Bounds, choose_defaults
     from suite.engine.described import Described, describe

@@ -5,10 +5,12 @@ FIFOs, devices, sockets, folders) removed, never followed or waited on."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import stat
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from suite.engine.scrub import REDACTED, scrub_secrets
@@ -40,10 +42,11 @@ def regular_at(folder: int, name: str) -> tuple[bytes, int] | None:
         os.close(fd)
 
 
-def _replace_at(folder: int, name: str, data: bytes) -> bool:
+def _replace_at(folder: int, name: str, data: bytes) -> str:
     """Make ``name`` in ``folder`` a new file holding ``data``: written under a fresh name
     (``O_EXCL``) and renamed over whatever the case left there, so nothing is written
-    through a link and no file a case hard-linked from elsewhere is changed."""
+    through a link and no file a case hard-linked from elsewhere is changed. Why it could
+    not ("" when it could): a full disk, say."""
     partial = f".{name}.{uuid.uuid4().hex}.partial"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
@@ -51,11 +54,11 @@ def _replace_at(folder: int, name: str, data: bytes) -> bool:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(partial, name, src_dir_fd=folder, dst_dir_fd=folder)
-        return True
-    except OSError:  # the name cannot be replaced: not kept
+        return ""
+    except OSError as exc:  # the name cannot be replaced: not kept
         with contextlib.suppress(OSError):
             os.unlink(partial, dir_fd=folder)
-        return False
+        return errno.errorcode.get(exc.errno or 0, exc.strerror or "error")
 
 
 def _scrubbed_bytes(data: bytes) -> bytes:
@@ -73,42 +76,55 @@ def _safe_file_name(name: str) -> str:
     return name if clean == name else clean.replace(REDACTED, "redacted").replace("/", "_")
 
 
-def keep_outputs(case_dir: Path, stdout: str, stderr: str) -> tuple[dict[str, str], list[str]]:
+@dataclass(frozen=True)
+class Kept:
+    """What :func:`keep_outputs` kept of a case's folder, and what it could not."""
+
+    artifacts: dict[str, str]  # kept file name -> path
+    planted: list[str]  # what else the case left, removed: "NAME (KIND)"
+    lost: list[str]  # files that could not be written: "NAME (ERRNO)", e.g. a full disk
+
+
+def keep_outputs(case_dir: Path, stdout: str, stderr: str) -> Kept:
     """Keep the captured streams and the regular files the case left, scrubbed; and the
     names of what else it planted (links, FIFOs, devices, sockets, folders), removed so that
     nothing reading the run later follows or waits on them. Everything the case left is
-    data: read without following a link, written back by replacing."""
-    artifacts: dict[str, str] = {}
-    planted: list[str] = []
+    data: read without following a link, written back by replacing. A file that cannot be
+    written (a full disk) is named in ``lost``, and what the case left under its name removed
+    (it was not scrubbed)."""
+    kept = Kept({}, [], [])
     try:
         folder = os.open(case_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
-    except OSError:
-        return artifacts, planted
+    except OSError as exc:
+        kept.lost.append(f"{case_dir.name}/ ({errno.errorcode.get(exc.errno or 0, 'error')})")
+        return kept
     try:
         for name in sorted(os.listdir(folder)):
             if not stat.S_ISREG(os.lstat(name, dir_fd=folder).st_mode):
-                planted.append(f"{_safe_file_name(name)} ({_remove_at(folder, name)})")
+                kept.planted.append(f"{_safe_file_name(name)} ({_remove_at(folder, name)})")
         for name, text in (("stdout.txt", stdout), ("stderr.txt", stderr)):
-            if text:
-                _replace_at(folder, name, text.encode())
+            why = _replace_at(folder, name, text.encode()) if text else ""
+            if why:
+                kept.lost.append(f"{name} ({why})")
         for name in sorted(os.listdir(folder)):
             found = regular_at(folder, name)
             if found is None:
                 continue
             data, links = found
             clean = _scrubbed_bytes(data)
-            kept = _safe_file_name(name)
-            if (clean is not data or links > 1 or kept != name) and not _replace_at(
-                folder, kept, clean
-            ):
-                continue
-            if kept != name:
+            safe = _safe_file_name(name)
+            rewrite = clean is not data or links > 1 or safe != name
+            why = _replace_at(folder, safe, clean) if rewrite else ""
+            if why:
+                kept.lost.append(f"{safe} ({why})")
+            if why or safe != name:
                 with contextlib.suppress(OSError):
                     os.unlink(name, dir_fd=folder)
-            artifacts[kept] = str(case_dir / kept)
+            if not why:
+                kept.artifacts[safe] = str(case_dir / safe)
     finally:
         os.close(folder)
-    return artifacts, planted
+    return kept
 
 
 def _remove_at(folder: int, name: str) -> str:

@@ -45,11 +45,11 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
         gap = FailureFacts(toolchain_gap=skipped.toolchain_gap or None)
         return Classification(Outcome.SKIPPED, message=skipped.reason, facts=gap)
     if exit.memory_exceeded and not exit.timed_out:
-        mib = exit.peak_rss_bytes >> 20
+        mib = exit.peak_memory_bytes >> 20
         return Classification(
             Outcome.CRASH,
             Signature(compose(["crash", "memory-cap", phase])),
-            f"killed at the memory cap ({mib} MiB resident) in {phase}",
+            f"killed at the memory cap ({mib} MiB held) in {phase}",
             FailureSite(phase=phase, signal="SIGKILL"),
             FailureFacts(memory_cap=True),
             metrics,

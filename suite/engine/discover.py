@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
@@ -35,7 +34,7 @@ from suite.engine.described import Described, Malformed, canonical, describe, mo
 from suite.engine.isolate import run_isolated
 from suite.engine.shim import child_env
 from suite.errors import UsageError
-from suite.files import read_regular, write_atomic
+from suite.files import read_regular, scratch_folder, write_atomic
 from suite.toolchain.limits import UnknownTarget, limits_for
 
 ENTRY_POINT_GROUP = "triton_repro_suite.reproducers"
@@ -148,7 +147,7 @@ def _ask_child(request: dict[str, Any], shown: str) -> dict[str, Any]:
     UsageError."""
     chosen = DEFAULTS.bounds
     bounds = Bounds(min(IMPORT_TIMEOUT_S, chosen.timeout_s), chosen.memory_bytes)
-    with tempfile.TemporaryDirectory(prefix="repro-discover-") as scratch:
+    with scratch_folder("discover") as scratch:
         asked, answer = Path(scratch) / "request.json", Path(scratch) / "answer.json"
         write_atomic(asked, json.dumps(request))
         exit = run_isolated(

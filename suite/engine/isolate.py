@@ -5,7 +5,8 @@ data, not the end of a nightly run. Each case therefore runs as its own
 process in its own session (so the whole process group can be killed), with:
 
 - a wall-clock timeout that kills the whole group;
-- a memory cap on the resident size of the process tree, polled;
+- a memory cap on what the case holds, polled: charged to its cgroup, or its tree's PSS
+  plus the ``memfd`` and ``/dev/shm`` objects it holds (``suite.engine.boundary``);
 - stdout and stderr kept only up to a head and a tail, counted beyond that;
 - no core files;
 - a hunt, after it ends, for descendants that left the group (``setsid`` and
@@ -17,6 +18,10 @@ process in its own session (so the whole process group can be killed), with:
 A fresh process runs under a keeper (``suite.engine.template.keep``), a child subreaper that
 kills everything below it when the case ends or when this process dies, SIGKILL included
 (``prctl(PR_SET_PDEATHSIG)``); a warm template does the same for the cases it forks.
+
+Where the machine allows, each case also runs in a cgroup of its own
+(``suite.engine.boundary``): the kernel keeps every process it starts in it, and everything
+left in it dies when the case ends, whatever it did to the process tree.
 
 Every case being watched is registered here, so that an interrupted run
 (``stop_all``) kills each one and its whole tree at once.
@@ -41,6 +46,7 @@ from typing import IO, Protocol
 
 import psutil
 
+from suite.engine.boundary import CGROUP_VARIABLE, CaseGroup, tree_memory
 from suite.engine.defaults import Bounds
 from suite.engine.template import keeper_argv, keeper_report
 
@@ -70,7 +76,7 @@ class Exit:
     returncode: int | None
     timed_out: bool
     memory_exceeded: bool
-    peak_rss_bytes: int
+    peak_memory_bytes: int
     duration_s: float
     stdout: Captured
     stderr: Captured
@@ -212,6 +218,9 @@ def run_isolated(
     child_env = dict(os.environ if env is None else env)
     child_env[TOKEN_VARIABLE] = token
     _check_runnable(argv[0], child_env, cwd)
+    group = CaseGroup.make()
+    if group is not None:
+        child_env[CGROUP_VARIABLE] = group.join_value()
     started = time.monotonic()
     # Under a keeper (``suite.engine.template.keep``): the case and everything it starts die
     # with this process, even a SIGKILLed one.
@@ -229,10 +238,12 @@ def run_isolated(
         )
     except BaseException:
         os.close(report)
+        if group is not None:
+            group.end()
         raise
     finally:
         os.close(report_write)
-    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started, watch)
+    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started, watch, group)
 
 
 def _check_runnable(program: str, env: Mapping[str, str], cwd: str | None) -> None:
@@ -283,24 +294,37 @@ def stopping() -> bool:
 
 
 def supervise(
-    case: Started, token: str, bounds: Bounds, started: float, watch: Watch | None = None
+    case: Started,
+    token: str,
+    bounds: Bounds,
+    started: float,
+    watch: Watch | None = None,
+    group: CaseGroup | None = None,
 ) -> Exit:
     """Watch a started case until it ends or breaks a bound (``watch``: bounds of its own
-    making, e.g. a launch past the hang oracle's); then clean up after it."""
+    making, e.g. a launch past the hang oracle's); then clean up after it. ``group``: the
+    case's cgroups, which it joined as it started; ended and removed here."""
     WATCHED.add(case.pid)
     try:
-        return _supervise(case, token, bounds, started, watch)
+        return _supervise(case, token, bounds, started, watch, group)
     except BaseException:
         # Stopped (a signal in this thread) or broken: the case must not outlive its watcher.
         kill_tree(case.pid)
         _kill_by_token(token)
+        if group is not None:
+            group.end()
         raise
     finally:
         WATCHED.discard(case.pid)
 
 
 def _supervise(
-    case: Started, token: str, bounds: Bounds, started: float, watch: Watch | None
+    case: Started,
+    token: str,
+    bounds: Bounds,
+    started: float,
+    watch: Watch | None,
+    group: CaseGroup | None,
 ) -> Exit:
     _no_core_files(case.pid)
     drains = (_Drain(bounds.output_bytes), _Drain(bounds.output_bytes))
@@ -319,22 +343,24 @@ def _supervise(
             timed_out = time.monotonic() - started - waited > bounds.timeout_s or bool(
                 watch and watch.overdue()
             )
-            rss = _tree_rss(case.pid)
-            peak = max(peak, rss)
-            memory_exceeded = bounds.memory_bytes is not None and rss > bounds.memory_bytes
+            held = _held(case.pid, group)
+            peak = max(peak, held)
+            memory_exceeded = bounds.memory_bytes is not None and held > bounds.memory_bytes
         if timed_out or memory_exceeded or stopping():
             kill_tree(case.pid)
         returncode = case.wait_for(POLL_SECONDS)
     duration = time.monotonic() - started
     stragglers = kill_tree(case.pid) + _kill_by_token(token)
     stragglers += case.release() or 0
+    if group is not None:
+        stragglers += group.end()  # what left the tree, but not the case's cgroup
     for pump in pumps:
         pump.join(timeout=5)
     return Exit(
         returncode=returncode,
         timed_out=timed_out,
         memory_exceeded=memory_exceeded,
-        peak_rss_bytes=peak,
+        peak_memory_bytes=peak,
         duration_s=duration,
         stdout=drains[0].captured(),
         stderr=drains[1].captured(),
@@ -350,19 +376,10 @@ def _no_core_files(pid: int) -> None:
         resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
 
 
-def _tree_rss(pid: int) -> int:
-    try:
-        root = psutil.Process(pid)
-        procs = [root, *root.children(recursive=True)]
-    except psutil.Error:
-        return 0
-    total = 0
-    for p in procs:
-        try:
-            total += p.memory_info().rss
-        except psutil.Error:
-            continue
-    return total
+def _held(pid: int, group: CaseGroup | None) -> int:
+    """The memory the case holds: charged to its cgroup, else measured over its tree."""
+    charged = group.charge() if group is not None else None
+    return tree_memory(pid) if charged is None else charged
 
 
 def _kill_group(pgid: int) -> None:

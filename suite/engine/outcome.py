@@ -135,6 +135,7 @@ class RunNotes:
     launched_on: tuple[str | None] | None = None
     not_launched: str | None = None  # it launches but was only compiled: needs a GPU
     planted: tuple[str, ...] | None = None  # links, FIFOs ... the case left, removed
+    lost: tuple[str, ...] | None = None  # its files that could not be written: "NAME (ERRNO)"
     output_bytes: OutputBytes | None = None
     sanitizer: dict[str, object] | None = None  # the sanitizer's evidence (Evidence.to_json)
     # the ptxas differential's evidence (suite.engine.ptxas.Evidence.to_json)
@@ -187,7 +188,7 @@ def _part_from(kind: type[Part], detail: dict[str, Any]) -> Part:
             continue
         if f.name == "output_bytes" and isinstance(value, dict):
             value = OutputBytes(**value) if set(value) == {"stdout", "stderr"} else value
-        elif f.name == "planted" and isinstance(value, list):
+        elif f.name in ("planted", "lost") and isinstance(value, list):
             value = tuple(value)
         if not fits(hints[f.name], value) or (
             isinstance(value, tuple) and not all(isinstance(v, str) for v in value)

@@ -320,9 +320,11 @@ def run_case(
     shutil.rmtree(case_dir / "tmp", ignore_errors=True)
     artifacts: dict[str, str] = {}
     planted: list[str] = []
+    lost: list[str] = []
     output_bytes = None
     if verdict.outcome.is_failure or execution.keep_passing:
-        artifacts, planted = keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        kept = keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+        artifacts, planted, lost = kept.artifacts, kept.planted, kept.lost
         output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes)
     else:
         shutil.rmtree(case_dir, ignore_errors=True)
@@ -337,6 +339,7 @@ def run_case(
         else None,
         not_launched=None if launched else needs_gpu(spec.target),
         planted=tuple(planted) or None,
+        lost=tuple(lost) or None,
         output_bytes=output_bytes,
     )
     result = CaseResult(

@@ -48,6 +48,9 @@ PRELOAD_VARIABLE = "REPRO_PRELOAD"
 WARM_UP_VARIABLE = "REPRO_WARM_UP"
 PROTOCOL_FD_VARIABLE = "REPRO_PROTOCOL_FD"
 FOLDER_VARIABLE = "REPRO_TEMPLATE_FOLDER"
+#: The cgroup folders (``os.pathsep``-separated) a case's first process joins before it starts
+#: anything (``suite.engine.boundary``).
+CGROUP_VARIABLE = "REPRO_CASE_CGROUPS"
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
@@ -64,6 +67,15 @@ _TEE_PATIENCE_S = 2.0
 def _prctl(option: int, value: int) -> None:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def join_cgroups() -> None:
+    """Move this process into the cgroups its case was given (``CGROUP_VARIABLE``, removed
+    from the environment): everything it starts from now on is born in them, and the kernel
+    keeps it there. A cgroup it cannot join leaves the process tree as the boundary."""
+    for folder in filter(None, os.environ.pop(CGROUP_VARIABLE, "").split(os.pathsep)):
+        with contextlib.suppress(OSError), open(os.path.join(folder, "cgroup.procs"), "w") as procs:
+            procs.write(str(os.getpid()))
 
 
 def _tree() -> dict[int, list[int]]:
@@ -187,6 +199,7 @@ def _case(request: Fork, protocol: int) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.environ.clear()
     os.environ.update(request.env)
+    join_cgroups()
     import tempfile
 
     tempfile.tempdir = None  # the case's own TMPDIR, not the one the template looked up
@@ -293,6 +306,7 @@ def keep(parent: int, report: int, argv: list[str]) -> None:
     import resource
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    join_cgroups()
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)
     # A terminal's Ctrl-C reaches the keeper's group (``repro capture``): it is the case's.
     interrupt = signal.SIG_IGN if signal.getsignal(signal.SIGINT) == signal.SIG_IGN else None

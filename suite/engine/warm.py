@@ -31,6 +31,7 @@ from typing import IO
 
 import psutil
 
+from suite.engine.boundary import CGROUP_VARIABLE, CaseGroup
 from suite.engine.defaults import Bounds
 from suite.engine.isolate import (
     TOKEN_VARIABLE,
@@ -305,5 +306,14 @@ def run_warm(
     """Run one case forked from ``template``, supervised like a fresh process."""
     token = new_token()
     case_env = {**env, TOKEN_VARIABLE: token}
+    group = CaseGroup.make()
+    if group is not None:
+        case_env[CGROUP_VARIABLE] = group.join_value()  # the forked case joins it first
     started = time.monotonic()
-    return supervise(template.start(spec, case_env, cwd), token, bounds, started, watch)
+    try:
+        case = template.start(spec, case_env, cwd)
+    except BaseException:
+        if group is not None:
+            group.end()
+        raise
+    return supervise(case, token, bounds, started, watch, group)

@@ -19,7 +19,6 @@ so far to ``reduced-<pass>.mlir`` after every improvement.
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from pathlib import Path
 from typing import NotRequired, TypedDict
 
 from suite.engine import safe_name
-from suite.files import write_atomic
+from suite.files import scratch_folder, write_atomic
 from suite.replay.bindings import Binding, Mapped, map_passes
 from suite.replay.case import ReplayCase, choose_reproducer
 from suite.replay.diagnostic import (
@@ -182,7 +181,7 @@ def replay(
     started = time.monotonic()
     captured = read_reproducer(case)
     folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="repro-replay-") as scratch:
+    with scratch_folder("replay") as scratch:
         work = Path(scratch)
         version, table, mapped = bind_passes(case, captured, work, say)
         write_atomic(folder / "captured.mlir", captured.text)

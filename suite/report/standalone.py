@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import json
 import sys
-import tempfile
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from jinja2 import Environment
 
 from suite import judgement
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
+from suite.files import scratch_folder
 from suite.templating import py_assign
 
 
@@ -90,7 +90,7 @@ def _in_child(
 ) -> tuple[dict[str, Any] | None, str]:
     """What ``python -m suite.report.capture`` answered for ``result``'s reproducer, or
     None and why it did not."""
-    with tempfile.TemporaryDirectory(prefix="repro-capture-") as work:
+    with scratch_folder("capture") as work:
         given, taken = Path(work) / "result.json", Path(work) / "call.json"
         request = {"result": result.to_json(), "source": source, "launch": launch}
         given.write_text(json.dumps(request, default=str))

@@ -17,7 +17,6 @@ is needed for that part, and the report shows the first pass whose output differ
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from suite.api import Config
 from suite.engine import Bounds, Execution, Outcome, needs_gpu, runtime_failure
 from suite.errors import UsageError
 from suite.explain.explain import explain
+from suite.files import scratch_folder
 from suite.oracles import Differential
 from suite.search.evaluate import Evaluator
 from suite.search.findings import BoundaryStep
@@ -87,7 +87,7 @@ def variants_for(subject: Subject, launch_arch: int | None, report_id: str) -> V
             result.target, judged_by, missing=needs_gpu(result.target), command=command
         )
     python = interpreter_for(subject.environment, None) or Execution().python
-    with tempfile.TemporaryDirectory(prefix="repro-variants-") as work:
+    with scratch_folder("variants") as work:
         evaluate = Evaluator(
             found,
             replace(Execution(python=python), sanitize=False, ptxas_differential=False),

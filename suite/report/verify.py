@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from suite.engine import DEFAULTS, alone_on, home_to_tilde, run_isolated
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
+from suite.files import scratch_folder
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.toolchain.venvs import for_version
@@ -87,7 +87,7 @@ def run_script(python: str, script: Path) -> Verification:
         gpu = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
         env["CUDA_VISIBLE_DEVICES"] = gpu
         alone = alone_on(gpu)  # no other repro launch there meanwhile; the GPU checked after
-    with tempfile.TemporaryDirectory(prefix="repro-verify-cache-") as cache, alone:
+    with scratch_folder("verify-cache") as cache, alone:
         ended = run_isolated(
             [python, script.name],
             env={**env, "TRITON_CACHE_DIR": cache},

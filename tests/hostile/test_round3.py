@@ -184,6 +184,29 @@ def test_a_full_disk_is_one_line_exit_4_naming_the_file(small_disk):
     one_line(done, 4, "ENOSPC", str(small_disk / "out"))
 
 
+def test_a_case_that_lost_a_file_to_a_full_disk_says_which(tmp_path):
+    """The disk fills mid-run: the case's record (which fits) names the stream that did
+    not, and the run goes on to its own verdict."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        done = repro_cli("run", str(HERE / "fills_disk.py"), "-o", str(disk / "out"))
+        assert done.code == 1, (done.code, done.stderr)
+        (run,) = (disk / "out" / "runs").iterdir()
+        (line,) = (run / "results.jsonl").read_text().splitlines()
+        result = json.loads(line)
+        assert result["outcome"] != "passed", result
+        assert "stderr.txt (ENOSPC)" in result["detail"]["lost"], result["detail"]
+        assert "stderr.txt" not in result["artifacts"]
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
 def test_two_case_ids_that_write_alike_keep_their_own_folders(tmp_path):
     out = tmp_path / "out"
     done = repro_cli("run", str(HERE / "alike.py"), "-j", "1", "-o", str(out))
@@ -219,8 +242,19 @@ def test_a_yaml_alias_bomb_is_refused_before_it_grows(tmp_path):
 
 
 def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
-    out = tmp_path / "out"
-    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(out))
+    """Nor a scratch folder in TMPDIR: the next report removes what the killed one made
+    (and nothing else of TMPDIR)."""
+    out, tmp = tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    with open("/proc/self/stat", "rb") as stat:
+        started = int(stat.read().rsplit(b")", 1)[1].split()[19])
+    live = f"p{os.getpid()}t{started}"  # this process: it lives on
+    others = [tmp / f"repro-report-{live}-x", tmp / "repro-report-p1t1-link", tmp / "keep"]
+    others[0].mkdir()
+    others[1].symlink_to(tmp_path)
+    others[2].mkdir()
+    env = {"TMPDIR": str(tmp)}
+    done = repro_cli("run", str(HERE / "live_text.py"), "-o", str(out), env=env)
     assert done.code == 1, done.stderr
     (run,) = (out / "runs").iterdir()
     command = ["report", f"{run}:hostile-live-text[sm_90-0]", "--no-rerun", "--id", "live"]
@@ -228,6 +262,7 @@ def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
         [sys.executable, "-m", "suite.cli.main", *command, "-o", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
     )
     deadline = time.monotonic() + 120
     while not list(out.glob(".live.new-*")) and killed.poll() is None:
@@ -237,9 +272,11 @@ def test_a_report_killed_mid_way_leaves_no_draft_behind_the_next(tmp_path):
     killed.wait()
     if not list(out.glob(".live.new-*")):
         pytest.skip("the report finished before it could be killed mid-way")
-    done = repro_cli(*command, "-o", str(out))
+    assert len(list(tmp.glob("repro-report-*"))) > 2, "no scratch to be left"
+    done = repro_cli(*command, "-o", str(out), env=env)
     assert done.code == 0, done.stderr
     assert not list(out.glob(".live.*")), list(out.glob(".live.*"))
+    assert sorted(tmp.iterdir()) == sorted(others)
 
 
 def test_a_case_that_stops_its_warm_template_ends_the_run_anyway(tmp_path):
