@@ -56,7 +56,7 @@ def static_gate(tmp_path_factory):
         str(CURRENT),
         "--proposed",
         str(PROPOSED),
-        "--targets",
+        "--target",
         "sm_90",
         "-o",
         str(out),
@@ -255,7 +255,7 @@ def test_unreadable_autotune_file(tmp_path):
 
 
 def test_bad_options():
-    _bad(_gate_with_proposed(PROPOSED, "--targets", "sm_999"), "sm_999")
+    _bad(_gate_with_proposed(PROPOSED, "--target", "sm_999"), "sm_999")
     _bad(_gate_with_proposed(PROPOSED, "--sizes", "4096x"), "--sizes")
     _bad(gate_cli("--kernel", "no-such-repro", "--current", str(CURRENT)), "no-such-repro")
     _bad(gate_cli("--kernel", "tma-gemm", "--current", str(CURRENT)), "--proposed is required")
@@ -263,7 +263,7 @@ def test_bad_options():
 
 @pytest.mark.skipif(gpu_visible(), reason="checks the refusal without a GPU")
 def test_gpu_without_a_gpu_is_bad_usage():
-    _bad(_gate_with_proposed(PROPOSED, "--gpu", "-t", "sm_90"), "no NVIDIA GPU")
+    _bad(_gate_with_proposed(PROPOSED, "--gpu", "on", "-t", "sm_90"), "no NVIDIA GPU")
 
 
 # --------------------------------------------------------------------------- GPU protocol, faked
@@ -491,7 +491,7 @@ def test_gate_on_the_gpu_at_a_small_size(tmp_path):
         str(CURRENT),
         "--proposed",
         str(PROPOSED),
-        "--targets",
+        "--target",
         "sm_90",
         "--gpu",
         "--sizes",

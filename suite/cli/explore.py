@@ -16,7 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
+from suite.cli.options import (
+    DEFAULT_OUTPUT,
+    add_gpu_option,
+    add_isolation_options,
+    add_target_option,
+    add_time_budget_option,
+    user_path,
+)
 from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
@@ -40,16 +47,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "explore", help="search a reproducer's parameter space and shrink each failure"
     )
     explore.add_argument("repro", help="reproducer id or reproducer file")
-    explore.add_argument(
-        "-t", "--target", action="append", help="target(s) (repeatable; default: all of its own)"
-    )
+    add_target_option(explore, "target(s) (repeatable; default: all of its own)")
     budget = explore.add_mutually_exclusive_group()
     budget.add_argument(
         "--max-examples",
         type=int,
         help="examples Hypothesis draws (default: 40)",
     )
-    budget.add_argument("--time-budget", type=float, metavar="S", help="seconds of search")
+    add_time_budget_option(budget, "seconds of search", None)
     explore.add_argument("--seed", type=int, help="Hypothesis seed: repeats a search exactly")
     explore.add_argument(
         "--profile",
@@ -64,18 +69,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="output root (default: reports)",
     )
     explore.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
-    explore.add_argument(
-        "--gpu",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="launch and judge cases on a visible GPU of their target (default: auto)",
-    )
-    explore.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
-    explore.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB of resident memory per case"
-    )
+    add_gpu_option(explore, "launch and judge cases on a visible GPU of their target")
     add_isolation_options(explore)
-    add_output_options(explore, formats=False)
+    add_output_options(explore)
 
     findings = commands.add_parser("findings", help="list the findings of earlier explores")
     findings.add_argument("repros", nargs="*", help="only these reproducer ids")

@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.cli.options import (
     DEFAULT_OUTPUT,
+    Work,
     add_isolation_options,
+    add_old_spelling,
+    add_time_budget_option,
     add_wheelhouse_option,
+    add_workers_option,
     user_path,
 )
 from suite.cli.render import add_output_options
@@ -42,20 +45,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "reduce", help="reduce a finding's kernel to the smallest one that fails the same way"
     )
     reduce.add_argument("finding", help="a finding (file, or name under OUTPUT/findings)")
-    reduce.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="candidates compiled at once (default: the core count)",
-    )
-    reduce.add_argument(
-        "--time-budget",
-        type=float,
-        default=900.0,
-        metavar="S",
-        help="stop after S seconds with the best so far (default: 900)",
-    )
+    add_workers_option(reduce, "candidates compiled")
+    add_old_spelling(reduce, "--jobs", "--workers")
+    add_time_budget_option(reduce, "stop after S seconds with the best so far", 900.0)
     reduce.add_argument(
         "--seed", type=int, default=0, help="order of the edits (0: the passes' own order)"
     )
@@ -76,9 +68,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="a Triton release where the bug is fixed: every kept kernel must compile there "
         "(default: the finding's first_good, once bisect has found it; 'none' to skip)",
     )
-    add_isolation_options(reduce, timeout=120.0)
+    add_isolation_options(reduce, Work.CANDIDATE)
     add_wheelhouse_option(reduce)
-    add_output_options(reduce, formats=False)
+    add_output_options(reduce)
 
 
 def _interpreter(environment: Environment, python: str | None) -> str:
@@ -106,8 +98,8 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
 
-    if args.jobs < 1 or args.time_budget <= 0:
-        raise UsageError("--jobs and --time-budget must be positive")
+    if args.workers < 1 or args.time_budget <= 0:
+        raise UsageError("--workers and --time-budget must be positive")
     output = Path(args.output)
     finding, _, path = load_finding(args.finding, output)
     finding_id = check_plain_name(path.stem, "finding id")
@@ -134,7 +126,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         origin,
         python,
         own_folder(output, "reduce", finding_id),
-        args.jobs,
+        args.workers,
         args.time_budget,
         args.seed,
         out.note,

@@ -277,7 +277,7 @@ def _add_dashboard_parser(commands: Any) -> None:
     )
     dashboard.add_argument("--x", help="heatmap column parameter (default: the second last)")
     dashboard.add_argument("--y", help="heatmap row parameter (default: the last)")
-    add_output_options(dashboard, formats=False)
+    add_output_options(dashboard)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:

@@ -58,13 +58,6 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="run repro.py in a clean venv holding only the affected Triton release",
     )
     report.add_argument(
-        "--format",
-        choices=("md", "github"),
-        default="md",
-        help="md: write the folder and say what is in it; github: also print a title line and "
-        "the body for `gh issue create --title ... --body-file -`",
-    )
-    report.add_argument(
         "--templates", type=user_path, help="folder of templates that replace the shipped ones"
     )
     add_isolation_options(report)
@@ -82,7 +75,13 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not re-run a finding's minimal config to capture its output",
     )
-    add_output_options(report, formats=False)
+    add_output_options(
+        report,
+        extra={
+            "github": "a title line, then the body, for `gh issue create --title ... --body-file -`"
+        },
+        old=("md",),  # the old name of the default
+    )
 
 
 def cmd_report(args: argparse.Namespace) -> int:
