@@ -108,6 +108,23 @@ def test_static_gate_rejects_the_four_that_cannot_run_on_sm_90(static_gate):
     }
 
 
+def test_an_output_root_named_gate_gets_no_second_gate_folder(tmp_path):
+    """``-o out/gate`` writes ``out/gate/<stamp>``, not ``out/gate/gate/<stamp>``; an earlier
+    release's ``out/gate/gate/`` stays as it was."""
+    out = tmp_path / "gate"
+    earlier = out / "gate" / "20261122-044456"
+    earlier.mkdir(parents=True)
+    (earlier / "gate.json").write_text("{}")
+    done = gate_cli(
+        "--kernel", "tma-gemm", "--current", str(CURRENT), "--proposed", str(CURRENT),
+        "--target", "sm_90", "-o", str(out), "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    folder = Path(json.loads(done.stdout)["folder"])
+    assert folder.parent == out and (folder / "gate.json").is_file()
+    assert sorted(p.name for p in (out / "gate").iterdir()) == [earlier.name]
+
+
 def test_the_rendered_report_has_the_table(static_gate):
     done, _, folder = static_gate
     markdown = (folder / "gate.md").read_text()
