@@ -88,8 +88,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine import Baseline, safe_name
     from suite.report.folder import check_report_folder, check_report_id, default_folder
+    from suite.report.gather import rerun
     from suite.report.report import describe, github_text, write_report
-    from suite.subject import NotReproduced, recapture, subject_of
+    from suite.subject import NotReproduced, subject_of
 
     output = Path(args.output)
     if args.id is not None and (not args.id or safe_name(args.id) != args.id):
@@ -111,13 +112,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     ):
         steps.begin(f"resolving {args.subject}")
         subject.load_reproducer()
-        if not args.no_rerun:
-            try:
-                recapture(subject, args.python, Path(scratch))
-            except NotReproduced as refusal:
-                steps.advance("not reproduced")
-                _show_refusal(out, subject.result.case_id, refusal)
-                raise
+        try:
+            reran = rerun(subject, args.python, Path(scratch), skip=args.no_rerun)
+        except NotReproduced as refusal:
+            steps.advance("not reproduced")
+            _show_refusal(out, subject.result.case_id, refusal)
+            raise
         steps.advance(f"subject {subject.report_id}")
         subject.report_id = args.id or subject.report_id
         folder = default_folder(output, subject.report_id)
@@ -127,7 +127,12 @@ def cmd_report(args: argparse.Namespace) -> int:
             else "writing"
         )
         written = write_report(
-            subject, folder, templates=templates, baseline=baseline, verify_release=args.verify
+            subject,
+            folder,
+            templates=templates,
+            baseline=baseline,
+            verify_release=args.verify,
+            reran=reran,
         )
         steps.advance(f"{written.kind} in {written.folder}")
     if args.format == "github":
