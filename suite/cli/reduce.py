@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,10 @@ from suite.errors import UsageError
 from suite.files import check_plain_name, locked, own_folder, write_replacing
 
 if TYPE_CHECKING:
-    from suite.engine import Environment
+    from suite.cli.render import Output, View
+    from suite.engine import Environment, Found
+    from suite.reduce.reducer import Reduction
+    from suite.search.findings import Finding
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -88,13 +92,42 @@ def _interpreter(environment: Environment, python: str | None) -> str:
     return for_version(str(version)).python
 
 
+@dataclass(frozen=True)
+class ReducePlan:
+    """What ``repro reduce`` reduces, checked before any work: the finding (its file and
+    id), the reproducer file, the interpreter that judges candidates, the GPUs a runtime
+    failure's candidates launch on (None: compiled only), the fixed release's interpreter
+    every kept kernel must compile under ('' for none)."""
+
+    finding: Finding
+    finding_id: str
+    path: Path
+    found: Found
+    note: str
+    python: str
+    gpus: tuple[str, ...] | None
+    fixed_python: str
+
+
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
+
+    plan = plan_reduction(args)
+    out = render.output_for(args)
+    if plan.note:
+        out.note(plan.note)
+    done = run_reduction(args, plan, out)
+    record_reduction(plan, done)
+    out.show(reduction_view(plan, done))
+    return 0
+
+
+def plan_reduction(args: argparse.Namespace) -> ReducePlan:
+    """The finding, its reproducer file and the interpreters, each refused before any work
+    when it cannot be reduced here."""
     from suite.engine import capture_environment as capture
-    from suite.engine import case_id, reproducer_for, runtime_failure
-    from suite.reduce.interesting import values_checked
-    from suite.reduce.launching import launch_gpus, passing_config
-    from suite.reduce.reducer import reduce
+    from suite.engine import reproducer_for, runtime_failure
+    from suite.reduce.launching import launch_gpus
     from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
 
@@ -114,27 +147,38 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         gpus = launch_gpus(finding, args.finding, capture(python))
     fixed = args.fixed_release or finding.first_good or ""
     fixed_python = "" if fixed in ("", "none") else for_version(fixed).python
-    out = render.output_for(args)
-    if note:
-        out.note(note)
-    case = f"{case_id(found.repro, finding.target, finding.minimal_config)} {finding.signature}"
+    return ReducePlan(finding, finding_id, path, found, note, python, gpus, fixed_python)
+
+
+def run_reduction(args: argparse.Namespace, plan: ReducePlan, out: Output) -> Reduction:
+    """The reduction, written under ``<output>/reduce/<finding id>/``."""
+    from suite.reduce.reducer import reduce
+
+    finding, found = plan.finding, plan.found
     origin = (finding.source or {}).get("origin") or found.source["path"]
-    done = reduce(
+    return reduce(
         finding,
-        finding_id,
+        plan.finding_id,
         found,
         origin,
-        python,
-        own_folder(output, "reduce", finding_id),
+        plan.python,
+        own_folder(Path(args.output), "reduce", plan.finding_id),
         args.workers,
         args.time_budget,
         args.seed,
         out.note,
-        fixed_python,
-        gpus,
+        plan.fixed_python,
+        plan.gpus,
     )
-    progress = done.progress
-    passing = passing_config(finding) if gpus is not None else None
+
+
+def record_reduction(plan: ReducePlan, done: Reduction) -> None:
+    """The finding points to the reduced kernel, with what it was checked with."""
+    from suite.reduce.interesting import values_checked
+    from suite.reduce.launching import passing_config
+
+    finding, progress = plan.finding, done.progress
+    passing = passing_config(finding) if plan.gpus is not None else None
     finding.reduced = {
         "path": str(done.path.resolve()),
         "original": str((done.path.parent / "original.py").resolve()),
@@ -152,20 +196,28 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         or None,
         "values_checked": values_checked(finding.signature),
     }
-    with locked(path.parent):
-        write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
-    state = "reduced" if progress.done else "stopped by --time-budget; best so far"
-    out.show(
-        render.View(
-            data={"finding": str(path), **finding.reduced, "tries": progress.tries},
-            lines=[
-                f"{case} {state}: kernel lines {progress.original_lines} -> {progress.lines}, "
-                f"tokens {progress.original_tokens} -> {progress.tokens}, "
-                f"{progress.tries} {'launches' if gpus is not None else 'compiles'}, "
-                f"{progress.seconds:.0f} s",
-                f"finding {path} points to it",
-                str(done.path),
-            ],
-        )
+    with locked(plan.path.parent):
+        write_replacing(plan.path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+
+
+def reduction_view(plan: ReducePlan, done: Reduction) -> View:
+    """What ``repro reduce`` shows: the case, the sizes before and after, the file last."""
+    from suite.cli import render
+    from suite.engine import case_id
+
+    finding, progress = plan.finding, done.progress
+    case = (
+        f"{case_id(plan.found.repro, finding.target, finding.minimal_config)} {finding.signature}"
     )
-    return 0
+    state = "reduced" if progress.done else "stopped by --time-budget; best so far"
+    return render.View(
+        data={"finding": str(plan.path), **(finding.reduced or {}), "tries": progress.tries},
+        lines=[
+            f"{case} {state}: kernel lines {progress.original_lines} -> {progress.lines}, "
+            f"tokens {progress.original_tokens} -> {progress.tokens}, "
+            f"{progress.tries} {'launches' if plan.gpus is not None else 'compiles'}, "
+            f"{progress.seconds:.0f} s",
+            f"finding {plan.path} points to it",
+            str(done.path),
+        ],
+    )
