@@ -110,7 +110,7 @@ class Standalone:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ReportDecision:
     """What the report is: its kind, status, the body a user files, and why."""
 
     kind: str
@@ -130,7 +130,7 @@ class Evidence:
     expected: str  # the signature, or the outcome's label
     title: str  # the issue's title ('' for a user error)
     standalone: Standalone
-    verdict: Verdict
+    decision: ReportDecision
     variants: VariantTable | None
     baseline_entry: Expectation | None  # the baseline's entry that knows the failure
     ran: tuple[Ran, ...]
@@ -151,7 +151,7 @@ class Gathering:
     expected: str
     title: str = ""
     standalone: Standalone = Standalone(None)
-    verdict: Verdict = Verdict("explanation", "user-error", "", "", "")
+    decision: ReportDecision = ReportDecision("explanation", "user-error", "", "", "")
     variants: VariantTable | None = None
     baseline_entry: Expectation | None = None
     ran: list[Ran] = field(default_factory=list)
@@ -163,7 +163,7 @@ class Gathering:
             self.expected,
             self.title,
             self.standalone,
-            self.verdict,
+            self.decision,
             self.variants,
             self.baseline_entry,
             tuple(self.ran),
@@ -366,9 +366,9 @@ def current_step(state: Gathering) -> Ran:
 def decide_step(state: Gathering) -> Ran:
     """Decide: what the report is (:func:`decide`), and the baseline's entry for it."""
     subject = state.subject
-    state.verdict = decide(subject, state.triage, state.standalone, state.baseline)
+    state.decision = decide(subject, state.triage, state.standalone, state.baseline)
     state.baseline_entry = baseline_note(subject.result, subject.triton_version, state.baseline)
-    return Ran("decide", said=f"{state.verdict.kind}: {state.verdict.status}")
+    return Ran("decide", said=f"{state.decision.kind}: {state.decision.status}")
 
 
 def variants_step(state: Gathering) -> Ran:
@@ -477,7 +477,7 @@ def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
 
 def decide(
     subject: Subject, found_triage: Triage, standalone: Standalone, baseline: Baseline
-) -> Verdict:
+) -> ReportDecision:
     """Decide: an issue, a comment on a known issue (or on a fixed bug), an NVIDIA report;
     ``ready`` only when verified; a bug fixed upstream is never ready to file."""
     result = subject.result
@@ -511,4 +511,4 @@ def decide(
         body_file = "issue.md"
     if not fixed_in and found_triage.label in (DRIVER_BUG, PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
-    return Verdict(kind, status, body_file, fixed_in, upstream)
+    return ReportDecision(kind, status, body_file, fixed_in, upstream)

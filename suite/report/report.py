@@ -159,7 +159,7 @@ def launches(result: CaseResult, draft: Draft) -> bool:
 def body_context(draft: Draft, subject: Subject, evidence: Evidence) -> dict[str, Any]:
     """What the bodies say beyond :func:`suite.report.context.common_context`."""
     result = subject.result
-    standalone, verdict = evidence.standalone, evidence.verdict
+    standalone, decision = evidence.standalone, evidence.decision
     verification = standalone.verification
     if verification is not None and verification.output:
         observed_from = f"`{verification.command}` on triton {verification.version}"
@@ -188,13 +188,13 @@ def body_context(draft: Draft, subject: Subject, evidence: Evidence) -> dict[str
         "observed_file": observed_file if observed_file in draft.files else "",
         "mlir": mlir,
         "baseline_entry": evidence.baseline_entry,
-        "upstream": verdict.upstream,
+        "upstream": decision.upstream,
         "ptxas_invocation": scrub(ptxas_invocation(error_text)),
         "error_text": scrub(error_text),
         "program_record": scrub(program_record(error_text)),
-        "status": verdict.status,
+        "status": decision.status,
         "family": evidence.family,
-        "fixed_in": verdict.fixed_in,
+        "fixed_in": decision.fixed_in,
         "why_no_repro": standalone.why_not if standalone.call is None else "",
         "message_changes": subject.finding.message_note() if subject.finding else "",
         "headline": headline(result),
@@ -207,15 +207,15 @@ def render_bodies(
 ) -> None:
     """Render: ``comment.md`` (a fixed or known bug) or ``issue.md``, and ``nvidia.md`` for
     ptxas and driver problems."""
-    verdict, found_triage = evidence.verdict, evidence.triage
-    if verdict.fixed_in or verdict.upstream:
+    decision, found_triage = evidence.decision, evidence.triage
+    if decision.fixed_in or decision.upstream:
         draft.put(
             "comment.md", env.get_template("comment.md.j2").render(**context, head=60, tail=60)
         )
     elif found_triage.label == COMPILER_BUG:
         draft.put("issue.md", render_postable(env, "issue.md.j2", context))
     ptxas = context["outcome"] == Outcome.PTXAS_ERROR.label
-    if not verdict.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
+    if not decision.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
         draft.put("nvidia.md", render_postable(env, "nvidia.md.j2", context))
 
 
@@ -235,14 +235,14 @@ def record(draft: Draft, subject: Subject, evidence: Evidence) -> Written:
     """Record: ``report.json``, what the command line prints from, with what each gathering
     step ran again (``gathered``)."""
     result = subject.result
-    found_triage, verdict, standalone = evidence.triage, evidence.verdict, evidence.standalone
+    found_triage, decision, standalone = evidence.triage, evidence.decision, evidence.standalone
     variants = evidence.variants
     files = sorted([*draft.files, "report.json"])
     verification, current = standalone.verification, standalone.current
     report = {
         "id": subject.report_id,
-        "status": verdict.status,
-        "kind": verdict.kind,
+        "status": decision.status,
+        "kind": decision.kind,
         "label": found_triage.label,
         "rule": found_triage.rule,
         "explanation": scrub(found_triage.explanation),
@@ -252,7 +252,7 @@ def record(draft: Draft, subject: Subject, evidence: Evidence) -> Written:
         "config": result.config,
         "signature": evidence.expected,
         "triton": subject.triton_version,
-        "upstream": verdict.upstream,
+        "upstream": decision.upstream,
         "verification": verification.to_json() if verification else None,
         "current_release": current.to_json() if current else None,
         "variants": variants.to_json() if variants else None,
@@ -266,13 +266,13 @@ def record(draft: Draft, subject: Subject, evidence: Evidence) -> Written:
     )
     return Written(
         draft.folder,
-        verdict.kind,
-        verdict.status,
+        decision.kind,
+        decision.status,
         found_triage,
         files,
-        body_file=verdict.body_file,
+        body_file=decision.body_file,
         verification=verification,
-        upstream=verdict.upstream,
+        upstream=decision.upstream,
         current=current,
     )
 
