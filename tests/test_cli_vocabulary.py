@@ -12,7 +12,8 @@ import re
 import pytest
 
 from suite.cli.main import DOORS, build_parser, main
-from suite.cli.options import NOTED, OLD_SPELLING_NOTE, Work
+from suite.cli.options import NOTED, OLD_SPELLING_NOTE
+from suite.engine import Work
 
 # Each concept's one spelling in --help: the option and how its value is shown.
 CONCEPTS = {

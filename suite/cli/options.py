@@ -2,9 +2,10 @@
 
 A time budget is ``--time-budget S``, processes at once ``-j N``/``--workers N``, the GPU
 ``--gpu {auto,on,off}``, a target ``-t``/``--target``, what stdout shows ``--format``
-(``--json`` is ``--format json``), seconds per execution ``--timeout S`` with one default per
-kind of work (:class:`Work`). An old spelling is kept one release, hidden from ``--help``:
-it does what the new one does and says so in one line on stderr (:func:`add_old_spelling`).
+(``--json`` is ``--format json``), seconds per execution ``--timeout S`` with one default
+per kind of work (:class:`suite.engine.defaults.Work`). An old spelling is kept one release,
+hidden from ``--help``: it does what the new one does and says so in one line on stderr
+(:func:`add_old_spelling`).
 docs/cli.md is the table of it all.
 """
 
@@ -14,29 +15,14 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from suite.engine import Work
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
     from suite.engine import Baseline, Execution, Selection
-
-
-class Work(Enum):
-    """The kinds of work a ``--timeout`` bounds, each with its one default (seconds): a
-    command's ``--timeout`` bounds each execution of the kind it makes."""
-
-    CASE = 600.0
-    """A case: compile, launch on a GPU, judge, a faulting launch run again under the
-    sanitizer (run, matrix, explore, bisect, report, capture's confirmations)."""
-    COMPILE = 300.0
-    """One compile or pass, no launch of the case (gate's static checks, explain's
-    per-pass dumps, replay's pass children)."""
-    CANDIDATE = 120.0
-    """One of a reduction's hundreds of candidates: one slower than this is dropped, not
-    waited for (reduce)."""
 
 
 GPU_CHOICES = ("auto", "on", "off")

@@ -29,6 +29,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "write_entry": ("baseline", "write_entry"),
     "load_reproducers": ("child", "load_reproducers"),
     "DEFAULTS": ("defaults", "DEFAULTS"),
+    "Work": ("defaults", "Work"),
     "choose_defaults": ("defaults", "choose_defaults"),
     "Described": ("described", "Described"),
     "describe": ("described", "describe"),
@@ -150,6 +151,7 @@ __all__ = [
     "Signature",
     "Triage",
     "Unreadable",
+    "Work",
     "Workers",
     "capture_environment",
     "capture_source",
@@ -232,7 +234,7 @@ if TYPE_CHECKING:
         write_entry,
     )
     from suite.engine.child import load_reproducers
-    from suite.engine.defaults import DEFAULTS, Bounds, choose_defaults
+    from suite.engine.defaults import DEFAULTS, Bounds, Work, choose_defaults
     from suite.engine.described import Described, describe
     from suite.engine.discover import Found, catalogue, from_source, select
     from suite.engine.environment import Environment, gpu_arch
