@@ -382,7 +382,7 @@ def variants_step(state: Gathering) -> Ran:
     if not table.rows:
         return Ran("variants", said=table.missing)
     state.draft.put(VARIANTS_FILE, json.dumps(table.to_json(), indent=2, default=str) + "\n")
-    return Ran("variants", f"{len(table.rows)} variants of the failing launch, on the GPU here")
+    return Ran("variants", f"{len(table.rows)} variants of the failing launch, launched here")
 
 
 def explain_step(state: Gathering) -> Ran:
