@@ -32,7 +32,7 @@ echo "== 2. the captured autotune configs through repro gate (static checks, sm_
 configs=$(python -c "import json,sys; s=json.load(open('$summary')); print(s['autotune_configs'][0])")
 kernel=$(dirname "$configs")/../reproducers/$(basename "$configs" .json).py
 python -m suite.cli.main gate --kernel "$kernel" --current "$configs" --proposed "$configs" \
-  --targets sm_90 -o "$OUT/gate" > "$OUT/gate.stdout" 2> "$OUT/gate.stderr"
+  --target sm_90 -o "$OUT/gate" > "$OUT/gate.stdout" 2> "$OUT/gate.stderr"
 echo "gate exit status: $?" | tee -a "$OUT/log.txt"
 tail -25 "$OUT/gate.stdout" | tee -a "$OUT/log.txt"
 fi

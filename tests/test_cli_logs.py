@@ -294,7 +294,7 @@ BAD_INPUT = [
     ("matrix", "tma-copy", "--wheelhouse", "{tmp}/none", "-o", "{tmp}/out"),
     ("matrix", "tma-copy", "--wheelhouse", "{tmp}", "-o", "{tmp}/out"),
     ("bisect", "{finding}", "--good", "{tmp}/none.whl", "--bad", "3.5.0"),
-    ("reduce", "{finding}", "--jobs", "0", "-o", "{tmp}/out"),
+    ("reduce", "{finding}", "--workers", "0", "-o", "{tmp}/out"),
     ("doctor", "--frobnicate"),
     ("baseline", "accept", "no-such-finding", "-o", "{tmp}/out"),
     ("baseline", "show", "--baseline", "{tmp}/none.toml"),
@@ -444,7 +444,7 @@ def test_completion_of_reproducer_ids_targets_and_config_sets():
     assert complete("repro run tma-gemm-p") == ["tma-gemm-prefetch"]
     assert "tma-copy" in complete("repro matrix tma-")
     assert set(complete("repro run -t sm_12")) == {"sm_120", "sm_121"}
-    assert "sm_90" in complete("repro gate --targets sm_")
+    assert "sm_90" in complete("repro gate --target sm_")
     assert set(complete("repro run tma-gemm-prefetch -c ")) >= {"trigger", "boundary"}
 
 

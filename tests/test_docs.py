@@ -195,9 +195,9 @@ HEAVY: dict[str, Heavy] = {
         ("slow",), "the full grid, minutes"
     ),
     "repro gate --kernel tma-gemm --current bench/gate/seed003-current.yaml --proposed "
-    "bench/gate/seed003-proposed.yaml --targets sm_90 --gpu --sizes 4096,8192": _GPU,
+    "bench/gate/seed003-proposed.yaml --target sm_90 --gpu on --sizes 4096,8192": _GPU,
     "repro gate --kernel tma-gemm --current bench/gate/seed003-current.yaml --suggest "
-    "--targets sm_90 --sizes 8192 --budget-s 420": Heavy(("gpu", "slow"), "a GPU for 420 s"),
+    "--target sm_90 --sizes 8192 --time-budget 420": Heavy(("gpu", "slow"), "a GPU for 420 s"),
     "python bench/hostile_probe.py --json probe.json": Heavy(("slow",), "155 probes, 8 minutes"),
     "PYTHONPATH=. python bench/hostile_probe.py --round 2 --json probe2.json": Heavy(
         ("slow",), "minutes"

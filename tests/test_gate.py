@@ -56,7 +56,7 @@ def static_gate(tmp_path_factory):
         str(CURRENT),
         "--proposed",
         str(PROPOSED),
-        "--targets",
+        "--target",
         "sm_90",
         "-o",
         str(out),
@@ -106,6 +106,23 @@ def test_static_gate_rejects_the_four_that_cannot_run_on_sm_90(static_gate):
         "128x256x128-w16-s4-fp16",
         "128x128x128-w8-s4-fp16",
     }
+
+
+def test_an_output_root_named_gate_gets_no_second_gate_folder(tmp_path):
+    """``-o out/gate`` writes ``out/gate/<stamp>``, not ``out/gate/gate/<stamp>``; an earlier
+    release's ``out/gate/gate/`` stays as it was."""
+    out = tmp_path / "gate"
+    earlier = out / "gate" / "20261122-044456"
+    earlier.mkdir(parents=True)
+    (earlier / "gate.json").write_text("{}")
+    done = gate_cli(
+        "--kernel", "tma-gemm", "--current", str(CURRENT), "--proposed", str(CURRENT),
+        "--target", "sm_90", "-o", str(out), "--format", "json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    folder = Path(json.loads(done.stdout)["folder"])
+    assert folder.parent == out and (folder / "gate.json").is_file()
+    assert sorted(p.name for p in (out / "gate").iterdir()) == [earlier.name]
 
 
 def test_the_rendered_report_has_the_table(static_gate):
@@ -255,7 +272,7 @@ def test_unreadable_autotune_file(tmp_path):
 
 
 def test_bad_options():
-    _bad(_gate_with_proposed(PROPOSED, "--targets", "sm_999"), "sm_999")
+    _bad(_gate_with_proposed(PROPOSED, "--target", "sm_999"), "sm_999")
     _bad(_gate_with_proposed(PROPOSED, "--sizes", "4096x"), "--sizes")
     _bad(gate_cli("--kernel", "no-such-repro", "--current", str(CURRENT)), "no-such-repro")
     _bad(gate_cli("--kernel", "tma-gemm", "--current", str(CURRENT)), "--proposed is required")
@@ -263,7 +280,7 @@ def test_bad_options():
 
 @pytest.mark.skipif(gpu_visible(), reason="checks the refusal without a GPU")
 def test_gpu_without_a_gpu_is_bad_usage():
-    _bad(_gate_with_proposed(PROPOSED, "--gpu", "-t", "sm_90"), "no NVIDIA GPU")
+    _bad(_gate_with_proposed(PROPOSED, "--gpu", "on", "-t", "sm_90"), "no NVIDIA GPU")
 
 
 # --------------------------------------------------------------------------- GPU protocol, faked
@@ -491,7 +508,7 @@ def test_gate_on_the_gpu_at_a_small_size(tmp_path):
         str(CURRENT),
         "--proposed",
         str(PROPOSED),
-        "--targets",
+        "--target",
         "sm_90",
         "--gpu",
         "--sizes",

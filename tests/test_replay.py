@@ -353,8 +353,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     folder = _fake_run(tmp_path, LOCAL_350)
     done = replay_cmd(f"{folder}:no-such-case", "-o", str(tmp_path))
     assert done.code == 2 and "no case 'no-such-case'" in done.stderr
-    done = replay_cmd(f"{folder}:fake[sm_100]", "--budget-tries", "0")
-    assert done.code == 2 and "--budget-tries" in done.stderr
+    done = replay_cmd(f"{folder}:fake[sm_100]", "--max-tries", "0")
+    assert done.code == 2 and "--max-tries" in done.stderr
 
 
 def test_a_case_without_a_reproducer_has_nothing_to_replay(tmp_path):
@@ -501,7 +501,7 @@ def test_reduced_ir_still_fails_and_is_at_most_half(run_350, triton_350):
     out, run = run_350
     reports = out / "reduced"
     started = time.monotonic()
-    done = replay_cmd(f"{run}:{CASE}", "-o", str(reports), "--reduce", "--budget-s", "500")
+    done = replay_cmd(f"{run}:{CASE}", "-o", str(reports), "--reduce", "--time-budget", "500")
     assert done.code == 0, done.stdout + done.stderr
     folder = reports / safe_name(CASE)
     before, reduced = folder / f"before-{PASS}.mlir", folder / f"reduced-{PASS}.mlir"

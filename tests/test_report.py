@@ -214,6 +214,16 @@ def test_a_bug_fixed_upstream_is_a_comment_never_ready_to_file(assign_latencies,
     comment = (folder / "comment.md").read_text()
     assert "no longer reproduces" in comment and "dropped" in comment
     assert record["verification"]["signature"] == ASSIGN_LATENCIES
+    # What was run again to say so: the minimal config, the compile call's capture, repro.py
+    # in a clean 3.5.0 venv and under this machine's Triton.
+    ran = {step["step"]: step["ran"] for step in record["gathered"]}
+    assert ran["rerun"].startswith("the minimal config, under ")
+    assert ran["standalone"].startswith("the reproducer up to its compile call, in a child")
+    assert ran["verify"] == "repro.py in a clean venv of triton 3.5.0"
+    assert (
+        ran["current"].startswith("repro.py under triton ") and "(this machine's)" in ran["current"]
+    )
+    assert ran["attach"] is None and ran["decide"] is None
     # repro.py carries the failing compile's specialization (tt.divisibility).
     names = "['a_ptr', 'b_ptr', 'c_ptr', 'M', 'N', 'K']"
     attrs = f"ATTRS = dict.fromkeys({names}, [['tt.divisibility', 16]])"
@@ -329,7 +339,13 @@ def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, ca
     folder = tmp_path / "tma-gemm_sm_90-128x128x128-w8-s4-fp16"
     assert (folder / "explanation.md").is_file()
     assert not any((folder / name).exists() for name in ("issue.md", "repro.py", "nvidia.md"))
-    assert json.loads((folder / "report.json").read_text())["status"] == "user-error"
+    record = json.loads((folder / "report.json").read_text())
+    assert record["status"] == "user-error"
+    # A run's result is reported as recorded; an explanation runs nothing again.
+    assert record["gathered"] == [
+        {"step": "rerun", "ran": None, "said": "a run's result, as it was recorded"},
+        {"step": "attach", "ran": None, "said": None},
+    ]
     # Nothing to file: --format github says so and exits 1.
     assert report(f"{run}:{result.case_id}", "-o", str(tmp_path), "--format", "github") == 1
 
@@ -400,7 +416,20 @@ def test_other_ptxas_errors_are_bugs_with_an_nvidia_report(tmp_path, capsys):
     for section in ("## Summary", "## Environment", "## Steps to reproduce", "## Expected result"):
         assert section in nvidia
     assert "## ptxas invocation" in nvidia and "--gpu-name sm_90a" in nvidia
-    assert json.loads((folder / "report.json").read_text())["status"] == "not-verified"
+    record = json.loads((folder / "report.json").read_text())
+    assert record["status"] == "not-verified"
+    # Each gathering step says what it ran again: only the capture of the compile call ran,
+    # and failed, so there was no repro.py to verify or to run under this Triton.
+    gathered = {step["step"]: step for step in record["gathered"]}
+    assert list(gathered) == [
+        "rerun", "attach", "standalone", "verify", "current", "decide", "variants", "explain",
+    ]  # fmt: skip
+    assert gathered["standalone"]["ran"].startswith("the reproducer up to its compile call")
+    assert gathered["standalone"]["said"].startswith("no repro.py: the reproducer's compile")
+    assert gathered["verify"]["ran"] is None
+    assert gathered["verify"]["said"].startswith("Not verified: the reproducer's compile")
+    assert [gathered[s]["ran"] for s in ("current", "decide", "variants", "explain")] == [None] * 4
+    assert gathered["decide"]["said"] == f"{record['kind']}: not-verified"
 
 
 H200_RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"

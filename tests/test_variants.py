@@ -107,6 +107,11 @@ def test_the_report_launches_each_variant_and_isolates_the_stage_count(finding_h
     assert max(len(line) for line in body.splitlines()) <= 300
     report = json.loads((written.folder / "report.json").read_text())
     assert report["variants"]["rows"] == table["rows"]
+    # What the report ran again for it: the five variants, then the comparison with the
+    # variant that avoids the failure, compiled with per-pass dumps.
+    ran = {step["step"]: step["ran"] for step in report["gathered"]}
+    assert ran["variants"] == "5 variants of the failing launch, launched here"
+    assert ran["explain"].endswith(", compiled with per-pass dumps")
 
 
 def test_without_a_gpu_the_table_is_not_made_and_nothing_passes(finding_home):
@@ -122,3 +127,5 @@ def test_without_a_gpu_the_table_is_not_made_and_nothing_passes(finding_home):
     assert (
         report["variants"]["rows"] == [] and "needs a GPU (sm_90)" in report["variants"]["missing"]
     )
+    variants = next(step for step in report["gathered"] if step["step"] == "variants")
+    assert variants["ran"] is None and "needs a GPU (sm_90)" in variants["said"]

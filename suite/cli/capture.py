@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
+from suite.cli.options import DEFAULT_OUTPUT, Work, add_isolation_options, user_path
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -65,19 +65,21 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     capture.add_argument(
         "--timeout",
         type=float,
+        metavar="S",
         default=None,
         help="seconds for the program and for each isolated confirmation (default: the "
-        "program runs unbounded, a confirmation 600)",
+        f"program runs unbounded, a confirmation {Work.CASE.value:g})",
     )
     capture.add_argument(
         "--memory-cap",
         type=float,
+        metavar="GIB",
         default=None,
         help="GiB of resident memory for the program's process tree and for each "
         "confirmation (default: none for the program, 8 for a confirmation)",
     )
     add_isolation_options(capture)
-    add_output_options(capture, formats=False)
+    add_output_options(capture)
     capture.add_argument(
         "program", nargs=argparse.REMAINDER, help="-- then the program and its arguments"
     )

@@ -152,7 +152,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     doctor.add_argument(
         "--baseline", type=user_path, help="expectations file (default: the shipped baseline)"
     )
-    add_output_options(doctor, formats=False)
+    add_output_options(doctor)
 
 
 def _probe(python: str) -> tuple[TritonOrigin | None, list[TargetSupport], str | None, str]:

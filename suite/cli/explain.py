@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
+from suite.cli.options import DEFAULT_OUTPUT, Work, add_isolation_options, user_path
 from suite.cli.render import add_output_options
 from suite.errors import UsageError
 
@@ -41,8 +41,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="output root: findings under OUTPUT/findings, files in OUTPUT/<id>/explain/ "
         "(the report folder; default: reports)",
     )
-    add_isolation_options(explain, timeout=300.0)
-    add_output_options(explain, formats=False)
+    add_isolation_options(explain, Work.COMPILE)
+    add_output_options(explain)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

@@ -16,13 +16,22 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from suite.cli.options import DEFAULT_OUTPUT, add_isolation_options, user_path
+from suite.cli.options import (
+    DEFAULT_OUTPUT,
+    add_gpu_option,
+    add_isolation_options,
+    add_target_option,
+    add_time_budget_option,
+    user_path,
+)
 from suite.cli.render import Column, Listing, add_output_options
 from suite.errors import UsageError
 
 if TYPE_CHECKING:
     from suite.api import Config
-    from suite.engine import Described
+    from suite.cli.render import Output, View
+    from suite.engine import Described, Execution, Found
+    from suite.search.explore import Exploration
     from suite.search.findings import DirectoryFindingsStore, Finding
 
 
@@ -40,16 +49,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "explore", help="search a reproducer's parameter space and shrink each failure"
     )
     explore.add_argument("repro", help="reproducer id or reproducer file")
-    explore.add_argument(
-        "-t", "--target", action="append", help="target(s) (repeatable; default: all of its own)"
-    )
+    add_target_option(explore, "target(s) (repeatable; default: all of its own)")
     budget = explore.add_mutually_exclusive_group()
     budget.add_argument(
         "--max-examples",
         type=int,
         help="examples Hypothesis draws (default: 40)",
     )
-    budget.add_argument("--time-budget", type=float, metavar="S", help="seconds of search")
+    add_time_budget_option(budget, "seconds of search", None)
     explore.add_argument("--seed", type=int, help="Hypothesis seed: repeats a search exactly")
     explore.add_argument(
         "--profile",
@@ -64,18 +71,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="output root (default: reports)",
     )
     explore.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
-    explore.add_argument(
-        "--gpu",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="launch and judge cases on a visible GPU of their target (default: auto)",
-    )
-    explore.add_argument("--timeout", type=float, default=600.0, help="seconds per case")
-    explore.add_argument(
-        "--memory-cap", type=float, default=8.0, help="GiB of memory a case may hold"
-    )
+    add_gpu_option(explore, "launch and judge cases on a visible GPU of their target")
     add_isolation_options(explore)
-    add_output_options(explore, formats=False)
+    add_output_options(explore)
 
     findings = commands.add_parser("findings", help="list the findings of earlier explores")
     findings.add_argument("repros", nargs="*", help="only these reproducer ids")
@@ -92,11 +90,22 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine import Bounds, Execution, check_targets, discover, visible_gpus
-    from suite.engine import capture_environment as capture
-    from suite.search.evaluate import Evaluation
-    from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, explore
     from suite.search.findings import DirectoryFindingsStore
+
+    check_search_options(args)
+    found = one_reproducer(args.repro)
+    targets = chosen_targets(found, args.target)
+    execution, launch_arch = search_execution(args)
+    store = DirectoryFindingsStore(Path(args.output) / "findings")
+    out = render.output_for(args)
+    exploration = run_search(args, found, targets, store, execution, launch_arch, out)
+    out.show(exploration_view(args, found, targets, store, exploration))
+    return 0
+
+
+def check_search_options(args: argparse.Namespace) -> None:
+    """The bounds, the budget and the profile, checked before any work."""
+    from suite.search.explore import PROFILES
 
     if args.timeout <= 0 or args.memory_cap <= 0:
         raise UsageError("--timeout and --memory-cap must be positive")
@@ -106,12 +115,25 @@ def cmd_explore(args: argparse.Namespace) -> int:
         raise UsageError("--max-examples and --time-budget must be positive")
     if args.profile not in PROFILES:
         raise UsageError(f"unknown --profile {args.profile!r} (known: {', '.join(PROFILES)})")
-    found = discover.select([args.repro])
+
+
+def one_reproducer(name: str) -> Found:
+    """The one reproducer ``name`` names (an id, or a file that defines one)."""
+    from suite.engine import discover
+
+    found = discover.select([name])
     if len(found) != 1:
         ids = ", ".join(f.repro.id for f in found)
-        raise UsageError(f"{args.repro} defines {len(found)} reproducers ({ids}); name one by id")
-    repro = found[0].repro
-    targets = _split(args.target) or list(repro.targets)
+        raise UsageError(f"{name} defines {len(found)} reproducers ({ids}); name one by id")
+    return found[0]
+
+
+def chosen_targets(found: Found, given: Sequence[str] | None) -> list[str]:
+    """``--target``'s targets, each one of the reproducer's own (default: all of them)."""
+    from suite.engine import check_targets
+
+    repro = found.repro
+    targets = _split(given) or list(repro.targets)
     check_targets(targets)
     foreign = [t for t in targets if t not in repro.targets]
     if foreign:
@@ -119,10 +141,15 @@ def cmd_explore(args: argparse.Namespace) -> int:
             f"{repro.id} does not apply to {', '.join(foreign)} (its targets: "
             f"{', '.join(repro.targets)})"
         )
-    budget = Budget(
-        max_examples=None if args.time_budget else args.max_examples or DEFAULT_MAX_EXAMPLES,
-        time_budget_s=args.time_budget,
-    )
+    return targets
+
+
+def search_execution(args: argparse.Namespace) -> tuple[Execution, int | None]:
+    """How each case of the search runs (interpreter, bounds, GPUs), and the compute
+    capability launches run on (None: compile only)."""
+    from suite.engine import Bounds, Execution, visible_gpus
+    from suite.engine import capture_environment as capture
+
     execution = Execution(
         python=args.python or sys.executable,
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
@@ -132,30 +159,59 @@ def cmd_explore(args: argparse.Namespace) -> int:
     if args.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if args.gpu != "off" else None
-    execution = replace(execution, gpus=visible_gpus(environment))
-    output = Path(args.output)
-    store = DirectoryFindingsStore(output / "findings")
-    out = render.output_for(args)
+    return replace(execution, gpus=visible_gpus(environment)), launch_arch
+
+
+def run_search(
+    args: argparse.Namespace,
+    found: Found,
+    targets: list[str],
+    store: DirectoryFindingsStore,
+    execution: Execution,
+    launch_arch: int | None,
+    out: Output,
+) -> Exploration:
+    """Hypothesis's search, each evaluation a progress line."""
+    from suite.search.evaluate import Evaluation
+    from suite.search.explore import DEFAULT_MAX_EXAMPLES, Budget, explore
+
+    budget = Budget(
+        max_examples=None if args.time_budget else args.max_examples or DEFAULT_MAX_EXAMPLES,
+        time_budget_s=args.time_budget,
+    )
     # Shrinking and the boundary add evaluations nobody can count ahead: no total, no ETA.
-    with out.steps(f"explore {repro.id}") as steps:
+    with out.steps(f"explore {found.repro.id}") as steps:
 
         def ran(evaluation: Evaluation) -> None:
             result = evaluation.result
             what = result.signature or result.outcome.label
             steps.advance(f"{evaluation.phase}: {result.case_id} {what}")
 
-        exploration = explore(
-            found[0],
+        return explore(
+            found,
             targets,
             store,
             execution,
-            output,
+            Path(args.output),
             budget,
             args.seed,
             args.profile,
             ran,
             launch_arch,
         )
+
+
+def exploration_view(
+    args: argparse.Namespace,
+    found: Found,
+    targets: list[str],
+    store: DirectoryFindingsStore,
+    exploration: Exploration,
+) -> View:
+    """What ``repro explore`` shows: each finding's boundary, the count, the seed."""
+    from suite.cli import render
+
+    repro = found.repro
     seed = exploration.seed if exploration.seed is not None else f"derandomized ({args.profile})"
     view = render.View(
         data={
@@ -175,8 +231,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         f" of {repro.id} on {', '.join(targets)} | seed {seed}"
     )
     view.lines.append(f"findings: {store.root}")
-    out.show(view)
-    return 0
+    return view
 
 
 def _config_text(config: Config) -> str:

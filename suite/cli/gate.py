@@ -14,8 +14,13 @@ from pathlib import Path
 
 from suite.cli.options import (
     Parser,
+    Work,
     add_execution_options,
+    add_gpu_option,
     add_isolation_options,
+    add_old_spelling,
+    add_target_option,
+    add_time_budget_option,
     user_path,
 )
 from suite.cli.render import add_output_options
@@ -54,23 +59,18 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         type=user_path,
         help="proposed configs (same forms; optional with --suggest)",
     )
-    gate.add_argument(
-        "-t",
-        "--targets",
-        "--target",
-        dest="targets",
-        action="append",
-        help="targets, comma-separated or repeated (default: all of the reproducer's)",
+    add_target_option(
+        gate, "targets, comma-separated or repeated (default: all of the reproducer's)"
     )
+    add_old_spelling(gate, "--targets", "--target")
     gate.add_argument(
         "--sizes",
         default=DEFAULT_SIZES,
         help=f"GEMM sizes timed on the GPU: N (cube) or MxNxK, comma-separated "
         f"(default {DEFAULT_SIZES})",
     )
-    gate.add_argument(
-        "--gpu", action="store_true", help="check correctness and time on the visible GPU"
-    )
+    # Off unless asked: checking and timing every config at each size takes minutes of GPU.
+    add_gpu_option(gate, "check correctness and time on a visible GPU", default="off", bare=True)
     gate.add_argument(
         "--suggest",
         action="store_true",
@@ -78,12 +78,10 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "(needs a GPU)",
     )
     gate.add_argument("--suggest-count", type=int, default=4, help="configs to suggest (default 4)")
-    gate.add_argument(
-        "--budget-s",
-        type=float,
-        default=480.0,
-        help="seconds for the whole --suggest run, static checks included (default 480)",
+    add_time_budget_option(
+        gate, "seconds for the whole --suggest run, static checks included", 480.0
     )
+    add_old_spelling(gate, "--budget-s", "--time-budget")
     gate.add_argument(
         "--input-sets", type=int, default=3, help="fresh input sets timed per size (default 3)"
     )
@@ -97,7 +95,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
     )
     gate.add_argument("--jit", help="the @triton.jit kernel to time, when the module has several")
     gate.add_argument("--seed", type=int, help="seed of the random inputs (default: the clock)")
-    add_execution_options(gate, timeout=300.0)
+    add_execution_options(gate, Work.COMPILE)
     gate.add_argument("--python", type=user_path, help="interpreter whose Triton runs the cases")
     add_output_options(gate)
     add_isolation_options(gate)
@@ -116,12 +114,12 @@ def cmd_gate(args: argparse.Namespace) -> int:
         kernel=args.kernel,
         current=args.current,
         proposed=args.proposed,
-        targets=_split(args.targets),
+        targets=_split(args.target),
         sizes=parse_sizes(args.sizes),
-        gpu=args.gpu or args.suggest,
+        gpu=_gpu_wanted(args.gpu) or args.suggest,
         suggest=args.suggest,
         suggest_count=args.suggest_count,
-        budget_s=args.budget_s,
+        budget_s=args.time_budget,
         input_sets=args.input_sets,
         noise_floor=args.noise_floor / 100.0,
         jit=args.jit,
@@ -184,6 +182,15 @@ def cmd_gate(args: argparse.Namespace) -> int:
     )
     out.show(view)
     return result.exit_status
+
+
+def _gpu_wanted(gpu: str) -> bool:
+    """``--gpu``: ``on``, or ``auto`` with a GPU visible."""
+    if gpu == "auto":
+        from suite.engine import gpu_arch
+
+        return gpu_arch() is not None
+    return gpu == "on"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,14 +21,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from suite.cli.options import (
     DEFAULT_OUTPUT,
+    Work,
     add_isolation_options,
+    add_old_spelling,
+    add_time_budget_option,
     add_wheelhouse_option,
+    add_workers_option,
     user_path,
 )
 from suite.cli.render import add_output_options
@@ -36,7 +40,10 @@ from suite.errors import UsageError
 from suite.files import check_plain_name, locked, own_folder, write_replacing
 
 if TYPE_CHECKING:
-    from suite.engine import Environment
+    from suite.cli.render import Output, View
+    from suite.engine import Environment, Found
+    from suite.reduce.reducer import Reduction
+    from suite.search.findings import Finding
 
 
 #: What ``reduced.py`` does, as the command says it.
@@ -49,20 +56,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "reduce", help="reduce a finding's kernel to the smallest one that fails the same way"
     )
     reduce.add_argument("finding", help="a finding (file, or name under OUTPUT/findings)")
-    reduce.add_argument(
-        "-j",
-        "--jobs",
-        type=int,
-        default=os.cpu_count() or 1,
-        help="candidates compiled at once (default: the core count)",
-    )
-    reduce.add_argument(
-        "--time-budget",
-        type=float,
-        default=900.0,
-        metavar="S",
-        help="stop after S seconds with the best so far (default: 900)",
-    )
+    add_workers_option(reduce, "candidates compiled")
+    add_old_spelling(reduce, "--jobs", "--workers")
+    add_time_budget_option(reduce, "stop after S seconds with the best so far", 900.0)
     reduce.add_argument(
         "--seed", type=int, default=0, help="order of the edits (0: the passes' own order)"
     )
@@ -83,9 +79,9 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="a Triton release where the bug is fixed: every kept kernel must compile there "
         "(default: the finding's first_good, once bisect has found it; 'none' to skip)",
     )
-    add_isolation_options(reduce, timeout=120.0)
+    add_isolation_options(reduce, Work.CANDIDATE)
     add_wheelhouse_option(reduce)
-    add_output_options(reduce, formats=False)
+    add_output_options(reduce)
 
 
 def _interpreter(environment: Environment, python: str | None) -> str:
@@ -103,18 +99,47 @@ def _interpreter(environment: Environment, python: str | None) -> str:
     return for_version(str(version)).python
 
 
+@dataclass(frozen=True)
+class ReducePlan:
+    """What ``repro reduce`` reduces, checked before any work: the finding (its file and
+    id), the reproducer file, the interpreter that judges candidates, the GPUs a runtime
+    failure's candidates launch on (None: compiled only), the fixed release's interpreter
+    every kept kernel must compile under ('' for none)."""
+
+    finding: Finding
+    finding_id: str
+    path: Path
+    found: Found
+    note: str
+    python: str
+    gpus: tuple[str, ...] | None
+    fixed_python: str
+
+
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
+
+    plan = plan_reduction(args)
+    out = render.output_for(args)
+    if plan.note:
+        out.note(plan.note)
+    done = run_reduction(args, plan, out)
+    record_reduction(plan, done)
+    out.show(reduction_view(plan, done))
+    return 0
+
+
+def plan_reduction(args: argparse.Namespace) -> ReducePlan:
+    """The finding, its reproducer file and the interpreters, each refused before any work
+    when it cannot be reduced here."""
     from suite.engine import capture_environment as capture
-    from suite.engine import case_id, reproducer_for, runtime_failure
-    from suite.reduce.interesting import values_checked
-    from suite.reduce.launching import launch_gpus, passing_config
-    from suite.reduce.reducer import reduce
+    from suite.engine import reproducer_for, runtime_failure
+    from suite.reduce.launching import launch_gpus
     from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
 
-    if args.jobs < 1 or args.time_budget <= 0:
-        raise UsageError("--jobs and --time-budget must be positive")
+    if args.workers < 1 or args.time_budget <= 0:
+        raise UsageError("--workers and --time-budget must be positive")
     output = Path(args.output)
     finding, _, path = load_finding(args.finding, output)
     finding_id = check_plain_name(path.stem, "finding id")
@@ -129,27 +154,38 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         gpus = launch_gpus(finding, args.finding, capture(python))
     fixed = args.fixed_release or finding.first_good or ""
     fixed_python = "" if fixed in ("", "none") else for_version(fixed).python
-    out = render.output_for(args)
-    if note:
-        out.note(note)
-    case = f"{case_id(found.repro, finding.target, finding.minimal_config)} {finding.signature}"
+    return ReducePlan(finding, finding_id, path, found, note, python, gpus, fixed_python)
+
+
+def run_reduction(args: argparse.Namespace, plan: ReducePlan, out: Output) -> Reduction:
+    """The reduction, written under ``<output>/reduce/<finding id>/``."""
+    from suite.reduce.reducer import reduce
+
+    finding, found = plan.finding, plan.found
     origin = (finding.source or {}).get("origin") or found.source["path"]
-    done = reduce(
+    return reduce(
         finding,
-        finding_id,
+        plan.finding_id,
         found,
         origin,
-        python,
-        own_folder(output, "reduce", finding_id),
-        args.jobs,
+        plan.python,
+        own_folder(Path(args.output), "reduce", plan.finding_id),
+        args.workers,
         args.time_budget,
         args.seed,
         out.note,
-        fixed_python,
-        gpus,
+        plan.fixed_python,
+        plan.gpus,
     )
-    progress = done.progress
-    passing = passing_config(finding) if gpus is not None else None
+
+
+def record_reduction(plan: ReducePlan, done: Reduction) -> None:
+    """The finding points to the reduced kernel, with what it was checked with."""
+    from suite.reduce.interesting import values_checked
+    from suite.reduce.launching import passing_config
+
+    finding, progress = plan.finding, done.progress
+    passing = passing_config(finding) if plan.gpus is not None else None
     finding.reduced = {
         "path": str(done.path.resolve()),
         "original": str((done.path.parent / "original.py").resolve()),
@@ -168,25 +204,29 @@ def cmd_reduce(args: argparse.Namespace) -> int:
         "values_checked": values_checked(finding.signature),
         "standalone": str(done.standalone.resolve()) if done.standalone else None,
     }
-    with locked(path.parent):
-        write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
-    state = "reduced" if progress.done else "stopped by --time-budget; best so far"
-    out.show(
-        render.View(
-            data={"finding": str(path), **finding.reduced, "tries": progress.tries},
-            lines=[
-                f"{case} {state}: kernel lines {progress.original_lines} -> {progress.lines}, "
-                f"tokens {progress.original_tokens} -> {progress.tokens}, "
-                f"{progress.tries} {'launches' if gpus is not None else 'compiles'}, "
-                f"{progress.seconds:.0f} s",
-                f"finding {path} points to it",
-                *(
-                    [f"standalone: {done.standalone} ({STANDALONE_SAYS})"]
-                    if done.standalone
-                    else []
-                ),
-                str(done.path),
-            ],
-        )
+    with locked(plan.path.parent):
+        write_replacing(plan.path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
+
+
+def reduction_view(plan: ReducePlan, done: Reduction) -> View:
+    """What ``repro reduce`` shows: the case, the sizes before and after, the file last."""
+    from suite.cli import render
+    from suite.engine import case_id
+
+    finding, progress = plan.finding, done.progress
+    case = (
+        f"{case_id(plan.found.repro, finding.target, finding.minimal_config)} {finding.signature}"
     )
-    return 0
+    state = "reduced" if progress.done else "stopped by --time-budget; best so far"
+    return render.View(
+        data={"finding": str(plan.path), **(finding.reduced or {}), "tries": progress.tries},
+        lines=[
+            f"{case} {state}: kernel lines {progress.original_lines} -> {progress.lines}, "
+            f"tokens {progress.original_tokens} -> {progress.tokens}, "
+            f"{progress.tries} {'launches' if plan.gpus is not None else 'compiles'}, "
+            f"{progress.seconds:.0f} s",
+            f"finding {plan.path} points to it",
+            *([f"standalone: {done.standalone} ({STANDALONE_SAYS})"] if done.standalone else []),
+            str(done.path),
+        ],
+    )

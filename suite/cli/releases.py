@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +21,13 @@ from suite.cli.options import (
     split,
     user_path,
 )
-from suite.cli.render import Output, add_output_options
+from suite.cli.render import Output, View, add_output_options
 from suite.errors import UsageError
 from suite.files import locked, write_replacing
 
 if TYPE_CHECKING:
+    from suite.releases.bisect import Bisection
+    from suite.search.findings import Finding
     from suite.toolchain.venvs import Release
 
 
@@ -144,17 +148,41 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return result.exit_status
 
 
+@dataclass(frozen=True)
+class BisectPlan:
+    """What ``repro bisect`` searches: the two ends' labels, what resolves each build
+    (its label, a version, to a release spec or a wheel), all builds in order, and the
+    candidates between the ends."""
+
+    good: str
+    bad: str
+    spec_of: dict[str, str]
+    versions: list[str]
+    candidates: list[str]
+
+
 def cmd_bisect(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine import Execution, case_id, reproducer_for
-    from suite.releases import bisect, nightlies
     from suite.subject import load_finding
-    from suite.toolchain import venvs
 
     finding, _, path = load_finding(args.finding, Path(args.output))
+    plan = plan_bisection(args)
+    out = render.output_for(args)
+    outcome = bisect_releases(finding, plan, out)
+    check_conclusive(outcome, plan.good, path)
+    record_bisection(finding, outcome, path, args.baseline)
+    out.show(bisection_view(finding, path, outcome))
+    return 0
+
+
+def plan_bisection(args: argparse.Namespace) -> BisectPlan:
+    """The builds to search, each checked before any work. ``--versions`` as given; ends
+    that are wheel files: the wheels of their folders (a folder of nightlies); else the
+    releases on offer (a wheelhouse's builds)."""
+    from suite.releases import bisect, nightlies
+    from suite.toolchain import venvs
+
     good, bad = _label(args.good, "--good"), _label(args.bad, "--bad")
-    # What to search: --versions as given; ends that are wheel files: the wheels of their
-    # folders (a folder of nightlies); else the releases on offer (a wheelhouse's builds).
     ends = [Path(end) for end in (args.good, args.bad) if end.endswith(".whl")]
     specs = split(args.versions) or (
         [str(w.path) for folder in {e.parent for e in ends} for w in venvs.wheels_in(folder)]
@@ -171,59 +199,88 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         from suite.engine import Baseline
 
         Baseline.load(Path(args.baseline))
-    candidates = bisect.between(versions, good, bad)
-    out = render.output_for(args)
+    return BisectPlan(good, bad, spec_of, versions, bisect.between(versions, good, bad))
+
+
+def bisect_releases(finding: Finding, plan: BisectPlan, out: Output) -> Bisection:
+    """Run the finding's case under the releases the bisection visits, with progress."""
+    from suite.engine import Execution
+    from suite.releases import bisect
+
     resolve = releases_of(out)
     # A bisection visits about log2(n) + 1 releases: the estimate the ETA is drawn from.
-    with out.steps("bisect", math.ceil(math.log2(max(len(candidates), 2))) + 1) as steps:
+    visits = math.ceil(math.log2(max(len(plan.candidates), 2))) + 1
+    with out.steps("bisect", visits) as steps:
 
         def release_of(label: str) -> Release:
             steps.begin(f"triton {label}")
-            return resolve(spec_of[label])
+            return resolve(plan.spec_of[label])
 
-        outcome = bisect.run(
+        return bisect.run(
             finding,
             release_of,
-            candidates,
+            plan.candidates,
             Execution(),
             lambda label, state: steps.advance(f"triton {label}: {state}"),
-            chronology=versions,
+            chronology=plan.versions,
         )
-    # Only a conclusive answer is stored: a good release seen good next to the boundary (the
-    # --good end, or a release inside the range when the end was set aside: a regression
-    # whose --good end cannot run the reproducer), the first release that can run it, or
-    # the release where the bug's failure ends.
-    good_end = outcome.tried.get(good)
+
+
+def check_conclusive(outcome: Bisection, good: str, path: Path) -> None:
+    """Only a conclusive answer is stored: a good release seen good next to the boundary (the
+    --good end, or a release inside the range when the end was set aside: a regression
+    whose --good end cannot run the reproducer), the first release that can run it, or
+    the release where the bug's failure ends."""
+    from suite.releases import bisect
+
     verified = outcome.good is not None and outcome.tried.get(outcome.good) == bisect.GOOD
-    if not (verified or outcome.unsupported_before or outcome.replaced_in):
-        still = "; ".join(outcome.configs.get(good, []))
-        raise UsageError(
-            f"--good {good} does not come out good ({good_end or 'not tried'}"
-            + (f": {still}" if still else "")
-            + "): "
-            f"the bisection is inconclusive, {path.name} is left as it was"
-        )
+    if verified or outcome.unsupported_before or outcome.replaced_in:
+        return
+    still = "; ".join(outcome.configs.get(good, []))
+    raise UsageError(
+        f"--good {good} does not come out good ({outcome.tried.get(good) or 'not tried'}"
+        + (f": {still}" if still else "")
+        + "): "
+        f"the bisection is inconclusive, {path.name} is left as it was"
+    )
+
+
+def record_bisection(
+    finding: Finding, outcome: Bisection, path: Path, baseline: str | None
+) -> None:
+    """The finding keeps the bisection; ``--baseline``'s entry that knows it, the range."""
+    from suite.releases import bisect
+
     bisect.record(finding, outcome)
     with locked(path.parent):
         write_replacing(path, json.dumps(finding.to_json(), indent=2, default=str) + "\n")
-    if args.baseline:  # the bisected range goes into the baseline entry (issue 16)
-        import sys
+    if not baseline:
+        return
+    # The bisected range goes into the baseline entry (issue 16).
+    from suite.engine import failure_of, record_range
 
-        from suite.engine import failure_of, record_range
+    failure = failure_of(finding.repro, finding.target, finding.minimal_config, finding.signature)
+    first_bad = outcome.first_bad if outcome.conclusive else None
+    entry = record_range(Path(baseline), failure, first_bad, outcome.first_good)
+    said = f"entry {entry} updated" if entry else "no entry knows it (repro baseline accept)"
+    print(f"baseline {baseline}: {said}", file=sys.stderr)
 
-        failure = failure_of(
-            finding.repro, finding.target, finding.minimal_config, finding.signature
-        )
-        first_bad = outcome.first_bad if outcome.conclusive else None
-        entry = record_range(Path(args.baseline), failure, first_bad, outcome.first_good)
-        said = f"entry {entry} updated" if entry else "no entry knows it (repro baseline accept)"
-        print(f"baseline {args.baseline}: {said}", file=sys.stderr)
-    if outcome.direction == "fix":
-        verdict = f"first good: {outcome.good or 'none in range'} (last bad: {outcome.bad})"
-        if outcome.replaced_in:
-            verdict += f"; the bug ends in {outcome.replaced_in}, where it fails otherwise"
-    else:
-        verdict = f"first bad: {outcome.bad} (last good: {outcome.good or 'none in range'})"
+
+def bisection_verdict(outcome: Bisection) -> str:
+    """``first bad: X (last good: Y)``, or for a fix ``first good: ...``."""
+    if outcome.direction != "fix":
+        return f"first bad: {outcome.bad} (last good: {outcome.good or 'none in range'})"
+    verdict = f"first good: {outcome.good or 'none in range'} (last bad: {outcome.bad})"
+    if outcome.replaced_in:
+        verdict += f"; the bug ends in {outcome.replaced_in}, where it fails otherwise"
+    return verdict
+
+
+def bisection_view(finding: Finding, path: Path, outcome: Bisection) -> View:
+    """What ``repro bisect`` shows: each release tried and its state, the verdict."""
+    from suite.cli import render
+    from suite.engine import case_id, reproducer_for
+
     listing = render.Listing((render.Column("release", "id"), render.Column("state", "text")))
     for label, state in outcome.tried.items():
         listing.add(label, state)
@@ -231,26 +288,23 @@ def cmd_bisect(args: argparse.Namespace) -> int:
             listing.add("", line)
     found, _ = reproducer_for(finding.repro, finding.source)  # a file given by path too
     case = case_id(found.repro, finding.target, finding.minimal_config)
-    lines = [f"{path.stem}: {case} {finding.signature}: {verdict}"]
+    lines = [f"{path.stem}: {case} {finding.signature}: {bisection_verdict(outcome)}"]
     if outcome.note:
         lines.append(outcome.note)
     if outcome.commits:
         lines.append(outcome.commits.line())
-    out.show(
-        render.View(
-            data={
-                "finding": path.stem,
-                "file": str(path),
-                "case_id": case,
-                "signature": finding.signature,
-                "target": finding.target,
-                **outcome.to_json(),
-            },
-            listings=[listing],
-            lines=lines,
-        )
+    return render.View(
+        data={
+            "finding": path.stem,
+            "file": str(path),
+            "case_id": case,
+            "signature": finding.signature,
+            "target": finding.target,
+            **outcome.to_json(),
+        },
+        listings=[listing],
+        lines=lines,
     )
-    return 0
 
 
 def _label(spec: str, option: str) -> str:
@@ -277,7 +331,7 @@ def _add_dashboard_parser(commands: Any) -> None:
     )
     dashboard.add_argument("--x", help="heatmap column parameter (default: the second last)")
     dashboard.add_argument("--y", help="heatmap row parameter (default: the last)")
-    add_output_options(dashboard, formats=False)
+    add_output_options(dashboard)
 
 
 def cmd_dashboard(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from suite.cli.guard import printable
+from suite.cli.options import note_old_spelling
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -312,23 +313,55 @@ def _plain_cell(cell: str) -> str:
     return " ".join(cell.split()) or EMPTY_CELL
 
 
-def add_output_options(parser: argparse.ArgumentParser, formats: bool = True) -> None:
-    """``--json``, ``--quiet``, ``--verbose``; ``--format`` too for the commands with listings."""
+class FormatOption(argparse.Action):
+    """``--format``; an old value (report's ``md``, the default) is taken as the default, with
+    a note, for one release."""
+
+    def __init__(self, *args: Any, old: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.old = tuple(old)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values in self.old:
+            note_old_spelling(f"--format {values}", "the default format (no --format)")
+            values = None
+        setattr(namespace, self.dest, values)
+
+
+def add_output_options(
+    parser: argparse.ArgumentParser,
+    extra: dict[str, str] | None = None,
+    old: Sequence[str] = (),
+) -> None:
+    """``--format`` (``extra``: a command's own formats beside the three, with what each
+    shows; ``old``: values kept one release), ``--json`` (the same as ``--format json``),
+    ``--quiet``, ``--verbose``."""
+    extra = extra or {}
     group = parser.add_argument_group("output")
-    if formats:
-        group.add_argument(
-            "--format",
-            choices=FORMATS,
-            default=None,
-            help="table (a terminal's default), plain (one line per row, tab-separated; the "
-            "default when stdout is not a terminal) or json",
-        )
+    shown = (*FORMATS, *extra)
+    group.add_argument(
+        "--format",
+        action=FormatOption,
+        choices=(*shown, *old),
+        old=old,
+        metavar="{" + ",".join(shown) + "}",
+        default=None,
+        help="table (a terminal's default), plain (one line per row, tab-separated; the "
+        "default when stdout is not a terminal) or json"
+        + "".join(f"; {name}: {shows}" for name, shows in extra.items()),
+    )
     group.add_argument(
         "--json",
         dest="format",
         action="store_const",
         const="json",
-        help="print the result as JSON (docs/schemas.md)",
+        help="the same as --format json: the result as JSON (docs/schemas.md)",
     )
     group.add_argument(
         "-q", "--quiet", action="store_true", help="no progress and no notes on stderr"

@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING
 
 from suite.cli.options import (
     DEFAULT_OUTPUT,
+    Work,
     add_isolation_options,
+    add_old_spelling,
+    add_time_budget_option,
+    add_timeout_option,
     add_wheelhouse_option,
     user_path,
 )
@@ -63,24 +67,18 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         "--reduce", action="store_true", help="shrink the IR while the pass fails the same way"
     )
     replay.add_argument(
-        "--budget-tries",
+        "--max-tries",
         type=int,
         default=400,
         metavar="N",
         help="reduction: at most N candidates (default: 400)",
     )
-    replay.add_argument(
-        "--budget-s",
-        type=float,
-        default=600.0,
-        metavar="S",
-        help="reduction: at most S seconds (default: 600)",
-    )
-    replay.add_argument(
-        "--timeout", type=float, default=300.0, help="seconds per pass child (default: 300)"
-    )
+    add_old_spelling(replay, "--budget-tries", "--max-tries")
+    add_time_budget_option(replay, "reduction: at most S seconds", 600.0)
+    add_old_spelling(replay, "--budget-s", "--time-budget")
+    add_timeout_option(replay, Work.COMPILE, "pass child")
     add_isolation_options(replay)
-    add_output_options(replay, formats=False)
+    add_output_options(replay)
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -90,10 +88,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from suite.report.folder import default_folder
     from suite.subject import subject_of
 
-    if args.budget_tries < 1:
-        raise UsageError("--budget-tries must be at least 1")
-    if args.budget_s <= 0 or args.timeout <= 0:
-        raise UsageError("--budget-s and --timeout must be positive")
+    if args.max_tries < 1:
+        raise UsageError("--max-tries must be at least 1")
+    if args.time_budget <= 0 or args.timeout <= 0:
+        raise UsageError("--time-budget and --timeout must be positive")
     check_interpreter(args.python, args.triton)
     output = Path(args.output)
     # What can be found wrong without running anything is, before the first progress line.
@@ -112,8 +110,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             case,
             default_folder(output, case.report_id),
             reduce=args.reduce,
-            budget_tries=args.budget_tries,
-            budget_s=args.budget_s,
+            budget_tries=args.max_tries,
+            budget_s=args.time_budget,
             timeout_s=args.timeout,
             say=steps.advance,
         )

@@ -27,8 +27,10 @@ from suite.errors import UsageError
 from suite.files import scratch_folder
 
 if TYPE_CHECKING:
-    from suite.cli.render import Output
-    from suite.subject import NotReproduced
+    from suite.cli.render import Output, View
+    from suite.engine import Baseline
+    from suite.report.report import Written
+    from suite.subject import NotReproduced, Subject
 
 
 def add_parsers(commands: argparse._SubParsersAction) -> None:
@@ -58,13 +60,6 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         help="run repro.py in a clean venv holding only the affected Triton release",
     )
     report.add_argument(
-        "--format",
-        choices=("md", "github"),
-        default="md",
-        help="md: write the folder and say what is in it; github: also print a title line and "
-        "the body for `gh issue create --title ... --body-file -`",
-    )
-    report.add_argument(
         "--templates", type=user_path, help="folder of templates that replace the shipped ones"
     )
     add_isolation_options(report)
@@ -82,88 +77,133 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="do not re-run a finding's minimal config to capture its output",
     )
-    add_output_options(report, formats=False)
+    add_output_options(
+        report,
+        extra={
+            "github": "a title line, then the body, for `gh issue create --title ... --body-file -`"
+        },
+        old=("md",),  # the old name of the default
+    )
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.subject import subject_of
+
+    templates, baseline = check_options(args)
+    # Looked up before the first progress line: a subject that is not there is exit 2 alone.
+    subject = subject_of(args.subject, Path(args.output), case=args.case)
+    out = render.output_for(args)
+    written = report_subject(args, subject, templates, baseline, out)
+    if args.format == "github":
+        return print_for_github(written)
+    exit_status = (
+        1 if args.verify and written.verification is not None and not written.verification.ok else 0
+    )
+    out.show(report_view(subject, written, exit_status))
+    return exit_status
+
+
+def check_options(args: argparse.Namespace) -> tuple[Path | None, Baseline]:
+    """What can be found wrong with the options before any work: the templates folder and
+    the baseline they name."""
     from suite.engine import Baseline, safe_name
     from suite.report.folder import check_report_folder, check_report_id, default_folder
-    from suite.report.report import describe, github_text, write_report
-    from suite.subject import NotReproduced, recapture, subject_of
 
-    output = Path(args.output)
     if args.id is not None and (not args.id or safe_name(args.id) != args.id):
         raise UsageError(f"--id {args.id!r}: use letters, digits, '.', '_' and '-'")
     if args.id is not None:
-        check_report_folder(default_folder(output, check_report_id(args.id)))
+        check_report_folder(default_folder(Path(args.output), check_report_id(args.id)))
     templates = Path(args.templates) if args.templates else None
     if templates is not None and not templates.is_dir():
         raise UsageError(f"--templates: not a folder: {templates}")
     if args.python and not Path(args.python).exists():
         raise UsageError(f"--python: no such interpreter: {args.python}")
-    baseline = Baseline.load(Path(args.baseline) if args.baseline else None)
-    # Looked up before the first progress line: a subject that is not there is exit 2 alone.
-    subject = subject_of(args.subject, output, case=args.case)
-    out = render.output_for(args)
+    return templates, Baseline.load(Path(args.baseline) if args.baseline else None)
+
+
+def report_subject(
+    args: argparse.Namespace,
+    subject: Subject,
+    templates: Path | None,
+    baseline: Baseline,
+    out: Output,
+) -> Written:
+    """Run the minimal config again (unless ``--no-rerun``), then gather and render the
+    report folder, with progress."""
+    from suite.report.folder import default_folder
+    from suite.report.gather import rerun
+    from suite.report.report import write_report
+    from suite.subject import NotReproduced
+
     with (
         scratch_folder("report") as scratch,
         out.steps("report", 2) as steps,
     ):
         steps.begin(f"resolving {args.subject}")
         subject.load_reproducer()
-        if not args.no_rerun:
-            try:
-                recapture(subject, args.python, Path(scratch))
-            except NotReproduced as refusal:
-                steps.advance("not reproduced")
-                _show_refusal(out, subject.result.case_id, refusal)
-                raise
+        try:
+            reran = rerun(subject, args.python, Path(scratch), skip=args.no_rerun)
+        except NotReproduced as refusal:
+            steps.advance("not reproduced")
+            _show_refusal(out, subject.result.case_id, refusal)
+            raise
         steps.advance(f"subject {subject.report_id}")
         subject.report_id = args.id or subject.report_id
-        folder = default_folder(output, subject.report_id)
         steps.begin(
             "writing and verifying repro.py in a clean venv (built on first use: minutes)"
             if args.verify
             else "writing"
         )
         written = write_report(
-            subject, folder, templates=templates, baseline=baseline, verify_release=args.verify
+            subject,
+            default_folder(Path(args.output), subject.report_id),
+            templates=templates,
+            baseline=baseline,
+            verify_release=args.verify,
+            reran=reran,
         )
         steps.advance(f"{written.kind} in {written.folder}")
-    if args.format == "github":
-        if not written.body_file:
-            for line in describe(written):
-                print(line)
-            return 1
-        print(github_text(written), end="")
-        return 0
+    return written
+
+
+def print_for_github(written: Written) -> int:
+    """``--format github``: the title line, then the body; 1 (and what was written) when
+    there is nothing to file."""
+    from suite.report.report import describe, github_text
+
+    if not written.body_file:
+        for line in describe(written):
+            print(line)
+        return 1
+    print(github_text(written), end="")
+    return 0
+
+
+def report_view(subject: Subject, written: Written, exit_status: int) -> View:
+    """What ``repro report`` shows: the case, what was written, its status."""
+    from suite.cli import render
+    from suite.report.report import describe
+
     result = subject.result
-    lines = list(describe(written))
-    exit_status = (
-        1 if args.verify and written.verification is not None and not written.verification.ok else 0
+    return render.View(
+        data={
+            "id": subject.report_id,
+            "case_id": result.case_id,
+            "signature": str(result.signature) if result.signature else None,
+            "folder": str(written.folder),
+            "kind": written.kind,
+            "status": written.status,
+            "triage": written.triage.label,
+            "title": written.title,
+            "body_file": str(written.folder / written.body_file) if written.body_file else None,
+            "files": written.files,
+            "verification": written.verification.to_json() if written.verification else None,
+            "upstream": written.upstream or None,
+            "exit_status": exit_status,
+        },
+        lines=[f"{result.case_id} {result.signature or result.outcome.label}", *describe(written)],
     )
-    out.show(
-        render.View(
-            data={
-                "id": subject.report_id,
-                "case_id": result.case_id,
-                "signature": str(result.signature) if result.signature else None,
-                "folder": str(written.folder),
-                "kind": written.kind,
-                "status": written.status,
-                "triage": written.triage.label,
-                "title": written.title,
-                "body_file": str(written.folder / written.body_file) if written.body_file else None,
-                "files": written.files,
-                "verification": written.verification.to_json() if written.verification else None,
-                "upstream": written.upstream or None,
-                "exit_status": exit_status,
-            },
-            lines=[f"{result.case_id} {result.signature or result.outcome.label}", *lines],
-        )
-    )
-    return exit_status
 
 
 def _show_refusal(out: Output, case_id: str, refusal: NotReproduced) -> None:

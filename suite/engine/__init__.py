@@ -29,6 +29,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "write_entry": ("baseline", "write_entry"),
     "load_reproducers": ("child", "load_reproducers"),
     "DEFAULTS": ("defaults", "DEFAULTS"),
+    "Work": ("defaults", "Work"),
     "choose_defaults": ("defaults", "choose_defaults"),
     "Described": ("described", "Described"),
     "describe": ("described", "describe"),
@@ -151,6 +152,7 @@ __all__ = [
     "Signature",
     "Triage",
     "Unreadable",
+    "Work",
     "Workers",
     "alone_on",
     "capture_environment",
@@ -235,7 +237,7 @@ if TYPE_CHECKING:
     )
     from suite.engine.boundary import boundary as case_boundary
     from suite.engine.child import load_reproducers
-    from suite.engine.defaults import DEFAULTS, Bounds, choose_defaults
+    from suite.engine.defaults import DEFAULTS, Bounds, Work, choose_defaults
     from suite.engine.described import Described, describe
     from suite.engine.discover import Found, catalogue, from_source, select
     from suite.engine.environment import Environment, gpu_arch

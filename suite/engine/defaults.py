@@ -7,13 +7,29 @@ none of them imports another for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
+
+
+class Work(Enum):
+    """The kinds of work a timeout bounds, each with its one default (seconds): the default
+    of ``--timeout`` on the commands that make executions of that kind (docs/cli.md)."""
+
+    CASE = 600.0
+    """A case: compile, launch on a GPU, judge, a faulting launch run again under the
+    sanitizer (run, matrix, explore, bisect, report, capture's confirmations)."""
+    COMPILE = 300.0
+    """One compile or pass, no launch of the case (gate's static checks, explain's
+    per-pass dumps, a report's comparison, replay's pass children)."""
+    CANDIDATE = 120.0
+    """One of a reduction's hundreds of candidates: one slower than this is dropped, not
+    waited for (reduce)."""
 
 
 @dataclass(frozen=True)
 class Bounds:
     """Per-case limits. ``memory_bytes=None`` disables the cap."""
 
-    timeout_s: float = 600.0
+    timeout_s: float = Work.CASE.value
     memory_bytes: int | None = 8 << 30
     output_bytes: int = 1 << 20
 

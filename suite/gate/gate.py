@@ -62,9 +62,17 @@ from suite.gate.state import GateResult, GateState, Ranked, Suggestion
 from suite.gate.static import StaticCheck, static_checks
 from suite.toolchain.limits import limits_for
 
+GATE_FOLDER = "gate"
+"""The output root's folder of gate reports, one ``<stamp>`` folder per run."""
+
 
 def gate_folder(root: Path) -> Path:
-    return unique_folder(own_folder(root.resolve(), "gate"), time.strftime("%Y%m%d-%H%M%S"))
+    """``<root>/gate/<stamp>``; an output root that is a gate folder already (``-o out/gate``)
+    gets no second one: ``out/gate/<stamp>``, not ``out/gate/gate/<stamp>`` (where earlier
+    releases wrote, and which stays as it is)."""
+    root = root.resolve()
+    folder = own_folder(root) if root.name == GATE_FOLDER else own_folder(root, GATE_FOLDER)
+    return unique_folder(folder, time.strftime("%Y%m%d-%H%M%S"))
 
 
 def validate(state: GateState) -> None:

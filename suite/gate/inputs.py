@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.engine import Found, discover, load_config_file
+from suite.engine import Found, Work, discover, load_config_file
 from suite.errors import UsageError
 
 # What a triton.Config means when num_warps / num_stages are left out.
@@ -338,7 +338,7 @@ class GateOptions:
     jit: str | None = None
     output: Path = Path("reports")
     workers: int = os.cpu_count() or 1
-    timeout_s: float = 300.0
+    timeout_s: float = Work.COMPILE.value
     memory_bytes: int | None = 8 << 30
     python: str = sys.executable
     seed: int | None = None

@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from suite.engine import normalize
+from suite.engine import Work, normalize
 from suite.errors import UsageError
 
 SCHEMA = 1
@@ -25,7 +25,7 @@ DIAGNOSTIC = re.compile(
     r"^(?:(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)|loc\((?P<loc>.*)\)|(?P<bare>))"
     r":?\s*(?P<sev>error|warning|note|remark): (?P<msg>.*)$"
 )
-PASS_TIMEOUT_S = 300.0
+PASS_TIMEOUT_S = Work.COMPILE.value
 PROBE_RESTARTS = 8
 
 

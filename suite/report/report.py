@@ -19,12 +19,14 @@ result of ``repro run`` and writes ``<output>/<id>/``:
 - ``report.json`` with the ``status``: ``ready`` only when ``--verify`` ran ``repro.py`` in a
   clean venv holding the affected Triton release alone and saw the bug.
 
-:func:`write_report` is a short list of named steps: check that there is something to
-report, attach the evidence, write and verify ``repro.py``, decide what kind of report it
-is, render its bodies, record ``report.json``. The folder (:mod:`suite.report.folder`) is
-written whole or not at all; the context the templates read is :mod:`suite.report.context`,
-the case's leftovers are read by :mod:`suite.report.evidence`, the subject comes from
-:mod:`suite.subject`.
+:func:`write_report` gathers, then renders: the named steps of :mod:`suite.report.gather`
+(check that there is something to report, attach, write ``repro.py``, verify it, run it
+under this machine's Triton, decide what kind of report it is, launch the variants, compile
+the comparison) fill one :class:`~suite.report.gather.Evidence` record, each saying what it
+ran again; :func:`render` writes the bodies and ``report.json`` from that record and the
+draft, running nothing. The folder (:mod:`suite.report.folder`) is written whole or not at
+all; the context the templates read is :mod:`suite.report.context`, the case's leftovers
+are read by :mod:`suite.report.evidence`, the subject comes from :mod:`suite.subject`.
 
 Everything rendered goes through :func:`scrub` (secret-looking variables and values dropped,
 the home folder shown as ``~``); code fences are longer than any backtick run they hold;
@@ -51,64 +53,37 @@ from suite.engine import (
     CaseResult,
     Outcome,
     Triage,
-    command_there,
     failure_text,
     gpu_arch,
     home_to_tilde,
     runtime_failure,
 )
 from suite.engine import scrub_text as scrub
-from suite.engine import triage_family as family_of
-from suite.engine import triage_of as triage
-from suite.errors import UsageError
-from suite.report.context import (
-    baseline_note,
-    common_context,
-    fixed_upstream_in,
-    headline,
-    issue_title,
-    known_upstream,
-    unchecked_newer,
-)
+from suite.report.context import common_context, headline
 from suite.report.evidence import (
     MLIR_REPRODUCER,
     captured_output,
     explained,
     ir_replay,
-    mlir_reproducers,
     program_record,
     ptxas_invocation,
 )
 from suite.report.folder import Draft, drafted
-from suite.report.launch_repro import LaunchNotCarried, launch_form, no_launch
-from suite.report.reduced import ORIGINAL_NAME, Reduced, reduced_of
-from suite.report.standalone import (
-    CompileCall,
-    capture_compile,
-    minimal_snippet,
-    over_glance,
-    repro_script,
+from suite.report.gather import (
+    DIFFERENTIAL_PTX,
+    VERIFIED_OUTPUT,
+    Evidence,
+    Ran,
+    gather,
 )
-from suite.report.variants import (
-    VARIANTS_FILE,
-    VariantTable,
-    explain_variant,
-    passing_variant,
-    variants_for,
-)
-from suite.report.verify import Verification, check_current, verify
-from suite.subject import Subject, interpreter_for
+from suite.report.verify import Verification
+from suite.subject import Subject
 from suite.templating import key_lines, template_environment
-from suite.toolchain.limits import limits_for
 
 #: GitHub refuses issue bodies over 65536 characters; stay well under it.
 BODY_LIMIT = 60_000
 #: An issue body a maintainer reads through: the rest goes into attached files.
 BODY_LINES = 250
-#: The output of ``python repro.py`` under ``--verify``, attached in full.
-VERIFIED_OUTPUT = "repro-output.txt"
-#: The CUDA reproducers run on a GPU: there is no ``repro.py`` for them.
-CUDA_FAMILY = "cuda-tma"
 
 
 @dataclass
@@ -127,28 +102,6 @@ class Written:
     current: Verification | None = None
 
 
-@dataclass
-class Standalone:
-    """``repro.py`` and ``snippet.py``, or why there are none; what running them said."""
-
-    call: CompileCall | None
-    why_not: str = ""
-    verification: Verification | None = None  # --verify: in a clean venv of the release
-    current: Verification | None = None  # under this machine's (newer) Triton
-    reduced: Reduced | None = None  # ``repro reduce``'s kernel, the one captured
-
-
-@dataclass
-class Verdict:
-    """What the report is: its kind, status, the body a user files, and why."""
-
-    kind: str
-    status: str
-    body_file: str
-    fixed_in: str
-    upstream: str  # the upstream issue the baseline maps the failure to ('' for none)
-
-
 def write_report(
     subject: Subject,
     folder: Path,
@@ -157,183 +110,44 @@ def write_report(
     baseline: Baseline | None = None,
     verify_release: bool = False,
     launch_as: int | None = None,
+    reran: Ran | None = None,
 ) -> Written:
     """Write the report of ``subject`` into ``folder``, replacing what a previous report left
     (:func:`suite.report.folder.drafted`: whole or not at all). What ``repro replay`` wrote
     there is carried over: the issue gains its IR section from it. A runtime failure's
     variants are launched on the visible GPU (``launch_as``: the compute capability
-    Triton's interpreter launches as instead)."""
+    Triton's interpreter launches as instead). ``reran``: what the command ran again
+    before (:func:`suite.report.gather.rerun`)."""
     launch_arch = launch_as if launch_as is not None else gpu_arch()
+    env = template_environment(templates)
     with drafted(folder) as draft:
-        written = _write_into(subject, draft, templates, baseline, verify_release, launch_arch)
+        evidence = gather(
+            subject, draft, env, baseline or Baseline.load(), verify_release, launch_arch, reran
+        )
+        written = render(draft, env, subject, evidence)
     written.folder = folder
     return written
 
 
-def _write_into(
-    subject: Subject,
-    draft: Draft,
-    templates: Path | None,
-    baseline: Baseline | None,
-    verify_release: bool,
-    launch_arch: int | None,
-) -> Written:
-    """The steps of a report, in order."""
-    subject.load_reproducer()
-    found_triage, family = reportable(subject)
-    env = template_environment(templates)
-    baseline = baseline or Baseline.load()
+def render(draft: Draft, env: Environment, subject: Subject, evidence: Evidence) -> Written:
+    """The bodies (an explanation for a user error) and ``report.json``, from the gathered
+    evidence and the draft's files."""
     result = subject.result
-    expected = result.signature.text if result.signature else result.outcome.label
     repro_title = subject.found.repro.title if subject.found else result.repro
-    common = common_context(subject, found_triage, expected, repro_title)
-    attach_evidence(draft, subject, bug=found_triage.is_bug)
-    if not found_triage.is_bug:
+    common = common_context(subject, evidence.triage, evidence.expected, repro_title)
+    if not evidence.triage.is_bug:
         draft.put("explanation.md", env.get_template("explanation.md.j2").render(**common))
-        verdict = Verdict("explanation", "user-error", "", "", "")
-        return record(draft, subject, found_triage, verdict, Standalone(None), expected)
-    title = issue_title(result, repro_title, found_triage, subject.triton_version)
-    standalone = write_standalone(draft, env, subject, family, expected, title, verify_release)
-    verdict = decide(subject, found_triage, standalone, baseline)
-    variants = launch_variants(draft, subject, launch_arch)
+        return record(draft, subject, evidence)
     context = {
         **common,
-        **body_context(draft, subject, standalone, verdict, family, baseline),
-        "title": title,
-        "variants": variants,
+        **body_context(draft, subject, evidence),
+        "title": evidence.title,
+        "variants": evidence.variants,
     }
-    render_bodies(draft, env, context, verdict, found_triage)
-    written = record(draft, subject, found_triage, verdict, standalone, expected, variants)
-    written.title = title
+    render_bodies(draft, env, context, evidence)
+    written = record(draft, subject, evidence)
+    written.title = evidence.title
     return written
-
-
-def reportable(subject: Subject) -> tuple[Triage, str]:
-    """Check: a failure to report (never a harness error or a pass), its triage and family."""
-    result = subject.result
-    if result.outcome is Outcome.HARNESS_ERROR:
-        raise UsageError(
-            f"{result.case_id} is a harness error, not a compiler failure: nothing to report "
-            f"upstream ({result.message})"
-        )
-    family = subject.found.repro.family if subject.found else family_of(result)
-    found_triage = triage(result, family=family)
-    if found_triage is None:
-        raise UsageError(
-            f"{result.case_id} did not fail ({result.outcome.label}): nothing to report"
-        )
-    return found_triage, family
-
-
-def attach_evidence(draft: Draft, subject: Subject, bug: bool) -> None:
-    """Attach: the files beside the body that a maintainer opens (the case's output, the
-    finding's record, and for a bug the MLIR reproducers Triton wrote). Further attachments
-    go here."""
-    output = scrub(captured_output(subject.result))
-    if output:
-        draft.put("output.txt", output + "\n")
-    if subject.finding_record:
-        draft.put("finding.json", json.dumps(subject.finding_record, indent=2, default=str) + "\n")
-    if bug:
-        for name, path in mlir_reproducers(subject.result).items():
-            draft.attach(name, path)
-    ptx = differential_ptx(subject.result)
-    if ptx is not None:
-        draft.attach(DIFFERENTIAL_PTX, ptx)
-
-
-#: The PTX the ptxas differential gave every build, attached to an NVIDIA report.
-DIFFERENTIAL_PTX = "kernel.ptx"
-
-
-def differential_ptx(result: CaseResult) -> Path | None:
-    """The PTX file of the differential's bundled relaunch, where it is still there."""
-    runs = (result.notes.ptxas or {}).get("runs") or []
-    first = runs[0] if isinstance(runs, list) and runs else {}
-    path = Path(str(first.get("ptx", ""))) if isinstance(first, dict) else None
-    return path if path is not None and path.name and path.is_file() else None
-
-
-def write_standalone(
-    draft: Draft,
-    env: Environment,
-    subject: Subject,
-    family: str,
-    expected: str,
-    title: str,
-    verify_release: bool,
-) -> Standalone:
-    """``repro.py`` and ``snippet.py`` from the captured compile call; run in a clean venv
-    of the release with ``--verify``, and under this machine's Triton when it is another."""
-    version = subject.triton_version
-    if family == CUDA_FAMILY:
-        standalone = Standalone(
-            None, "the CUDA reproducers run on a GPU: follow the steps in nvidia.md"
-        )
-    elif subject.found is None:
-        notes = "; ".join(subject.notes)
-        standalone = Standalone(None, f"the reproducer could not be loaded again ({notes})")
-    else:
-        standalone = capture_standalone(subject, subject.found.source)
-    launch = None
-    interpreter = interpreter_for(subject.environment, None)
-    if standalone.call is not None and subject.found is not None:
-        reduced = standalone.reduced
-        source = reduced.source if reduced is not None else subject.found.source
-        try:
-            launch = launch_form(env, subject.result, source, expected, title, interpreter, version)
-        except LaunchNotCarried as exc:
-            standalone = Standalone(None, str(exc))
-        else:
-            if launch is None and runtime_failure(expected):
-                # A compile-only script cannot show a fault that only a launch shows.
-                standalone = Standalone(None, no_launch(subject.result.repro))
-    if standalone.call is None:
-        subject.notes.append(f"repro.py not written: {standalone.why_not}")
-        if verify_release:
-            why = f"Not verified: {standalone.why_not}"
-            standalone.verification = Verification(False, version, why)
-        return standalone
-    if standalone.reduced is not None:
-        original = standalone.reduced.original.read_text()
-        draft.put(ORIGINAL_NAME, original, secret_safe=False)
-    made_by = f"report {subject.report_id}"
-    script = launch or repro_script(
-        env, standalone.call, expected, title, made_by, version, subject.result.target
-    )
-    draft.put("repro.py", script, secret_safe=False)
-    if too_long := over_glance(script, "launch" if launch else "compile"):
-        subject.notes.append(too_long)
-    draft.put("snippet.py", minimal_snippet(standalone.call), secret_safe=False)
-    if unseen_here(subject):
-        # A compile cannot show a runtime failure: no verification, no "fixed upstream".
-        return standalone
-    if verify_release:
-        standalone.verification = verify(draft.folder / "repro.py", version, expected)
-        if standalone.verification.output:
-            draft.put(VERIFIED_OUTPUT, standalone.verification.output + "\n")
-    # Whether this machine's (newer) Triton still fails decides "fixed upstream".
-    standalone.current = check_current(draft.folder / "repro.py", version, expected)
-    return standalone
-
-
-def launch_variants(draft: Draft, subject: Subject, launch_arch: int | None) -> VariantTable | None:
-    """Launch: a runtime failure's variants on the GPU here, one knob changed at a time
-    (``variants.json`` attached); without one the table says what it needs. Then compile
-    the failing config and the variant that avoids it, with per-pass dumps, unless ``repro
-    explain`` already left that comparison in the folder."""
-    table = variants_for(subject, launch_arch, subject_name(subject.result))
-    if table is not None and table.rows:
-        draft.put(VARIANTS_FILE, json.dumps(table.to_json(), indent=2, default=str) + "\n")
-    change = passing_variant(subject, table)
-    if change and explained(draft.folder) is None:
-        explain_variant(subject, change, draft.folder / "explain")
-    return table
-
-
-def subject_name(result: CaseResult) -> str:
-    """How a command names the finding of ``result``: ``<repro>-<digest>``."""
-    return f"{result.repro}-{result.signature.digest}" if result.signature else result.repro
 
 
 def launches(result: CaseResult, draft: Draft) -> bool:
@@ -342,78 +156,10 @@ def launches(result: CaseResult, draft: Draft) -> bool:
     return runtime_failure(signature) and "import torch" in draft.text("repro.py")
 
 
-def unseen_here(subject: Subject) -> bool:
-    """Whether the subject is a runtime failure that this machine (no GPU of its target)
-    cannot show."""
-    result = subject.result
-    signature = result.signature.text if result.signature else None
-    return runtime_failure(signature) and gpu_arch() != limits_for(result.target).arch
-
-
-def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
-    """The compile call of the kernel ``repro reduce`` left for the finding, when it did and
-    that call can still be captured; else of the reproducer as it was ``written``."""
-    interpreter = interpreter_for(subject.environment, None)
-    finding_id = subject.home.stem if subject.home is not None and subject.is_finding else ""
-    reduced = reduced_of(subject.finding_record, finding_id)
-    if reduced is not None:
-        call, _ = capture_compile(subject.result, source=reduced.source, python=interpreter)
-        if call is not None:
-            return Standalone(call, reduced=reduced)
-        subject.notes.append(f"the reduced kernel {reduced.path} could not be captured")
-    call, why_not = capture_compile(subject.result, source=written, python=interpreter)
-    return Standalone(call, why_not)
-
-
-def decide(
-    subject: Subject, found_triage: Triage, standalone: Standalone, baseline: Baseline
-) -> Verdict:
-    """Decide: an issue, a comment on a known issue (or on a fixed bug), an NVIDIA report;
-    ``ready`` only when verified; a bug fixed upstream is never ready to file."""
-    result = subject.result
-    status = "unverified"
-    if standalone.verification is not None:
-        status = "ready" if standalone.verification.ok else "not-verified"
-    current = standalone.current
-    fixed_in = fixed_upstream_in(subject, current, baseline)
-    if fixed_in:
-        status = f"fixed upstream in {fixed_in}: do not file"
-    elif current is not None and not current.ok and current.exit_status not in (None, 0):
-        subject.notes.append(
-            f"triton {current.version} refuses the kernel for another reason: it cannot show "
-            "the fix (`repro bisect` tries every release)"
-        )
-    newest = unchecked_newer(subject, current) if status == "ready" else ""
-    if newest:
-        status = (
-            f"not checked on the newest release {newest}: run `repro bisect` where releases "
-            "can be installed"
-        )
-    if unseen_here(subject):
-        fixed_in = ""
-        status = command_there(f"repro report {subject_name(result)} --verify", result.target)
-    known = known_upstream(result, subject.triton_version, baseline)
-    upstream = known.upstream if known else ""
-    kind, body_file = "issue", ""
-    if fixed_in or known is not None:
-        kind, body_file = "comment", "comment.md"
-    elif found_triage.label == COMPILER_BUG:
-        body_file = "issue.md"
-    if not fixed_in and found_triage.label in (DRIVER_BUG, PTXAS_BUG):
-        kind, body_file = "nvidia", body_file or "nvidia.md"
-    return Verdict(kind, status, body_file, fixed_in, upstream)
-
-
-def body_context(
-    draft: Draft,
-    subject: Subject,
-    standalone: Standalone,
-    verdict: Verdict,
-    family: str,
-    baseline: Baseline,
-) -> dict[str, Any]:
+def body_context(draft: Draft, subject: Subject, evidence: Evidence) -> dict[str, Any]:
     """What the bodies say beyond :func:`suite.report.context.common_context`."""
     result = subject.result
+    standalone, decision = evidence.standalone, evidence.decision
     verification = standalone.verification
     if verification is not None and verification.output:
         observed_from = f"`{verification.command}` on triton {verification.version}"
@@ -441,14 +187,14 @@ def body_context(
         "observed_lines": len(observed.splitlines()),
         "observed_file": observed_file if observed_file in draft.files else "",
         "mlir": mlir,
-        "baseline_entry": baseline_note(result, subject.triton_version, baseline),
-        "upstream": verdict.upstream,
+        "baseline_entry": evidence.baseline_entry,
+        "upstream": decision.upstream,
         "ptxas_invocation": scrub(ptxas_invocation(error_text)),
         "error_text": scrub(error_text),
         "program_record": scrub(program_record(error_text)),
-        "status": verdict.status,
-        "family": family,
-        "fixed_in": verdict.fixed_in,
+        "status": decision.status,
+        "family": evidence.family,
+        "fixed_in": decision.fixed_in,
         "why_no_repro": standalone.why_not if standalone.call is None else "",
         "message_changes": subject.finding.message_note() if subject.finding else "",
         "headline": headline(result),
@@ -457,18 +203,19 @@ def body_context(
 
 
 def render_bodies(
-    draft: Draft, env: Environment, context: dict[str, Any], verdict: Verdict, found_triage: Triage
+    draft: Draft, env: Environment, context: dict[str, Any], evidence: Evidence
 ) -> None:
     """Render: ``comment.md`` (a fixed or known bug) or ``issue.md``, and ``nvidia.md`` for
     ptxas and driver problems."""
-    if verdict.fixed_in or verdict.upstream:
+    decision, found_triage = evidence.decision, evidence.triage
+    if decision.fixed_in or decision.upstream:
         draft.put(
             "comment.md", env.get_template("comment.md.j2").render(**context, head=60, tail=60)
         )
     elif found_triage.label == COMPILER_BUG:
         draft.put("issue.md", render_postable(env, "issue.md.j2", context))
     ptxas = context["outcome"] == Outcome.PTXAS_ERROR.label
-    if not verdict.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
+    if not decision.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
         draft.put("nvidia.md", render_postable(env, "nvidia.md.j2", context))
 
 
@@ -484,23 +231,18 @@ def render_postable(env: Environment, name: str, context: dict[str, Any]) -> str
     return text
 
 
-def record(
-    draft: Draft,
-    subject: Subject,
-    found_triage: Triage,
-    verdict: Verdict,
-    standalone: Standalone,
-    expected: str,
-    variants: VariantTable | None = None,
-) -> Written:
-    """Record: ``report.json``, what the command line prints from."""
+def record(draft: Draft, subject: Subject, evidence: Evidence) -> Written:
+    """Record: ``report.json``, what the command line prints from, with what each gathering
+    step ran again (``gathered``)."""
     result = subject.result
+    found_triage, decision, standalone = evidence.triage, evidence.decision, evidence.standalone
+    variants = evidence.variants
     files = sorted([*draft.files, "report.json"])
     verification, current = standalone.verification, standalone.current
     report = {
         "id": subject.report_id,
-        "status": verdict.status,
-        "kind": verdict.kind,
+        "status": decision.status,
+        "kind": decision.kind,
         "label": found_triage.label,
         "rule": found_triage.rule,
         "explanation": scrub(found_triage.explanation),
@@ -508,14 +250,15 @@ def record(
         "repro": result.repro,
         "target": result.target,
         "config": result.config,
-        "signature": expected,
+        "signature": evidence.expected,
         "triton": subject.triton_version,
-        "upstream": verdict.upstream,
+        "upstream": decision.upstream,
         "verification": verification.to_json() if verification else None,
         "current_release": current.to_json() if current else None,
         "variants": variants.to_json() if variants else None,
         "origin": subject.origin,
         "notes": subject.notes,
+        "gathered": [ran.to_json() for ran in evidence.ran],
         "files": files,
     }
     (draft.folder / "report.json").write_text(
@@ -523,13 +266,13 @@ def record(
     )
     return Written(
         draft.folder,
-        verdict.kind,
-        verdict.status,
+        decision.kind,
+        decision.status,
         found_triage,
         files,
-        body_file=verdict.body_file,
+        body_file=decision.body_file,
         verification=verification,
-        upstream=verdict.upstream,
+        upstream=decision.upstream,
         current=current,
     )
 

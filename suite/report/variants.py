@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.engine import Bounds, Execution, Outcome, needs_gpu, runtime_failure
+from suite.engine import Bounds, Execution, Outcome, Work, needs_gpu, runtime_failure
 from suite.errors import UsageError
 from suite.explain.explain import explain
 from suite.files import scratch_folder
@@ -36,7 +36,7 @@ from suite.toolchain.limits import limits_for
 #: Attached beside the body: the rows and every variant's config.
 VARIANTS_FILE = "variants.json"
 #: What the two compiles of an explanation may take, each.
-EXPLAIN_TIMEOUT_S = 300.0
+EXPLAIN_TIMEOUT_S = Work.COMPILE.value
 
 
 @dataclass(frozen=True)
