@@ -250,9 +250,14 @@ def gpu_alone() -> Iterator[None]:
     """Around a test's own process that may fault or hang on the GPU (a repro.py run by
     itself, a CUDA program): run as the tool runs one (``suite.engine.gpu_check.alone_on``),
     alone on the tests' GPU machine-wide, the GPU checked after it. Never around a ``repro``
-    command: it takes the same lock for its own launches."""
+    command: it takes the same lock for its own launches. Without a GPU nothing can fault
+    there: the process just runs."""
+    from suite.engine import gpu_arch
     from suite.engine.gpu_check import alone_on
 
+    if gpu_arch() is None:
+        yield
+        return
     with alone_on(the_gpus()[0]):
         yield
 

@@ -477,7 +477,9 @@ def test_a_kernel_package_built_ahead_of_time_is_captured_carried_and_reported(t
     folder = output / failure["finding"]
     assert json.loads((folder / "report.json").read_text())["status"] == "ready"
     script = folder / "repro.py"
-    assert "'cluster_dims': (1, 1, 1)" in script.read_text()
+    # Options written as Python literals (never JSON's lists).
+    (options,) = re.findall(r"^OPTIONS = (.*)$", script.read_text(), re.M)
+    assert "[" not in options, options
     assert_standalone(script.read_text())
     alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
