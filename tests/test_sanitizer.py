@@ -89,7 +89,10 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
 def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     (found,) = select([str(DESCRIPTOR)])
     (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
-    result = run_case(trigger, tmp_path / "case", Execution(warm=False, gpus=the_gpus()))
+    # No relaunches with other ptxas builds (tests/test_ptxas_differential.py's): each is a
+    # process alone on the GPU, and this test reads the sanitizer's evidence alone.
+    execution = Execution(warm=False, gpus=the_gpus(), ptxas_differential=False)
+    result = run_case(trigger, tmp_path / "case", execution)
     assert result.outcome.label == "runtime-error", result.message
     assert "misaligned address" in result.message
     evidence = result.notes.sanitizer
@@ -99,11 +102,14 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     assert first["source"].endswith("descriptor_1d_pipelined.py:43")
     print(json.dumps(evidence, indent=2))
     (nearest,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["nearest-pass"])]
-    passed = run_case(nearest, tmp_path / "near", Execution(warm=False, gpus=the_gpus()))
+    passed = run_case(nearest, tmp_path / "near", execution)
     assert passed.outcome.label == "passed" and passed.notes.sanitizer is None
 
     # The run's report carries the first error.
-    done = repro_cli("run", str(DESCRIPTOR), "-c", "trigger", "--gpu", "on", "-o", str(tmp_path))
+    done = repro_cli(
+        "run", str(DESCRIPTOR), "-c", "trigger", "--gpu", "on", "--no-ptxas-differential",
+        "-o", str(tmp_path),
+    )  # fmt: skip
     (run,) = (tmp_path / "runs").iterdir()
     case = "descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
     reported = repro_cli("report", f"{run}:{case}", "-o", str(tmp_path), "--no-rerun")
