@@ -215,6 +215,7 @@ def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(t
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     found = discover.from_source({"path": str(RMSNORM)}, str(RMSNORM))[0]
     trigger = dict(found.repro.configs["trigger"][0])
@@ -246,6 +247,7 @@ def _built(cache: Path) -> set[str]:
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_a_candidates_launch_finds_its_kernels_built_by_its_compile_phase(tmp_path):
     # A candidate's run builds what it launches in its compile phase (no GPU turn held), then
     # launches in the same process; a compile-only run builds the same kernels. What the

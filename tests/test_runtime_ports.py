@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import repro_cli
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.long]
 
 
 def test_the_runtime_ports_fail_on_the_gpu_and_their_nearest_configs_pass(tmp_path):

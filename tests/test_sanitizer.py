@@ -86,6 +86,7 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     (found,) = select([str(DESCRIPTOR)])
     (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
