@@ -16,14 +16,14 @@
 # what the two processes share, and what a run's time mostly goes to.
 #
 # Knobs: JOBS (the other tests' xdist workers, default 4), RUN_S (one run's bound, default
-# 230 s), REDUCE_S (the fault reduction's --time-budget, default 75 s). With the defaults
+# 230 s), REDUCE_S (the fault reduction's --time-budget, default 90 s). With the defaults
 # the whole script stays within 560 s: two runs of at most 235 s, two checks of at most
 # 30 s, and before them the versions and the count of long tests (about 20 s).
 set -u
 OUT=${OUT:-$(mktemp -d)}
 JOBS=${JOBS:-4}
 RUN_S=${RUN_S:-230}
-export REPRO_TEST_REDUCE_S=${REDUCE_S:-75}
+export REPRO_TEST_REDUCE_S=${REDUCE_S:-90}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
