@@ -8,19 +8,21 @@
 #
 #   OUT=$OUT bash bench/gpu_tests_twice.sh
 #
-# A run is two pytest processes started together, under one bound: the GPU-marked tests
-# that reduce (`-k reduce`: the two reductions, minutes each, and test_reduce_runtime's
-# other GPU test), one xdist worker each, and all the others. What may fault or hang runs
-# alone on the GPU machine-wide whatever the workers (suite/engine/gpu_check.py), so the
-# two processes and their workers may run side by side.
+# A run is two pytest processes started together, under one bound: the GPU tests marked
+# `long` (the fault reduction, the closure reproducers, the catalogue's builtins, the
+# sanitizer, ...), all at once, each in an xdist worker of its own, so none waits behind
+# another to start; and all the others, JOBS workers. What may fault or hang runs alone on
+# the GPU machine-wide whatever the workers (suite/engine/gpu_check.py): the GPU's lock is
+# what the two processes share, and what a run's time mostly goes to.
 #
-# Knobs: JOBS (the other tests' xdist workers, default 5), RUN_S (one run's bound, default
-# 205 s), REDUCE_S (each reduction test's --time-budget, default 90 s). With the defaults
-# the whole script stays within 540 s.
+# Knobs: JOBS (the other tests' xdist workers, default 4), RUN_S (one run's bound, default
+# 230 s), REDUCE_S (the fault reduction's --time-budget, default 90 s). With the defaults
+# the whole script stays within 560 s: two runs of at most 235 s, two checks of at most
+# 30 s, and before them the versions and the count of long tests (about 20 s).
 set -u
 OUT=${OUT:-$(mktemp -d)}
-JOBS=${JOBS:-5}
-RUN_S=${RUN_S:-205}
+JOBS=${JOBS:-4}
+RUN_S=${RUN_S:-230}
 export REPRO_TEST_REDUCE_S=${REDUCE_S:-90}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 mkdir -p "$OUT"
@@ -28,41 +30,44 @@ SUMMARY="$OUT/summary.txt"
 say() { echo "$*" | tee -a "$SUMMARY"; }
 xids() { dmesg 2>/dev/null | grep -i 'xid' ; }
 
+# One worker per long test: their count, as pytest selects them.
+LONG=$(python -m pytest -m "gpu and long" --collect-only -q -p no:cacheprovider tests/ 2>/dev/null \
+  | grep -c '::')
 {
   date -u +%Y-%m-%dT%H:%M:%SZ
   python -c "import sys, torch, triton; print('python', sys.version.split()[0], 'torch', torch.__version__, 'triton', triton.__version__)"
   nvidia-smi --query-gpu=name,driver_version,persistence_mode --format=csv,noheader
-  echo "JOBS=$JOBS RUN_S=$RUN_S REPRO_TEST_REDUCE_S=$REPRO_TEST_REDUCE_S"
+  echo "LONG=$LONG JOBS=$JOBS RUN_S=$RUN_S REPRO_TEST_REDUCE_S=$REPRO_TEST_REDUCE_S"
 } >"$OUT/versions.txt" 2>&1
 cat "$OUT/versions.txt" >>"$SUMMARY"
 xids >"$OUT/xid-before.txt"
 failed=0
-tests() {  # tests RUN PART -k EXPRESSION -n WORKERS: one pytest process, its output under $OUT
+tests() {  # tests RUN PART -m EXPRESSION -n WORKERS: one pytest process, its output under $OUT
   local run=$1 part=$2
   shift 2
-  timeout -s INT -k 10 "$RUN_S" python -m pytest -m gpu "$@" -p no:cacheprovider -q -rA \
+  timeout -s INT -k 5 "$RUN_S" python -m pytest "$@" -p no:cacheprovider -q -rA \
     --durations=0 --junitxml="$OUT/junit-$run-$part.xml" tests/ >"$OUT/gpu-tests-$run-$part.txt" 2>&1
 }
 for run in 1 2; do
   start=$(date +%s)
-  tests "$run" reduce -k reduce -n 3 &
-  reducing=$!
-  tests "$run" others -k "not reduce" -n "$JOBS"
+  tests "$run" long -m "gpu and long" -n "$((LONG > 0 ? LONG : 1))" &
+  long=$!
+  tests "$run" others -m "gpu and not long" -n "$JOBS"
   others=$?
-  wait "$reducing"
-  reduced=$?
-  say "run $run: in $(($(date +%s) - start)) s; pytest exit $reduced (reductions), $others (the others) (124: stopped by the ${RUN_S} s bound)"
-  for part in reduce others; do
+  wait "$long"
+  longs=$?
+  say "run $run: in $(($(date +%s) - start)) s; pytest exit $longs (long), $others (the others) (124: stopped by the ${RUN_S} s bound)"
+  for part in long others; do
     say "  $part: $(tail -n 1 "$OUT/gpu-tests-$run-$part.txt")"
     grep -E '^(FAILED|ERROR) ' "$OUT/gpu-tests-$run-$part.txt" | sed 's/^/  /' | tee -a "$SUMMARY"
   done
-  timeout -s INT 45 python -m suite.engine.gpu_check >"$OUT/gpu-check-$run.txt" 2>&1
+  timeout -s INT -k 5 25 python -m suite.engine.gpu_check >"$OUT/gpu-check-$run.txt" 2>&1
   checked=$?
   say "  gpu_check after run $run: exit $checked: $(tail -n 1 "$OUT/gpu-check-$run.txt")"
   xids >"$OUT/xid-after-$run.txt"
   say "  kernel log: $(($(wc -l <"$OUT/xid-after-$run.txt") - $(wc -l <"$OUT/xid-before.txt"))) new Xid lines in all so far"
   nvidia-smi --query-gpu=utilization.gpu,memory.used,pstate --format=csv,noheader \
     >"$OUT/nvidia-smi-$run.txt" 2>&1
-  [ "$reduced" -eq 0 ] && [ "$others" -eq 0 ] && [ "$checked" -eq 0 ] || failed=1
+  [ "$longs" -eq 0 ] && [ "$others" -eq 0 ] && [ "$checked" -eq 0 ] || failed=1
 done
 exit "$failed"

@@ -264,7 +264,7 @@ def gpu_alone() -> Iterator[None]:
 
 def gpu_reduce_budget() -> str:
     """``--time-budget`` of a GPU test's reduction: 240 s, or ``REPRO_TEST_REDUCE_S`` (a device
-    call that runs the GPU tests twice in 540 s gives each less: bench/gpu_tests_twice.sh)."""
+    call that runs the GPU tests twice in 560 s gives it less: bench/gpu_tests_twice.sh)."""
     return os.environ.get("REPRO_TEST_REDUCE_S", "240")
 
 

@@ -13,6 +13,7 @@ from tests.test_capture import PROGRAMS, capture
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_an_inductor_kernel_launch_is_recorded(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     from suite.capture.site.repro_capture_records import load_last_launches

@@ -390,6 +390,7 @@ GPU_CORPUS = [
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 @pytest.mark.parametrize(("name", "change"), GPU_CORPUS)
 def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
     tmp_path, name, change
@@ -428,6 +429,7 @@ def test_a_runtime_reproducer_with_module_helpers_is_verified_and_runs_alone(
 
 
 @pytest.mark.gpu
+@pytest.mark.slow  # the GPU-marked run reduces a launch fault in test_reduce_runtime.py
 def test_a_runtime_reproducer_with_module_helpers_is_reduced_and_runs_alone(tmp_path):
     """misaligned_constants reduced on the GPU; the report of the reduced kernel is a repro.py
     that runs alone and exits 1."""

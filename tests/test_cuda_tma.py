@@ -15,6 +15,7 @@ file path to keep the matrix as JSON.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import pickle
@@ -304,8 +305,13 @@ def test_limit_violation_round_trips():
 
 
 def run_one(repro_id: str, cfg: dict, target: str, tmp_path: Path, gpu_arch: int | None = None):
+    """The case run by the engine; with ``gpu_arch`` launched on the tests' GPUs, a failed
+    launch not rerun under compute-sanitizer or other ptxas builds (not what these tests
+    check: tests/test_sanitizer.py and tests/test_ptxas_differential.py do)."""
     (spec,) = expand([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
-    return run_case(spec, tmp_path / "case", Execution(gpus=the_gpus() if gpu_arch else ()))
+    gpus = the_gpus() if gpu_arch else ()
+    execution = Execution(gpus=gpus, sanitize=False, ptxas_differential=False)
+    return run_case(spec, tmp_path / "case", execution)
 
 
 @needs_nvcc
@@ -380,8 +386,9 @@ def test_program_builds_and_reports_json_without_a_gpu():
 @pytest.mark.parametrize("n", [4096, 1 << 20, 1_000_004])
 def test_gpu_program_copies_exactly(n):
     """On a GPU, by hand: lengths of 16-byte multiples with the default (padded) strides."""
+    program = corrected_program()  # nvcc's build first: the GPU's lock is for the launch
     with gpu_alone():
-        result = run_cuda(corrected_program(), ["--n", str(n)])
+        result = run_cuda(program, ["--n", str(n)])
     assert (result["encode"], result["mismatches"]) == ("CUDA_SUCCESS", 0), result
     assert result["global_stride0"] == (n * 4 + 15) // 16 * 16
 
@@ -503,11 +510,12 @@ def test_gpu_1d_rank1_encode_matrix():
     gpu_target()
     program = corrected_program()
     cells = []
-    for strides in RANK1_STRIDES:
-        for n in RANK1_LENGTHS:
+    # One turn alone on the GPU for the whole matrix, the GPU checked once after it: each
+    # cell is its own process, and the driver refuses its encode or it copies (asserted).
+    with gpu_alone():
+        for strides, n in itertools.product(RANK1_STRIDES, RANK1_LENGTHS):
             try:
-                with gpu_alone():
-                    result = run_cuda(program, ["--n", str(n), "--strides", strides])
+                result = run_cuda(program, ["--n", str(n), "--strides", strides])
             except (CudaRunError, WrongResult) as error:
                 got = getattr(error, "result", {}) or {}
                 outcome = getattr(error, "error", type(error).__name__)

@@ -499,6 +499,7 @@ def test_suggest_ranks_the_declared_space_and_writes_a_config_set(fake_gpu, tmp_
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_gate_on_the_gpu_at_a_small_size(tmp_path):
     out = Path(os.environ.get("REPRO_GPU_OUT") or tmp_path)
     done = gate_cli(

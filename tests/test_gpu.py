@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import repro_cli
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.long]
 
 
 def test_builtins_launch_and_check_on_the_gpu(tmp_path):

@@ -341,6 +341,7 @@ def test_a_bug_every_build_shows_stays_triton_s_and_its_issue_says_so(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_on_the_gpu_the_planted_assembler_fault_is_a_ptxas_bug(tmp_path):
     """With a GPU (and torch) a launch that does not fault passes: the planted case is the
     assembler's bug, and triage says so."""

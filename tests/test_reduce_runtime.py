@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,12 @@ def _finding(program: Path, signature: str, outcome: str, folder: Path) -> Path:
     )
 
 
+#: How these tests run a case: fresh interpreters, and a failed launch never rerun under
+#: compute-sanitizer or other ptxas builds (each rerun a process alone on the GPU; what they
+#: find is tests/test_sanitizer.py's and tests/test_ptxas_differential.py's to check).
+NO_RERUNS = Execution(warm=False, sanitize=False, ptxas_differential=False)
+
+
 def _judged_fresh(reduced: Path, finding: Finding, work: Path, gpus: tuple[str, ...] = ()):
     expectation = Expectation(
         repro=finding.repro,
@@ -73,7 +80,7 @@ def _judged_fresh(reduced: Path, finding: Finding, work: Path, gpus: tuple[str, 
         passing_config=dict(finding.passing_neighbours[0].config),
     )
     work.mkdir(parents=True, exist_ok=True)
-    execution = Execution(warm=False, sanitize=False, gpus=gpus)
+    execution = replace(NO_RERUNS, gpus=gpus)
     return SignatureTest(expectation, work, None, execution)(reduced)
 
 
@@ -208,17 +215,22 @@ def test_a_wrong_result_is_reduced_under_the_interpreter_keeping_its_signature(t
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_a_launch_fault_in_a_realistic_kernel_is_reduced_on_the_gpu(tmp_path):
     found = discover.from_source({"path": str(RMSNORM)}, str(RMSNORM))[0]
     trigger = dict(found.repro.configs["trigger"][0])
     seen = run_case(
         CaseSpec(found, trigger, "sm_90", gpu=True),
         tmp_path / "trigger",
-        Execution(warm=False, sanitize=False, gpus=the_gpus()),
+        replace(NO_RERUNS, gpus=the_gpus()),
     )
     assert seen.signature is not None and ":launch" in seen.signature.text, seen.message
     path = _finding(RMSNORM, seen.signature.text, seen.outcome.label, tmp_path)
-    done = repro_cli("reduce", str(path), "-o", str(tmp_path), "--time-budget", gpu_reduce_budget())
+    # Four candidates at a time, as tests/test_closure.py's: each holds the GPU from its
+    # launch to its exit, and the GPU tests beside it take turns there too.
+    done = repro_cli(
+        "reduce", str(path), "-o", str(tmp_path), "--time-budget", gpu_reduce_budget(), "-j", "4"
+    )
     assert done.code == 0, done.stderr[-3000:]
     reduced = Path(done.stdout.strip().splitlines()[-1])
     assert kernel_measure(reduced.read_text())[1] < kernel_measure(RMSNORM.read_text())[1]
@@ -235,6 +247,7 @@ def _built(cache: Path) -> set[str]:
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_a_candidates_launch_finds_its_kernels_built_by_its_compile_phase(tmp_path):
     # A candidate's run builds what it launches in its compile phase (no GPU turn held), then
     # launches in the same process; a compile-only run builds the same kernels. What the
@@ -246,7 +259,7 @@ def test_a_candidates_launch_finds_its_kernels_built_by_its_compile_phase(tmp_pa
     passing = dict(found.repro.configs["nearest-pass"][0])
     cache = tmp_path / "cache"
     knobs = {"TRITON_CACHE_DIR": str(cache)}
-    execution = Execution(warm=False, sanitize=False, gpus=the_gpus())
+    execution = replace(NO_RERUNS, gpus=the_gpus())
     ahead = {**knobs, COMPILE_LAUNCHES: json.dumps([failing, passing])}
     compiled = run_case(
         CaseSpec(found, failing, "sm_90", gpu=False), tmp_path / "c", execution, None, ahead

@@ -12,7 +12,7 @@ import pytest
 
 from tests.conftest import repro_cli
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.long]
 
 
 def test_the_runtime_ports_fail_on_the_gpu_and_their_nearest_configs_pass(tmp_path):
@@ -25,6 +25,11 @@ def test_the_runtime_ports_fail_on_the_gpu_and_their_nearest_configs_pass(tmp_pa
         "sm_90",
         "--gpu",
         "on",
+        # Their signatures and messages are the launches' own: no sanitizer or ptxas reruns
+        # (each a process alone on the GPU; tests/test_sanitizer.py and
+        # tests/test_ptxas_differential.py check those).
+        "--no-sanitizer",
+        "--no-ptxas-differential",
         "-o",
         str(out),
         timeout=1200,

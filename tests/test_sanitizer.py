@@ -16,10 +16,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, repro_cli, the_gpus
+from conftest import ROOT, repro_cli
 
 from suite.engine.discover import select
 from suite.engine.expand import expand
+from suite.engine.outcome import CaseResult
 from suite.engine.runner import Execution, run_case
 from suite.engine.sanitizer import Evidence, executable, instrumentation_modes, parse
 from suite.toolchain.venvs import for_version
@@ -86,10 +87,20 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
 
 
 @pytest.mark.gpu
+@pytest.mark.long
 def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
-    (found,) = select([str(DESCRIPTOR)])
-    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
-    result = run_case(trigger, tmp_path / "case", Execution(warm=False, gpus=the_gpus()))
+    # One run of the trigger and its nearest pass, as a user runs them; no relaunches with
+    # other ptxas builds (tests/test_ptxas_differential.py's): each is a process alone on
+    # the GPU, and this test reads the sanitizer's evidence alone.
+    done = repro_cli(
+        "run", str(DESCRIPTOR), "-c", "trigger", "-c", "nearest-pass", "--gpu", "on",
+        "--no-ptxas-differential", "-o", str(tmp_path),
+    )  # fmt: skip
+    (run,) = (tmp_path / "runs").iterdir()
+    lines = (run / "results.jsonl").read_text().splitlines()
+    results = {r.case_id: r for r in (CaseResult.from_json(json.loads(line)) for line in lines)}
+    case = "descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
+    result = results.pop(case)
     assert result.outcome.label == "runtime-error", result.message
     assert "misaligned address" in result.message
     evidence = result.notes.sanitizer
@@ -98,14 +109,10 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     assert first["category"] == "misaligned" and first["kernel"] == "copy_1d"
     assert first["source"].endswith("descriptor_1d_pipelined.py:43")
     print(json.dumps(evidence, indent=2))
-    (nearest,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["nearest-pass"])]
-    passed = run_case(nearest, tmp_path / "near", Execution(warm=False, gpus=the_gpus()))
+    (passed,) = results.values()  # the nearest pass
     assert passed.outcome.label == "passed" and passed.notes.sanitizer is None
 
     # The run's report carries the first error.
-    done = repro_cli("run", str(DESCRIPTOR), "-c", "trigger", "--gpu", "on", "-o", str(tmp_path))
-    (run,) = (tmp_path / "runs").iterdir()
-    case = "descriptor-1d-pipelined[sm_90-x8-s3-fp16]"
     reported = repro_cli("report", f"{run}:{case}", "-o", str(tmp_path), "--no-rerun")
     assert reported.code == 0, done.stdout + reported.stdout + reported.stderr
     (folder,) = [p for p in tmp_path.iterdir() if (p / "report.json").is_file()]
