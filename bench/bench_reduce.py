@@ -31,9 +31,9 @@ from pathlib import Path
 
 from suite.engine import Environment, Execution
 from suite.engine import capture_source as capture
+from suite.failures.findings import Finding
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import kernel_measure
-from suite.search.findings import Finding
 from suite.toolchain.venvs import for_version
 
 ROOT = Path(__file__).resolve().parents[1]

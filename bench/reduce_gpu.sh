@@ -62,7 +62,7 @@ from suite.engine.environment import capture
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.engine.sources import capture as carry
-from suite.search.findings import Finding, SeenConfig
+from suite.failures.findings import Finding, SeenConfig
 
 program, folder = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
 found = discover.from_source({"path": str(program)}, str(program))[0]

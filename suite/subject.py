@@ -45,7 +45,7 @@ from suite.engine import (
 )
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
-from suite.search.findings import DirectoryFindingsStore, Finding, read_finding
+from suite.failures.findings import DirectoryFindingsStore, Finding, read_finding
 from suite.toolchain.venvs import folder_for
 
 

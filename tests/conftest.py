@@ -295,7 +295,7 @@ def write_finding(
     from suite.engine import discover
     from suite.engine.environment import Environment
     from suite.engine.sources import capture
-    from suite.search.findings import Finding, SeenConfig
+    from suite.failures.findings import Finding, SeenConfig
 
     found = discover.from_source({"path": str(program)}, str(program))[0]
     carried = capture({"path": str(program)})

@@ -83,20 +83,21 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
+# The packages of the commands (each command's door in suite/cli drives one or more).
+COMMANDS = {"cli", "report", "gate", "replay", "releases", "search", "reduce", "capture", "explain"}
+
+
 def test_the_engine_imports_no_command_package():
-    commands = {
-        "cli",
-        "report",
-        "gate",
-        "replay",
-        "releases",
-        "search",
-        "reduce",
-        "capture",
-        "explain",
-    }
-    commands.add("cuda.differential")  # a harness over the model, not part of it
-    assert import_graph()["engine"] & commands == set()
+    below = COMMANDS | {"failures", "cuda.differential"}  # the harness is over the model
+    assert import_graph()["engine"] & below == set()
+
+
+def test_the_failures_package_is_below_every_command_package():
+    """A finding is read and written by every command about a failure: its record and store
+    import the engine and no command package."""
+    graph = import_graph()
+    assert "engine" in graph["failures"]
+    assert graph["failures"] & COMMANDS == set()
 
 
 def _top_level_names() -> dict[str, list[str]]:
@@ -115,7 +116,8 @@ def test_finding_and_run_lookup_have_one_home():
     names = _top_level_names()
     for name in ("Subject", "subject_of", "locate", "load_finding", "result_from_finding"):
         assert names[name] == ["subject.py"], (name, names[name])
-    lookups = [m for m in names["resolve"] if m.startswith(("report/", "replay/", "search/"))]
+    commands = ("report/", "replay/", "search/", "failures/")
+    lookups = [m for m in names["resolve"] if m.startswith(commands)]
     assert lookups == [], lookups
 
 

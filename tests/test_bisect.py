@@ -18,8 +18,8 @@ from suite.engine.discover import select
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.sources import capture
+from suite.failures.findings import DirectoryFindingsStore, Finding
 from suite.releases import bisect
-from suite.search.findings import DirectoryFindingsStore, Finding
 from suite.toolchain.venvs import for_version
 
 DOT_MMA = ROOT / "tests" / "data" / "dot_mma.py"

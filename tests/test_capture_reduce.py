@@ -21,10 +21,10 @@ import pytest
 
 from suite.engine import discover
 from suite.engine.runner import Execution
+from suite.failures.findings import Finding
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import kernel_measure
 from suite.report.launch_repro import launch_script
-from suite.search.findings import Finding
 from suite.templating import template_environment
 from tests.conftest import checkout_env, repro_cli, run_alone, write_finding
 

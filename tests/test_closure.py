@@ -213,7 +213,7 @@ def _finding(source: Path, record: dict, path: Path) -> Path:
     """A finding of ``record`` (a case of ``source``) as ``repro explore`` writes one."""
     from suite.engine.environment import Environment
     from suite.engine.sources import capture
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
 
     carried = capture({"path": str(source)})
     assert carried is not None
@@ -511,7 +511,7 @@ def test_status_says_what_was_checked(tmp_path):
     reproduces = Verification(True, triton_release(), "", 1, record["signature"])
     assert unchecked_newer(subject, refused) == ""
     finding = _finding(CORPUS / "module_constants.py", record, tmp_path / "f.json")
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
 
     bisected = replace(Finding.from_json(json.loads(finding.read_text())), first_good="3.6.0")
     subject.finding = replace(bisected, signatures={"3.5.0": record["signature"]})

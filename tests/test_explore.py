@@ -20,8 +20,8 @@ from suite.engine.discover import select
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.errors import HarnessError, UsageError
+from suite.failures.findings import DirectoryFindingsStore, Finding
 from suite.search.explore import Budget, Exploration, explore
-from suite.search.findings import DirectoryFindingsStore, Finding
 from tests.conftest import repro_cli
 
 SEED = 1

@@ -28,6 +28,7 @@ from suite.engine.protocol import (
 )
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, run_warm
+from suite.failures.findings import Finding
 from suite.gate.events import Begin, Done, GpuSpec, Prior, SpecItem, Start, Timed
 from suite.gate.gpu import GpuEvents, GpuRun
 from suite.replay.bindings import Binding
@@ -42,7 +43,6 @@ from suite.replay.protocol import (
 from suite.replay.protocol import (
     read_message as read_replay_message,
 )
-from suite.search.findings import Finding
 
 PASSING = """
 from suite import Choice, Compiled, Reproducer

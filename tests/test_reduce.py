@@ -18,12 +18,12 @@ import pytest
 from suite.engine.environment import Environment
 from suite.engine.runner import Execution
 from suite.engine.sources import capture
+from suite.failures.findings import Finding
 from suite.reduce.interesting import Expectation, SignatureTest, Verdict
 from suite.reduce.judge import Judge
 from suite.reduce.passes import PASSES, TIDY, candidates, kernel_measure, well_formed
 from suite.reduce.reducer import Progress
 from suite.report.reduced import reduced_of
-from suite.search.findings import Finding
 from suite.toolchain.venvs import for_version
 from tests.conftest import SOURCE_SECRET
 

@@ -21,13 +21,13 @@ import pytest
 from suite.engine import COMPILE_LAUNCHES, Outcome, context_check, discover
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
+from suite.failures.findings import Finding
 from suite.reduce.form import launching_form
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.tree import split
 from suite.report.launch_repro import launch_script
 from suite.report.reduced import Reduced
-from suite.search.findings import Finding
 from suite.templating import template_environment
 from tests.conftest import gpu_visible, repro_cli, run_alone, write_finding
 

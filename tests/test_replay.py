@@ -562,7 +562,7 @@ def test_a_passing_case_has_nothing_to_replay(run_350):
 
 
 def _finding(out: Path, python: str, triton: str) -> Path:
-    from suite.search.findings import DirectoryFindingsStore, Finding
+    from suite.failures.findings import DirectoryFindingsStore, Finding
 
     finding = Finding(
         repro="tma-gemm-prefetch",

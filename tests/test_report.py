@@ -29,11 +29,11 @@ from suite.engine.runner import Execution, run_case
 from suite.engine.scrub import scrub
 from suite.engine.triage import triage
 from suite.errors import UsageError
+from suite.failures.findings import DirectoryFindingsStore
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.report.verify import clean_env
 from suite.search.explore import Budget, explore
-from suite.search.findings import DirectoryFindingsStore
 from suite.templating import fence, trim_lines
 from tests.conftest import ROOT, repro_cli, write_finding
 

@@ -322,7 +322,7 @@ def test_a_boundary_row_says_same_failure_only_on_the_full_signature(tmp_path):
     the dot aborts in LLVM instruction selection (3.0's LLVM has no sm_120 shuffle). Both
     are `crash:SIGABRT:compile`; the boundary row between them names the other signature,
     never "same failure", in the explore table and in the stored finding."""
-    from suite.search.findings import DirectoryFindingsStore
+    from suite.failures.findings import DirectoryFindingsStore
 
     out = tmp_path / "out"
     done = repro(

@@ -19,9 +19,9 @@ from suite.engine.environment import capture
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.sources import capture as capture_source
+from suite.failures.findings import DirectoryFindingsStore, Finding, kind_of
 from suite.report.report import write_report
 from suite.search.evaluate import Evaluator
-from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
 from suite.search.variants import variant_changes
 from suite.subject import subject_of
 

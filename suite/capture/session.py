@@ -30,8 +30,8 @@ from suite.engine import (
     scrub_secrets,
 )
 from suite.engine import session as engine
+from suite.failures.findings import DirectoryFindingsStore, Finding, SeenConfig, kind_of
 from suite.files import own_folder
-from suite.search.findings import DirectoryFindingsStore, Finding, SeenConfig, kind_of
 
 
 class CapturedJson(TypedDict):

@@ -239,7 +239,7 @@ def _baseline(path: str | None) -> StoreCheck:
 
 
 def _findings(root: Path) -> StoreCheck:
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
 
     folder = root.resolve() / "findings"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []

@@ -23,7 +23,7 @@ from suite.errors import UsageError
 if TYPE_CHECKING:
     from suite.api import Config
     from suite.engine import Described
-    from suite.search.findings import DirectoryFindingsStore, Finding
+    from suite.failures.findings import DirectoryFindingsStore, Finding
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
@@ -94,9 +94,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.engine import Bounds, Execution, check_targets, discover, visible_gpus
     from suite.engine import capture_environment as capture
+    from suite.failures.findings import DirectoryFindingsStore
     from suite.search.evaluate import Evaluation
     from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, explore
-    from suite.search.findings import DirectoryFindingsStore
 
     if args.timeout <= 0 or args.memory_cap <= 0:
         raise UsageError("--timeout and --memory-cap must be positive")
@@ -268,7 +268,7 @@ class _MinimalCases:
 
 def cmd_findings(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.search.findings import DirectoryFindingsStore
+    from suite.failures.findings import DirectoryFindingsStore
 
     store = DirectoryFindingsStore(Path(args.output) / "findings")
     findings = [

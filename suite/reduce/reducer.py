@@ -37,6 +37,7 @@ from pathlib import Path
 
 from suite.engine import DEFAULTS, CaseSpec, Execution, Found
 from suite.errors import HarnessError, UsageError
+from suite.failures.findings import Finding
 from suite.files import read_regular, write_replacing
 from suite.reduce.form import launching_form, reducer_form
 from suite.reduce.interesting import Expectation, SignatureTest, values_checked
@@ -51,7 +52,6 @@ from suite.reduce.passes import (
     kernel_measure,
     size,
 )
-from suite.search.findings import Finding
 
 STATE = "state.json"
 REDUCED = "reduced.py"

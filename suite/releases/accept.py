@@ -29,8 +29,8 @@ from suite.engine import (
 )
 from suite.engine import triage_of as triage
 from suite.errors import UsageError
+from suite.failures.findings import Finding
 from suite.files import load_structured, locked
-from suite.search.findings import Finding
 
 
 def glob_escape(text: str) -> str:

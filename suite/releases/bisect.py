@@ -59,9 +59,9 @@ from suite.engine import (
 )
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
+from suite.failures.findings import Finding, SeenConfig
 from suite.releases.nightlies import CommitRange, chronological, commit_range
 from suite.search.evaluate import Evaluator
-from suite.search.findings import Finding, SeenConfig
 from suite.toolchain.venvs import Release
 
 BAD, GOOD, OTHER = "bad", "good", "other failure"

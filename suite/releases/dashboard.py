@@ -29,8 +29,8 @@ from packaging.version import InvalidVersion, Version
 from suite.engine import CaseResult, Outcome, RunStore, catalogue
 from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
+from suite.failures.findings import DirectoryFindingsStore, change_note
 from suite.files import lies_under, own_folder, read_regular, write_replacing
-from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment
 
 # Worst first: the colour a heatmap cell takes when its configs disagree.

@@ -19,9 +19,9 @@ from suite.engine import (
     safe_facts,
 )
 from suite.engine import scrub_text as scrub
+from suite.failures.findings import Finding
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
-from suite.search.findings import Finding
 from suite.subject import Subject
 from suite.toolchain.limits import UnknownTarget, limits_for
 

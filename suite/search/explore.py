@@ -27,7 +27,7 @@ fewer warps, then simpler dtypes (parameters whose name holds ``dtype``), then
 the remaining parameters (problem sizes and other options), each in declaration
 order. A value's size is its index in the parameter's ``values``.
 
-Failures persist in a :class:`~suite.search.findings.FindingsStore`; the minimal
+Failures persist in a :class:`~suite.failures.findings.FindingsStore`; the minimal
 failing configs are also kept in Hypothesis's example database and replayed as
 explicit examples before a re-run searches anew.
 """
@@ -65,8 +65,8 @@ from suite.engine import (
 )
 from suite.engine import capture_environment as capture
 from suite.errors import HarnessError
+from suite.failures.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.search.evaluate import Evaluation, Evaluator, config_key, failure_signature, interesting
-from suite.search.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.toolchain.limits import limits_for
 
 _SEARCH_SETTINGS = settings(
