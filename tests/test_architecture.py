@@ -18,16 +18,9 @@ SUITE = Path(suite.__file__).resolve().parent
 PACKAGES = {p.name for p in SUITE.iterdir() if (p / "__init__.py").exists()}
 
 
-# Subpackages that are a layer of their own: the differential harness writes through
-# suite.templating (above the engine), while the TMA model it judges is below the engine.
-LAYERS = {("cuda", "differential")}
-
-
 def _unit(parts: tuple[str, ...]) -> str:
-    """A package of ``suite/`` (``engine``), one of its :data:`LAYERS` (``cuda.differential``),
-    or a top-level module (``suite.api``)."""
-    if tuple(parts[1:3]) in LAYERS:
-        return ".".join(parts[1:3])
+    """A package of ``suite/`` (``engine``, ``cuda``: a package counts whole, with every
+    package inside it) or a top-level module (``suite.api``)."""
     if len(parts) >= 2 and parts[1] in PACKAGES:
         return parts[1]
     return ".".join(parts[:2])
@@ -88,7 +81,7 @@ COMMANDS = {"cli", "report", "gate", "replay", "releases", "search", "reduce", "
 
 
 def test_the_engine_imports_no_command_package():
-    below = COMMANDS | {"failures", "cuda.differential"}  # the harness is over the model
+    below = COMMANDS | {"failures", "tma_differential"}  # the harness is over the model
     assert import_graph()["engine"] & below == set()
 
 
@@ -137,18 +130,14 @@ def test_no_module_is_over_about_600_lines():
 
 
 def test_the_cuda_tma_domain_has_one_home():
-    """The TMA model, the static checks, nvcc builds, the driver probe and the differential
-    are defined in suite/cuda; the toolkit paths reproducer files import only re-export."""
+    """The TMA model, the static checks, nvcc builds and the driver probe are defined in
+    suite/cuda, the differential over them in suite/tma_differential; the toolkit paths
+    reproducer files import only re-export."""
     names = _top_level_names()
-    for name in (
-        "TensorMapArgs",
-        "check_tma_copy",
-        "compile_cuda",
-        "encode_with_driver",
-        "valid_descriptors",
-        "make_record",
-    ):
+    for name in ("TensorMapArgs", "check_tma_copy", "compile_cuda", "encode_with_driver"):
         assert [m for m in names[name] if not m.startswith("cuda/")] == [], (name, names[name])
+    for name, home in (("valid_descriptors", "descriptors"), ("make_record", "records")):
+        assert names[name] == [f"tma_differential/{home}.py"], (name, names[name])
     for public in ("tma_model.py", "static_check.py", "nvcc.py"):
         tree = ast.parse((SUITE / public).read_text())
         kinds = {type(node).__name__ for node in tree.body}

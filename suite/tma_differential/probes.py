@@ -7,12 +7,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NotRequired, TypedDict, cast
 
-from suite.cuda.differential.descriptors import (
-    BASE_ADDRESS,
-)
-from suite.cuda.differential.records import (
-    SUCCESS,
-)
 from suite.cuda.footprint import box_bytes, driver_box_footprint
 from suite.cuda.model import (
     MAX_RANK,
@@ -20,6 +14,12 @@ from suite.cuda.model import (
     TensorMapDataType,
     Verdict,
     element_size_bits,
+)
+from suite.tma_differential.descriptors import (
+    BASE_ADDRESS,
+)
+from suite.tma_differential.records import (
+    SUCCESS,
 )
 
 RANK1_PROBE_LENGTHS: dict[TensorMapDataType, tuple[int, ...]] = {
