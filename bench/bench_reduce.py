@@ -29,8 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from suite.engine import Environment, Execution
-from suite.engine import capture_source as capture
+from suite.engine import Environment, Execution, capture_source
 from suite.failures.findings import Finding
 from suite.reduce.interesting import Expectation, SignatureTest
 from suite.reduce.passes import kernel_measure
@@ -146,7 +145,7 @@ def run_reduce(
 ) -> dict:
     source = INPUTS / planted.file
     repro = _repro_id(source)
-    carried = capture({"path": str(source)})
+    carried = capture_source({"path": str(source)})
     assert carried is not None
     python = for_version(planted.bad).python
     finding = Finding(

@@ -33,11 +33,11 @@ from suite.engine import (
     Outcome,
     Selection,
     Workers,
+    capture_environment,
     command_there,
     plan,
     run_one,
 )
-from suite.engine import capture_environment as capture
 from suite.errors import UsageError
 
 
@@ -99,7 +99,7 @@ class ReproSession:
             self.baseline = Baseline.load(
                 Path(option.repro_baseline) if option.repro_baseline else None
             )
-            self.environment = capture(self.execution.python)
+            self.environment = capture_environment(self.execution.python)
             self.specs = plan(self.selection, self.environment)
         except UsageError as exc:
             # Bad input is exit 2 and one line, under pytest as under `repro`.

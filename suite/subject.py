@@ -40,10 +40,10 @@ from suite.engine import (
     Signature,
     case_folder_name,
     home_to_tilde,
+    is_same_bug,
     runtime_failure,
     safe_name,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.failures.findings import DirectoryFindingsStore, Finding, read_finding
 from suite.toolchain.venvs import folder_for
@@ -319,8 +319,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine under ``python``, its
     outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
     or has no such case."""
-    from suite.engine import Execution, gpu_arch, run_one
-    from suite.engine import expand_cases as expand
+    from suite.engine import Execution, expand_cases, gpu_arch, run_one
 
     finding = subject.finding
     if finding is None:
@@ -329,7 +328,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     if found is None:
         raise UsageError(f"the reproducer {finding.repro!r} cannot be loaded again")
     # A GPU of the target launches it: a runtime failure shows only there.
-    specs = expand(
+    specs = expand_cases(
         [found], [finding.target], configs=[dict(finding.minimal_config)], gpu_arch=gpu_arch()
     )
     if not specs:
@@ -379,7 +378,7 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
             "failure, so the finding's record stands"
         )
         return
-    if seen == finding.signature or same_bug(seen, finding.signature):
+    if seen == finding.signature or is_same_bug(seen, finding.signature):
         if finding.sanitizer and again.notes.sanitizer is None:
             # The finding's evidence stays.
             again = replace(again, notes=replace(again.notes, sanitizer=finding.sanitizer))

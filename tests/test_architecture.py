@@ -177,6 +177,22 @@ def test_other_packages_use_the_engine_through_its_front_door():
         assert getattr(suite.engine, name) is not None
 
 
+def test_the_engine_door_lists_each_name_once_under_its_own_name():
+    """The door's one list is its imports under TYPE_CHECKING: no second list (``__all__``,
+    a table) to keep in step, no name renamed on its way out, no protocol internal."""
+    import suite.engine
+
+    tree = ast.parse((SUITE / "engine" / "__init__.py").read_text())
+    assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets}
+    assert not assigned & {"__all__", "_EXPORTS"}, assigned
+    (listed,) = [n for n in tree.body if isinstance(n, ast.If)]
+    aliases = [a for n in listed.body if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert [a.name for a in aliases if a.asname] == []
+    names = [a.name for a in aliases]
+    assert len(names) == len(set(names)) == len(suite.engine.__all__)
+    assert "parse_lines" not in names
+
+
 SHIMS = ("tma_model", "static_check", "nvcc")
 
 

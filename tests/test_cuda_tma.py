@@ -30,7 +30,7 @@ from suite.engine.baseline import Baseline, exit_status
 from suite.engine.child import load_reproducers
 from suite.engine.described import describe
 from suite.engine.discover import Found
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.runner import Execution, run_case
 from suite.nvcc import CudaRunError, compile_cuda, executable, run_cuda
@@ -303,7 +303,7 @@ def test_limit_violation_round_trips():
 
 
 def run_one(repro_id: str, cfg: dict, target: str, tmp_path: Path, gpu_arch: int | None = None):
-    (spec,) = expand([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
+    (spec,) = expand_cases([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
     return run_case(spec, tmp_path / "case", Execution())
 
 

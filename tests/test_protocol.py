@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.engine.environment import Environment
-from suite.engine.environment import capture as capture_environment
+from suite.engine.environment import Environment, capture_environment
 from suite.engine.isolate import Bounds
 from suite.engine.protocol import (
     ChildReport,

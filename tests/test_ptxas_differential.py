@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT, repro_cli
 
 from suite.engine.discover import select
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.outcome import CaseResult, FailureSite, Outcome, RunNotes, Signature
 from suite.engine.ptxas import (
     Evidence,
@@ -40,7 +40,7 @@ from suite.engine.ptxas import (
     variants,
 )
 from suite.engine.runner import Execution, run_case
-from suite.engine.triage import COMPILER_BUG, PTXAS_BUG, triage
+from suite.engine.triage import COMPILER_BUG, PTXAS_BUG, triage_of
 
 PLANTED = ROOT / "tests" / "data" / "planted_assembler_fault.py"
 FAULT = "runtime-error:launch:RuntimeError: CUDA error: an illegal memory access was encountered"
@@ -230,11 +230,11 @@ def _failing(verdict: Verdict) -> CaseResult:
 
 
 def test_triage_names_the_assembler_only_when_the_differential_did():
-    found = triage(_failing(Verdict.ASSEMBLER), family="triton-pipeliner")
+    found = triage_of(_failing(Verdict.ASSEMBLER), family="triton-pipeliner")
     assert found is not None and found.label == PTXAS_BUG and found.is_bug
     assert "only the assembler changes" in found.explanation and "why" in found.explanation
     for verdict in (Verdict.NOT_ASSEMBLER, Verdict.UNDECIDED):
-        other = triage(_failing(verdict), family="triton-pipeliner")
+        other = triage_of(_failing(verdict), family="triton-pipeliner")
         assert other is not None and other.label == COMPILER_BUG
 
 
@@ -244,7 +244,7 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
     the same PTX (but its .version line) and did not fail that way."""
     bundled, second = _builds()
     (found,) = select([str(PLANTED)])
-    (always,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["always"])]
+    (always,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["always"])]
     result = run_case(always, tmp_path / "always", Execution(warm=False, sanitize=False))
     assert result.signature is not None and result.signature.text == FAULT
     evidence = result.notes.ptxas
@@ -258,9 +258,9 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
     # Each relaunch's SASS against the bundled one's: -O0 is another program.
     assert runs[0]["sass_differs"] is None and runs[2]["sass_differs"] > 0
     assert [r["version"] for r in runs] == [bundled.version, second.version, bundled.version]
-    assert triage(result, family="planted").label == COMPILER_BUG
+    assert triage_of(result, family="planted").label == COMPILER_BUG
 
-    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
+    (trigger,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["trigger"])]
     result = run_case(trigger, tmp_path / "trigger", Execution(warm=False, sanitize=False))
     runs = result.notes.ptxas["runs"]
     assert runs[0]["same_failure"] and not runs[1]["same_failure"] and not runs[2]["same_failure"]
@@ -269,7 +269,7 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
 
 def test_without_the_differential_nothing_is_relaunched(tmp_path):
     (found,) = select([str(PLANTED)])
-    (always,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["always"])]
+    (always,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["always"])]
     execution = Execution(warm=False, sanitize=False, ptxas_differential=False)
     result = run_case(always, tmp_path / "case", execution)
     assert result.outcome is Outcome.RUNTIME_ERROR and result.notes.ptxas is None
@@ -346,9 +346,9 @@ def test_on_the_gpu_the_planted_assembler_fault_is_a_ptxas_bug(tmp_path):
     assembler's bug, and triage says so."""
     _builds()
     (found,) = select([str(PLANTED)])
-    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
+    (trigger,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["trigger"])]
     result = run_case(trigger, tmp_path / "trigger", Execution(warm=False, sanitize=False))
     evidence = result.notes.ptxas
     assert evidence["verdict"] == Verdict.ASSEMBLER.value, evidence
     assert [r["outcome"] for r in evidence["runs"]] == ["runtime-error", "passed", "passed"]
-    assert triage(result, family="planted").label == PTXAS_BUG
+    assert triage_of(result, family="planted").label == PTXAS_BUG

@@ -17,7 +17,7 @@ import pytest
 
 from suite.engine.environment import Environment
 from suite.engine.runner import Execution
-from suite.engine.sources import capture
+from suite.engine.sources import capture_source
 from suite.failures.findings import Finding
 from suite.reduce.interesting import Expectation, SignatureTest, Verdict
 from suite.reduce.judge import Judge
@@ -83,7 +83,7 @@ def _venv(version: str) -> str:
 def _finding(
     path: Path, source: Path, python: str, release: str, first_good: str | None = None
 ) -> Path:
-    carried = capture({"path": str(source)})
+    carried = capture_source({"path": str(source)})
     assert carried is not None
     record = Finding(
         repro="tma-gemm-prefetch",

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT, repro_cli
 
 from suite.engine.discover import select
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.runner import Execution, run_case
 from suite.engine.sanitizer import Evidence, executable, instrumentation_modes, parse
 from suite.toolchain.venvs import for_version
@@ -73,7 +73,7 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
     if executable():
         pytest.skip("compute-sanitizer is installed here")
     (found,) = select([str(PLANTED_FAULT)])
-    (spec,) = expand([found], ["sm_90"], ["trigger"])
+    (spec,) = expand_cases([found], ["sm_90"], ["trigger"])
     spec = replace(spec, gpu=True)
     result = run_case(spec, tmp_path / "case", Execution(warm=False))
     assert result.outcome.label == "runtime-error", result.message
@@ -88,7 +88,7 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
 @pytest.mark.gpu
 def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     (found,) = select([str(DESCRIPTOR)])
-    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
+    (trigger,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["trigger"])]
     result = run_case(trigger, tmp_path / "case", Execution(warm=False))
     assert result.outcome.label == "runtime-error", result.message
     assert "misaligned address" in result.message
@@ -98,7 +98,7 @@ def test_the_misaligned_fault_is_rerun_under_memcheck_on_the_gpu(tmp_path):
     assert first["category"] == "misaligned" and first["kernel"] == "copy_1d"
     assert first["source"].endswith("descriptor_1d_pipelined.py:43")
     print(json.dumps(evidence, indent=2))
-    (nearest,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["nearest-pass"])]
+    (nearest,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["nearest-pass"])]
     passed = run_case(nearest, tmp_path / "near", Execution(warm=False))
     assert passed.outcome.label == "passed" and passed.notes.sanitizer is None
 

@@ -92,8 +92,14 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine import Bounds, Execution, check_targets, discover, visible_gpus
-    from suite.engine import capture_environment as capture
+    from suite.engine import (
+        Bounds,
+        Execution,
+        capture_environment,
+        check_targets,
+        discover,
+        visible_gpus,
+    )
     from suite.failures.findings import DirectoryFindingsStore
     from suite.search.evaluate import Evaluation
     from suite.search.explore import DEFAULT_MAX_EXAMPLES, PROFILES, Budget, explore
@@ -127,7 +133,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         python=args.python or sys.executable,
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
     )
-    environment = capture(execution.python)
+    environment = capture_environment(execution.python)
     gpu_arch = environment.gpu_arch
     if args.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")

@@ -98,8 +98,7 @@ def _interpreter(environment: Environment, python: str | None) -> str:
 
 def cmd_reduce(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.engine import capture_environment as capture
-    from suite.engine import case_id, reproducer_for, runtime_failure
+    from suite.engine import capture_environment, case_id, reproducer_for, runtime_failure
     from suite.reduce.interesting import values_checked
     from suite.reduce.launching import launch_gpus, passing_config
     from suite.reduce.reducer import reduce
@@ -119,7 +118,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
     gpus = None
     if runtime_failure(finding.signature):
         # Refused before any work when nothing here can launch it.
-        gpus = launch_gpus(finding, args.finding, capture(python))
+        gpus = launch_gpus(finding, args.finding, capture_environment(python))
     fixed = args.fixed_release or finding.first_good or ""
     fixed_python = "" if fixed in ("", "none") else for_version(fixed).python
     out = render.output_for(args)

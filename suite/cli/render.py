@@ -366,11 +366,11 @@ CASE_COLUMNS = (
 
 def triage_label(result: CaseResult) -> str:
     """``compiler-bug``, ``user-error:<rule>``, ... for a failure (or a toolchain gap)."""
-    from suite.engine import triage_of as triage
+    from suite.engine import triage_of
 
     if result.triage:  # recorded when the case ran
         return result.triage
-    found = triage(result)
+    found = triage_of(result)
     return found.label if found else ""
 
 

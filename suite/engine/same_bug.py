@@ -28,7 +28,7 @@ def named_pass(signature: str) -> str | None:
     return next((p for p in parts[1:] if _PASS_NAME.match(p)), None)
 
 
-def same_bug(one: str, other: str) -> bool:
+def is_same_bug(one: str, other: str) -> bool:
     """Whether two signatures are one bug whose message may have changed between releases.
 
     The same family is needed. Where the family names the failing pass, that is enough

@@ -68,7 +68,7 @@ __all__ = [
     "Rule",
     "Triage",
     "failure_text",
-    "triage",
+    "triage_of",
 ]
 
 COMPILER_BUG = "compiler-bug"
@@ -192,7 +192,7 @@ _LAUNCH_SHARED = re.compile(r"Required: (\d+), Hardware limit: (\d+)")
 _READ_LIMIT = 1 << 20
 
 
-def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
+def triage_of(result: CaseResult, *, family: str | None = None) -> Triage | None:
     """The triage of ``result``; ``None`` when it is not a failure (nor a toolchain gap).
 
     ``family`` is the reproducer's family; by default it is looked up in the catalogue.
@@ -228,7 +228,7 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
         compile_phase and outcome in (Outcome.CRASH, Outcome.TIMEOUT)
     ):
         return _compiler_bug(result)
-    family = family if family is not None else family_of(result)
+    family = family if family is not None else reproducer_family(result)
     if family == CUDA_FAMILY:
         broken = _static_findings(result)
         if broken:
@@ -259,7 +259,7 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
 def annotate(result: CaseResult, *, family: str | None = None) -> CaseResult:
     """``result`` with its triage label and its one-line explanation, so that
     ``results.jsonl``, the run table and JUnit carry them."""
-    found = triage(result, family=family)
+    found = triage_of(result, family=family)
     return replace(
         result,
         triage=found.label if found else "",
@@ -267,7 +267,7 @@ def annotate(result: CaseResult, *, family: str | None = None) -> CaseResult:
     )
 
 
-def family_of(result: CaseResult) -> str:
+def reproducer_family(result: CaseResult) -> str:
     """The reproducer's family, from the catalogue (the spec of the case for user files)."""
     spec = result.artifacts.get("spec.json")
     if spec and Path(spec).is_file():

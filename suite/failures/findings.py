@@ -33,10 +33,10 @@ from suite.engine import (
     Outcome,
     Signature,
     family_of,
+    is_same_bug,
     message_of,
     safe_name,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, own_folder, read_regular, write_replacing
 
@@ -278,9 +278,9 @@ def _version_key(release: str) -> tuple[int, ...]:
 
 def related(finding: Finding, repro: str, signature: str, configs: list[SeenConfig]) -> bool:
     """Whether a failure of ``repro`` with ``signature`` on ``configs`` is ``finding`` with
-    another message: the same bug (``suite.engine.signature.same_bug``) on a config the
+    another message: the same bug (``suite.engine.same_bug.is_same_bug``) on a config the
     finding has seen failing."""
-    if finding.repro != repro or not same_bug(finding.signature, signature):
+    if finding.repro != repro or not is_same_bug(finding.signature, signature):
         return False
     seen = finding.configs_seen_failing()
     return any(entry in seen for entry in configs)

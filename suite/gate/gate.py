@@ -3,12 +3,12 @@
 Three steps, each through the engine:
 
 1. **Static, no GPU** (:func:`static_checks`): every config x target runs as an
-   isolated case (:func:`suite.engine.expand.expand` +
+   isolated case (:func:`suite.engine.expand.expand_cases` +
    :func:`suite.engine.session.recorded_cases`, warm workers): it compiles, its
    shared/tensor memory fits (the classifier's
    ``resource-limit``), registers and spills come from the cubin
    (``registers``, ``local_bytes``), and the reason of a failure comes from
-   :func:`suite.engine.triage.triage` when that module is there (else the outcome and
+   :func:`suite.engine.triage.triage_of` when that module is there (else the outcome and
    its signature). Configs that Triton's autotuner silently drops (its
    ``_bench`` turns ``OutOfResources`` and ``PTXASError`` into an infinite time)
    are named as such.
@@ -102,9 +102,9 @@ def find_gpu(state: GateState) -> None:
     options, kernel, repro = state.options, state.kernel, state.repro
     if not (options.gpu or options.suggest):
         return
-    from suite.engine import capture_environment as capture
+    from suite.engine import capture_environment
 
-    state.environment = capture(options.python)
+    state.environment = capture_environment(options.python)
     arch = state.environment.gpu_arch
     if arch is None:
         raise UsageError("--gpu/--suggest, but no NVIDIA GPU is visible (nvidia-smi found none)")

@@ -34,7 +34,7 @@ from pathlib import Path
 from suite.api import Config, Reproducer
 from suite.engine import (
     COMPILE_LAUNCHES,
-    GPU_UNAVAILABLE,
+    GPU_UNAVAILABLE_SIGNATURE,
     CaseInterrupted,
     CaseResult,
     CaseSpec,
@@ -169,7 +169,7 @@ class SignatureTest:
             raise _gpu_stopped(str(exc)) from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
-        if result.signature is not None and result.signature.text == GPU_UNAVAILABLE:
+        if result.signature is not None and result.signature.text == GPU_UNAVAILABLE_SIGNATURE:
             # Says nothing of the candidate, and no run after it will either.
             raise _gpu_stopped(result.message)
         return result

@@ -25,9 +25,9 @@ from suite.engine import (
     named_pass,
     range_problem,
     safe_name,
+    triage_of,
     write_entry,
 )
-from suite.engine import triage_of as triage
 from suite.errors import UsageError
 from suite.failures.findings import Finding
 from suite.files import load_structured, locked
@@ -91,7 +91,7 @@ def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> Entr
     known = next(
         (e for e in baseline.expectations if e.applies(failure) and e.matches(failure)), None
     )
-    found = triage(failure)
+    found = triage_of(failure)
     digest = Signature(finding.signature).digest
     fields: EntryFields = {
         "id": known.id if known else f"{safe_name(finding.repro)}-{digest}",

@@ -17,7 +17,7 @@ gives one :class:`Action` per finding:
   never opens, reopens or closes one for it).
 
 A finding is a bug of one reproducer: tonight's failures of one signature, joined with the
-same bug under another message (:func:`suite.engine.signature.same_bug`). It is matched to
+same bug under another message (:func:`suite.engine.same_bug.is_same_bug`). It is matched to
 the tracked finding with the same signature, else the same bug, else the one that failed on
 the same cases (a message whose pass changed is still the bug of those cases). User errors
 (broken documented limits) and toolchain gaps are never findings.
@@ -43,9 +43,9 @@ from suite.engine import (
     RunStore,
     Signature,
     could_show,
+    is_same_bug,
     safe_name,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, read_regular_text, write_atomic
 
@@ -291,7 +291,7 @@ class _Tonight:
             return 0
         if tracked.signature in self.signatures:
             return 3
-        if any(same_bug(tracked.signature, s) for s in self.signatures):
+        if any(is_same_bug(tracked.signature, s) for s in self.signatures):
             return 2
         return 1 if set(tracked.cases) & set(self.cases) else 0
 
@@ -309,7 +309,7 @@ def group(results: Iterable[CaseResult], baseline: Baseline) -> list[_Tonight]:
                 g
                 for g in groups
                 if g.repro == result.repro
-                and any(same_bug(s, str(result.signature)) for s in g.signatures)
+                and any(is_same_bug(s, str(result.signature)) for s in g.signatures)
             ),
             None,
         )

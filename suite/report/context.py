@@ -17,8 +17,8 @@ from suite.engine import (
     Triage,
     capture_variables,
     safe_facts,
+    scrub_text,
 )
-from suite.engine import scrub_text as scrub
 from suite.failures.findings import Finding
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
@@ -238,8 +238,8 @@ def common_context(
         "config_text": ", ".join(f"{k}={v}" for k, v in result.config.items()),
         "outcome": result.outcome.label,
         "signature": expected,
-        "message": scrub(result.message),
-        "error_line": scrub(error_line(result)),
+        "message": scrub_text(result.message),
+        "error_line": scrub_text(error_line(result)),
         "detail": result.detail(),
         "triage": found_triage,
         "triton_version": subject.triton_version,

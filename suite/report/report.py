@@ -12,7 +12,7 @@ result of ``repro run`` and writes ``<output>/<id>/``:
 - the MLIR reproducers Triton wrote for the case (``mlir-reproducer*``) and ``output.txt``;
 - ``nvidia.md`` for ptxas and driver problems (summary, environment, steps, expected and
   actual, the ptxas invocation or the descriptor);
-- ``explanation.md`` instead of any of those when :func:`suite.engine.triage.triage` calls it a
+- ``explanation.md`` instead of any of those when :func:`suite.engine.triage.triage_of` calls it a
   user error (a documented rule is broken: never an upstream issue);
 - ``comment.md`` instead of ``issue.md`` when the baseline maps the signature to a known
   upstream issue;
@@ -56,11 +56,11 @@ from suite.engine import (
     failure_text,
     gpu_arch,
     home_to_tilde,
+    reproducer_family,
     runtime_failure,
+    scrub_text,
+    triage_of,
 )
-from suite.engine import scrub_text as scrub
-from suite.engine import triage_family as family_of
-from suite.engine import triage_of as triage
 from suite.errors import UsageError
 from suite.report.context import (
     baseline_note,
@@ -224,8 +224,8 @@ def reportable(subject: Subject) -> tuple[Triage, str]:
             f"{result.case_id} is a harness error, not a compiler failure: nothing to report "
             f"upstream ({result.message})"
         )
-    family = subject.found.repro.family if subject.found else family_of(result)
-    found_triage = triage(result, family=family)
+    family = subject.found.repro.family if subject.found else reproducer_family(result)
+    found_triage = triage_of(result, family=family)
     if found_triage is None:
         raise UsageError(
             f"{result.case_id} did not fail ({result.outcome.label}): nothing to report"
@@ -237,7 +237,7 @@ def attach_evidence(draft: Draft, subject: Subject, bug: bool) -> None:
     """Attach: the files beside the body that a maintainer opens (the case's output, the
     finding's record, and for a bug the MLIR reproducers Triton wrote). Further attachments
     go here."""
-    output = scrub(captured_output(subject.result))
+    output = scrub_text(captured_output(subject.result))
     if output:
         draft.put("output.txt", output + "\n")
     if subject.finding_record:
@@ -462,10 +462,10 @@ def body_context(
     verification = standalone.verification
     if verification is not None and verification.output:
         observed_from = f"`{verification.command}` on triton {verification.version}"
-        observed, observed_file = scrub(verification.output), VERIFIED_OUTPUT
+        observed, observed_file = scrub_text(verification.output), VERIFIED_OUTPUT
     else:
         observed_from = "the suite's run of the case"
-        observed, observed_file = scrub(captured_output(result)), "output.txt"
+        observed, observed_file = scrub_text(captured_output(result)), "output.txt"
     error_text = failure_text(result)
     mlir = [(name, draft.text(name)) for name in draft.files if name.startswith(MLIR_REPRODUCER)]
     return {
@@ -488,9 +488,9 @@ def body_context(
         "mlir": mlir,
         "baseline_entry": baseline_note(result, subject.triton_version, baseline),
         "upstream": verdict.upstream,
-        "ptxas_invocation": scrub(ptxas_invocation(error_text)),
-        "error_text": scrub(error_text),
-        "program_record": scrub(program_record(error_text)),
+        "ptxas_invocation": scrub_text(ptxas_invocation(error_text)),
+        "error_text": scrub_text(error_text),
+        "program_record": scrub_text(program_record(error_text)),
         "status": verdict.status,
         "family": family,
         "fixed_in": verdict.fixed_in,
@@ -548,7 +548,7 @@ def record(
         "kind": verdict.kind,
         "label": found_triage.label,
         "rule": found_triage.rule,
-        "explanation": scrub(found_triage.explanation),
+        "explanation": scrub_text(found_triage.explanation),
         "source": found_triage.source,
         "repro": result.repro,
         "target": result.target,
@@ -564,7 +564,7 @@ def record(
         "files": files,
     }
     (draft.folder / "report.json").write_text(
-        scrub(json.dumps(report, indent=2, default=str)) + "\n"
+        scrub_text(json.dumps(report, indent=2, default=str)) + "\n"
     )
     return Written(
         draft.folder,
@@ -600,7 +600,7 @@ def describe(written: Written) -> Iterable[str]:
             f"{written.triage.label}: a documented rule is broken, not an upstream bug: no issue "
             f"rendered; explanation: {shown}/explanation.md"
         )
-        yield f"  {scrub(written.triage.explanation)}"
+        yield f"  {scrub_text(written.triage.explanation)}"
         yield f"  source: {written.triage.source}"
         return
     if written.kind == "comment" and not written.upstream:
@@ -612,7 +612,7 @@ def describe(written: Written) -> Iterable[str]:
         yield f"matches {written.upstream}: comment draft in {shown}/comment.md (no new issue)"
     else:
         yield f"{written.triage.label}: {shown}/{written.body_file or 'report.json'}"
-    yield f"  {scrub(written.triage.explanation)}"
+    yield f"  {scrub_text(written.triage.explanation)}"
     if written.verification is not None:
         yield written.verification.line
     yield f"status: {written.status} ({shown}/report.json)"

@@ -77,7 +77,7 @@ def evidence_for(signature: str) -> list[str]:
 
 def same_bug_evidence(signature: str) -> list[str]:
     """What ``repro.py`` must see to call it the same bug, by the engine's rule
-    (:func:`suite.engine.same_bug.same_bug`): where the signature names the failing pass,
+    (:func:`suite.engine.same_bug.is_same_bug`): where the signature names the failing pass,
     the pass (and a ptxas code) alone, since its message changes between releases while
     the bug stays; else every piece of :func:`evidence_for`."""
     evidence = evidence_for(signature)

@@ -61,9 +61,9 @@ from suite.engine import (
     Found,
     Outcome,
     Workers,
+    capture_environment,
     capture_source,
 )
-from suite.engine import capture_environment as capture
 from suite.errors import HarnessError
 from suite.failures.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.search.evaluate import Evaluation, Evaluator, config_key, failure_signature, interesting
@@ -514,7 +514,7 @@ def explore(
     )
     if seed is None and not test_settings.derandomize:
         seed = random.SystemRandom().randrange(2**32)
-    environment = capture(execution.python)
+    environment = capture_environment(execution.python)
     database = store.example_database()
     output.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=".explore-", dir=output))
