@@ -31,7 +31,7 @@ from pathlib import Path
 
 from suite.engine import Environment, Execution, capture_source
 from suite.failures.findings import Finding
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.interesting import ReductionGoal, SignatureTest
 from suite.reduce.passes import kernel_measure
 from suite.toolchain.venvs import for_version
 
@@ -121,7 +121,7 @@ def _repro_id(path: Path) -> str:
 
 def _judge(path: Path, repro: str, planted: Planted, python: str, config: dict) -> tuple[str, str]:
     """(outcome, signature) of ``path`` as the planted case under ``python``."""
-    expectation = Expectation(repro, "", planted.target, dict(config), python)
+    expectation = ReductionGoal(repro, "", planted.target, dict(config), python)
     with tempfile.TemporaryDirectory(prefix="bench-reduce-") as work:
         verdict = SignatureTest(
             expectation, Path(work), None, Execution(python=python, warm=False)
@@ -205,7 +205,7 @@ def run_cvise(
     work.mkdir(parents=True, exist_ok=True)
     case = work / planted.file
     shutil.copy(source, case)
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro,
         signature,
         planted.target,

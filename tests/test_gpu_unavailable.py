@@ -17,7 +17,7 @@ from suite.engine import GPU_UNAVAILABLE_SIGNATURE, Baseline, Outcome, discover,
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.errors import EXIT_HARNESS, HarnessError
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.interesting import ReductionGoal, SignatureTest
 from tests.conftest import gpu_visible
 
 pytest.importorskip("torch")
@@ -46,7 +46,7 @@ def test_a_launch_refused_a_context_is_a_harness_error_not_a_regression(tmp_path
 
 def test_a_reduction_stops_when_its_launches_are_refused_a_context(tmp_path: Path) -> None:
     found, trigger = _trigger()
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=found.repro.id,
         signature="runtime-error:launch:AcceleratorError: CUDA error: misaligned address",
         target="sm_90",

@@ -18,9 +18,9 @@ from conftest import repro_cli as repro
 
 from suite.engine.same_bug import completed_stage, is_same_bug, named_pass
 from suite.engine.signature import (
-    diagnostic_verdict,
+    classify_diagnostic,
+    classify_ending,
     family_of,
-    judge,
     meaningful_message,
     normalize,
 )
@@ -75,7 +75,7 @@ def test_the_message_key_keeps_what_names_the_bug_and_drops_what_varies():
 
 
 def test_two_aborts_of_one_stage_are_two_signatures():
-    one = judge(
+    one = classify_ending(
         None,
         stderr=ABORT_ASSERT,
         phase="compile",
@@ -84,7 +84,7 @@ def test_two_aborts_of_one_stage_are_two_signatures():
         timed_out=False,
         done=False,
     )
-    two = judge(
+    two = classify_ending(
         None,
         stderr=ABORT_UNREACHABLE,
         phase="compile",
@@ -192,10 +192,10 @@ def test_an_assertion_aborts_on_3_2_0_and_is_a_pass_error_on_3_3_0(tmp_path):
 
 def test_a_compile_that_succeeds_but_prints_an_mlir_error_is_a_diagnostic():
     text = "/x/k.py:20:8: error: operation scheduled before its operands\n"
-    verdict = diagnostic_verdict(text)
+    verdict = classify_diagnostic(text)
     assert verdict is not None
     assert verdict.signature == "compiler-diagnostic: operation scheduled before its operands"
-    assert diagnostic_verdict("warning: something\n") is None
+    assert classify_diagnostic("warning: something\n") is None
 
 
 @pytest.mark.slow

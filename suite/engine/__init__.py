@@ -93,9 +93,9 @@ if TYPE_CHECKING:
     from suite.engine.signature import (
         GPU_UNAVAILABLE_SIGNATURE,
         PTXAS_ERROR_LINE,
-        diagnostic_verdict,
+        classify_diagnostic,
+        classify_ending,
         family_of,
-        judge,
         message_of,
         normalize,
     )

@@ -16,7 +16,7 @@ from typing import Any
 from suite.engine.isolate import Exit
 from suite.engine.outcome import FailureFacts, Outcome, Signature, site_and_facts
 from suite.engine.protocol import ChildReport, Compiled, FailureSite
-from suite.engine.signature import Verdict, compose, diagnostic_verdict, judge
+from suite.engine.signature import SignatureParts, classify_diagnostic, classify_ending, compose
 from suite.toolchain.limits import TargetLimits
 
 
@@ -57,7 +57,7 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
     hang = _hang(log, exit, phase)
     if hang is not None:
         return hang
-    verdict = judge(
+    verdict = classify_ending(
         log.error,
         stderr=stderr,
         phase=phase,
@@ -94,7 +94,7 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
             facts=FailureFacts(resource=resource, used=used, limit=limit, limit_target=limits.name),
             metrics=metrics,
         )
-    diagnostic = diagnostic_verdict(stderr)
+    diagnostic = classify_diagnostic(stderr)
     if diagnostic is not None:
         return _classification(diagnostic, metrics)
     return Classification(Outcome.PASSED, metrics=metrics)
@@ -116,7 +116,7 @@ def _hang(log: ChildReport, exit: Exit, phase: str) -> Classification | None:
     )
 
 
-def _classification(verdict: Verdict, metrics: dict[str, Any]) -> Classification:
+def _classification(verdict: SignatureParts, metrics: dict[str, Any]) -> Classification:
     signature = verdict.signature
     site, facts = site_and_facts(verdict.detail)
     return Classification(

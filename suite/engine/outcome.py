@@ -164,7 +164,7 @@ Part = typing.TypeVar("Part", FailureSite, FailureFacts, RunNotes)
 
 
 def site_and_facts(detail: dict[str, Any]) -> tuple[FailureSite, FailureFacts]:
-    """The site and facts of a verdict's ``detail`` (``suite.engine.signature.Verdict``),
+    """The site and facts of a verdict's ``detail`` (``suite.engine.signature.SignatureParts``),
     its empty values left out."""
     given = {k: v for k, v in detail.items() if v not in (None, "")}
     return _part_from(FailureSite, given), _part_from(FailureFacts, given)

@@ -1,8 +1,8 @@
 """The one place that turns how a compile ended into an outcome and a signature.
 
 The suite's classifier (``suite.engine.classify``) adds what only it knows (the compile's
-metadata against the target's limits, the memory cap, skips) and calls :func:`judge` and
-:func:`diagnostic_verdict` for the rest. A standalone ``repro.py`` computes no signature: the
+metadata against the target's limits, the memory cap, skips) and calls :func:`classify_ending` and
+:func:`classify_diagnostic` for the rest. A standalone ``repro.py`` computes no signature: the
 suite reads what it printed (``suite.engine.exception_facts.describe_printed``) and judges
 that the same way. The facts judged (an exception's type, stage, origin) come from
 :mod:`suite.engine.exception_facts`.
@@ -206,7 +206,7 @@ def failed_pass(stderr: str) -> str | None:
 
 
 @dataclass
-class Verdict:
+class SignatureParts:
     """An outcome (its label) with its signature parts, a one-line message and the facts."""
 
     outcome: str
@@ -231,7 +231,7 @@ def _shown(text: str | None, limit: int = 300) -> str:
     return (text or "").strip()[:limit]
 
 
-def judge(
+def classify_ending(
     error: Error | None,
     *,
     stderr: str,
@@ -241,11 +241,11 @@ def judge(
     timed_out: bool,
     done: bool,
     entered_stage: str | None = None,
-) -> Verdict | None:
+) -> SignatureParts | None:
     """The verdict of a case from what the child reported and how it ended.
 
     ``None`` when it finished cleanly (the caller then checks limits and
-    :func:`diagnostic_verdict`). ``error`` is :func:`describe_exception`'s record;
+    :func:`classify_diagnostic`). ``error`` is :func:`describe_exception`'s record;
     ``entered_stage`` the last compile stage the child reported entering, for a native
     crash or hang whose frames faulthandler could not print.
     """
@@ -253,7 +253,7 @@ def judge(
         return _not_started(stderr, returncode, signal_name, timed_out)
     if timed_out:
         stage = (faulthandler_stage(stderr) or entered_stage) if phase == "compile" else None
-        return Verdict(
+        return SignatureParts(
             "timeout",
             [phase, stage],
             message=f"killed after the timeout in {phase}",
@@ -264,7 +264,7 @@ def judge(
         pass_name = failed_pass(stderr)
         raw = meaningful_message(stderr)
         where = f" ({stage})" if stage else ""
-        return Verdict(
+        return SignatureParts(
             "crash",
             [signal_name, phase, stage, pass_name],
             normalize(raw) if raw else "",
@@ -281,7 +281,7 @@ def judge(
         return _from_error(error, stderr)
     if not done:
         raw = meaningful_message(stderr)
-        return Verdict(
+        return SignatureParts(
             "crash",
             [f"exit-{returncode}", phase],
             normalize(raw) if raw else "",
@@ -294,7 +294,7 @@ def judge(
 
 def _not_started(
     stderr: str, returncode: int | None, signal_name: str | None, timed_out: bool
-) -> Verdict:
+) -> SignatureParts:
     """A child that ended before its first event: it never read its spec or never loaded
     the reproducer (a spec path it could not open, an interpreter that cannot import the
     suite's child), so nothing of the reproducer ran. The tool's own glue failed: a harness
@@ -309,7 +309,7 @@ def _not_started(
     )
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     said = _shown(lines[-1]) if lines else ""
-    return Verdict(
+    return SignatureParts(
         "harness-error",
         [NOT_STARTED],
         "",
@@ -319,13 +319,13 @@ def _not_started(
     )
 
 
-def diagnostic_verdict(stderr: str) -> Verdict | None:
+def classify_diagnostic(stderr: str) -> SignatureParts | None:
     """A compile that succeeded but printed an MLIR ``error:`` diagnostic (old pipeliners
     reported a failure that way and went on)."""
     raw = meaningful_message(stderr)
     if raw is None:
         return None
-    return Verdict(
+    return SignatureParts(
         "compiler-diagnostic",
         [],
         normalize(raw),
@@ -362,7 +362,7 @@ def error_origin(error: Error) -> Origin:
         return Origin.COMPILE if error.compiling else Origin.GLUE
 
 
-def triton_refusal(error: Error, stderr: str) -> Verdict | None:
+def triton_refusal(error: Error, stderr: str) -> SignatureParts | None:
     """A compile that Triton's own Python refused: never a compiler bug.
 
     Decided by where it was raised. Anything Triton's frontend raised while it turned the
@@ -394,7 +394,7 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
     ):
         return None
     if REQUIREMENT.search(said) and not NOT_IMPLEMENTED.search(said):
-        return Verdict(
+        return SignatureParts(
             "user-error",
             [TRITON_REJECTS],
             normalize(said),
@@ -402,7 +402,7 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
             {**detail, "rule": TRITON_REJECTS},
         )
     why = "does not implement it" if NOT_IMPLEMENTED.search(said) else "refuses it"
-    return Verdict(
+    return SignatureParts(
         "skipped",
         [],
         message=f"unsupported: this Triton {why}: {_shown(said)}",
@@ -410,14 +410,14 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
     )
 
 
-def _from_error(error: Error, stderr: str) -> Verdict:
+def _from_error(error: Error, stderr: str) -> SignatureParts:
     phase, text, kind = error.phase, error.message, error.type
     combined = text + "\n" + stderr
     if GPU_UNAVAILABLE.search(text):
         # The machine's GPU refused this process a context: nothing was judged. (The error's
         # own message only: torch warns in those words on stderr of a run that needs no GPU.)
         shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
-        return Verdict(
+        return SignatureParts(
             "harness-error",
             [GPU_UNAVAILABLE_RULE],
             "",
@@ -429,7 +429,7 @@ def _from_error(error: Error, stderr: str) -> Verdict:
     if unknown_arch:
         # The stage the compile had reached (cubin: ptxas runs there): every stage before it
         # completed, which bisection reads as "past a bug of an earlier stage".
-        return Verdict(
+        return SignatureParts(
             "skipped",
             [],
             message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
@@ -441,7 +441,7 @@ def _from_error(error: Error, stderr: str) -> Verdict:
         line = line_match.group(1).strip() if line_match else first_line(text) or kind
         code = code_match.group(1) if code_match else None
         # A ptxas error code names the diagnostic; its text only adds numbers and names.
-        return Verdict(
+        return SignatureParts(
             "ptxas-error",
             [code],
             "" if code else normalize(line),
@@ -450,7 +450,7 @@ def _from_error(error: Error, stderr: str) -> Verdict:
         )
     if kind == "OutOfResources":
         resource = "shared-memory" if "shared" in text.lower() else normalize(text)
-        return Verdict(
+        return SignatureParts(
             "resource-limit",
             [resource],
             message=first_line(text) or kind,
@@ -459,11 +459,11 @@ def _from_error(error: Error, stderr: str) -> Verdict:
     if kind == "LimitViolation":
         # A reproducer's static check refused the case before anything ran.
         rule = first_line(text).split(":", 1)[0].strip()
-        return Verdict(
+        return SignatureParts(
             "user-error", [rule], message=first_line(text), detail={"phase": phase, "rule": rule}
         )
     if kind == "WrongResult":
-        return Verdict(
+        return SignatureParts(
             "wrong-result", [phase], message=first_line(text) or kind, detail={"phase": phase}
         )
     glue = phase == "load" or (
@@ -471,7 +471,7 @@ def _from_error(error: Error, stderr: str) -> Verdict:
     )
     if glue:
         shown = f"{kind}: {first_line(text)}"
-        return Verdict(
+        return SignatureParts(
             "harness-error",
             [phase],
             normalize(shown),
@@ -490,7 +490,7 @@ def _from_error(error: Error, stderr: str) -> Verdict:
         raw = meaningful_message(stderr) or python_message(error)
         where = f"pass {pass_name} failed" if pass_name else ""
         shown = ": ".join(p for p in (where, _shown(raw)) if p) or kind
-        return Verdict(
+        return SignatureParts(
             "compiler-error",
             [stage, pass_name],
             normalize(raw) if raw else "",
@@ -505,7 +505,7 @@ def _from_error(error: Error, stderr: str) -> Verdict:
             },
         )
     line = first_line(text)
-    return Verdict(
+    return SignatureParts(
         "runtime-error",
         [phase, kind],
         normalize(line),

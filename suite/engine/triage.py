@@ -49,7 +49,7 @@ from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
 from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in, parse_lines, read_lines
-from suite.engine.ptxas import Verdict
+from suite.engine.ptxas import AssemblerBlame
 from suite.engine.signature import TRITON_REJECTS
 from suite.toolchain.limits import (
     PROGRAMMING_GUIDE,
@@ -73,7 +73,7 @@ __all__ = [
 
 COMPILER_BUG = "compiler-bug"
 DRIVER_BUG = "driver-bug"
-PTXAS_BUG = Verdict.ASSEMBLER.value  # "ptxas-bug"
+PTXAS_BUG = AssemblerBlame.ASSEMBLER.value  # "ptxas-bug"
 USER_ERROR = "user-error"
 CUDA_FAMILY = "cuda-tma"
 

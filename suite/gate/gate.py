@@ -19,7 +19,7 @@ Three steps, each through the engine:
    ``do_bench`` medians over several input sets against cuBLAS. A child that
    loses its CUDA context or dies is restarted without the config it was on
    (at most :data:`MAX_CHILDREN` per target).
-3. **Verdict** (:func:`decide`): pass only if no proposed config fails to compile
+3. **Pass or fail** (:func:`decide`): pass only if no proposed config fails to compile
    or launch on a named target, none gives a wrong result, and the best proposed
    config is not slower than the best current one beyond the measured noise.
 
@@ -242,7 +242,7 @@ def adopt_suggestion(state: GateState, plan: GpuPlan, target: str) -> None:
             item.roles.append("proposed")
 
 
-def judge(state: GateState) -> None:
+def pass_or_fail(state: GateState) -> None:
     """Pass or fail, with reasons."""
     assert state.configs is not None
     options = state.options
@@ -286,7 +286,7 @@ GATE_STEPS: tuple[Callable[[GateState], None], ...] = (
     collect_configs,
     check_static,
     measure_on_gpu,
-    judge,
+    pass_or_fail,
     write,
 )
 

@@ -40,7 +40,7 @@ from suite.errors import HarnessError, UsageError
 from suite.failures.findings import Finding
 from suite.files import read_regular, write_replacing
 from suite.reduce.form import launching_form, reducer_form
-from suite.reduce.interesting import Expectation, SignatureTest, values_checked
+from suite.reduce.interesting import ReductionGoal, SignatureTest, values_checked
 from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.launching import interpreted, passing_config
 from suite.reduce.passes import (
@@ -245,7 +245,7 @@ def reduce(
     ``gpus`` (a runtime failure's: ``suite.reduce.launching.launch_gpus``) launches every
     candidate (launches take turns per GPU); None compiles them."""
     original_text = Path(found.source["path"]).read_text()
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=finding.repro,
         signature=finding.signature,
         target=finding.target,

@@ -147,7 +147,7 @@ class Standalone:
 
 
 @dataclass
-class Verdict:
+class ReportDecision:
     """What the report is: its kind, status, the body a user files, and why."""
 
     kind: str
@@ -198,7 +198,7 @@ def _write_into(
     attach_evidence(draft, subject, bug=found_triage.is_bug)
     if not found_triage.is_bug:
         draft.put("explanation.md", env.get_template("explanation.md.j2").render(**common))
-        verdict = Verdict("explanation", "user-error", "", "", "")
+        verdict = ReportDecision("explanation", "user-error", "", "", "")
         return record(draft, subject, found_triage, verdict, Standalone(None), expected)
     title = issue_title(result, repro_title, found_triage, subject.triton_version)
     standalone = write_standalone(draft, env, subject, family, expected, title, verify_release)
@@ -412,7 +412,7 @@ def capture_standalone(subject: Subject, written: dict[str, str]) -> Standalone:
 
 def decide(
     subject: Subject, found_triage: Triage, standalone: Standalone, baseline: Baseline
-) -> Verdict:
+) -> ReportDecision:
     """Decide: an issue, a comment on a known issue (or on a fixed bug), an NVIDIA report;
     ``ready`` only when verified; a bug fixed upstream is never ready to file."""
     result = subject.result
@@ -446,14 +446,14 @@ def decide(
         body_file = "issue.md"
     if not fixed_in and found_triage.label in (DRIVER_BUG, PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
-    return Verdict(kind, status, body_file, fixed_in, upstream)
+    return ReportDecision(kind, status, body_file, fixed_in, upstream)
 
 
 def body_context(
     draft: Draft,
     subject: Subject,
     standalone: Standalone,
-    verdict: Verdict,
+    verdict: ReportDecision,
     family: str,
     baseline: Baseline,
 ) -> dict[str, Any]:
@@ -502,7 +502,11 @@ def body_context(
 
 
 def render_bodies(
-    draft: Draft, env: Environment, context: dict[str, Any], verdict: Verdict, found_triage: Triage
+    draft: Draft,
+    env: Environment,
+    context: dict[str, Any],
+    verdict: ReportDecision,
+    found_triage: Triage,
 ) -> None:
     """Render: ``comment.md`` (a fixed or known bug) or ``issue.md``, and ``nvidia.md`` for
     ptxas and driver problems."""
@@ -533,7 +537,7 @@ def record(
     draft: Draft,
     subject: Subject,
     found_triage: Triage,
-    verdict: Verdict,
+    verdict: ReportDecision,
     standalone: Standalone,
     expected: str,
     variants: VariantTable | None = None,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 from suite.engine import (
+    classify_diagnostic,
+    classify_ending,
     describe_printed,
-    diagnostic_verdict,
     family_of,
-    judge,
     message_of,
     named_pass,
 )
@@ -97,7 +97,7 @@ def signature_of_run(stdout: str, stderr: str) -> str | None:
     if ended is None:
         return None
     phase = ended.group("phase")
-    verdict = judge(
+    verdict = classify_ending(
         describe_printed(stderr, phase) if ended.group("code") else None,
         stderr=stderr,
         phase=phase,
@@ -107,5 +107,5 @@ def signature_of_run(stdout: str, stderr: str) -> str | None:
         done=bool(ended.group("ok")),
     )
     if verdict is None:
-        verdict = diagnostic_verdict(stderr)
+        verdict = classify_diagnostic(stderr)
     return verdict.signature if verdict is not None else None

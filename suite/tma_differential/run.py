@@ -15,8 +15,8 @@ from typing import Any, TypedDict
 from suite.cuda import driver as tma_driver
 from suite.cuda.driver import DriverCall, DriverInfo, driver_call
 from suite.cuda.model import (
+    DescriptorCheck,
     TensorMapArgs,
-    Verdict,
     shared_memory_limit,
 )
 from suite.cuda.rules import OBSERVED_RULES, check
@@ -170,7 +170,7 @@ def run(
     }
     log(f"model target: compute capability {cc}, driver {driver_version}; device {facts}")
 
-    def judge(args: TensorMapArgs) -> Verdict:
+    def judge(args: TensorMapArgs) -> DescriptorCheck:
         return check(args, compute_capability=cc, driver_cuda_version=driver_version)
 
     with tma_driver.IsolatedDriver() as drv:
