@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from suite.engine.classify import classify
 from suite.engine.discover import catalogue
 from suite.engine.expand import case_id, expand_cases
-from suite.engine.isolate import Captured, Exit
+from suite.engine.isolate import BoundedOutput, Exit
 from suite.engine.runner import _events, _scrubbed
 from suite.engine.scrub import REDACTED, scrub_secrets, scrub_text, scrub_tree
 from suite.replay.pipeline import NAME_PREFIXES
@@ -269,7 +269,9 @@ def _signature(message: str, tmp_path: Path) -> tuple[str, str]:
     events = [{"event": "start"}, {"event": "phase", "phase": "compile"}, error]
     report.write_text("".join(json.dumps(e) + "\n" for e in events))
     stderr = f"error: {message}\nLLVM ERROR: {message}\n"
-    exit = Exit(1, False, False, 0, 0.1, Captured("", 0, 0), Captured(stderr, len(stderr), 0))
+    exit = Exit(
+        1, False, False, 0, 0.1, BoundedOutput("", 0, 0), BoundedOutput(stderr, len(stderr), 0)
+    )
     verdict = classify(_events(report), _scrubbed(exit), limits_for("sm_90"))
     return str(verdict.signature), verdict.message
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from suite.engine.isolate import Exit
 from suite.engine.outcome import FailureFacts, Outcome, Signature, site_and_facts
-from suite.engine.protocol import ChildReport, Compiled, FailureSite
+from suite.engine.protocol import ChildReport, CompiledEvent, FailureSite
 from suite.engine.signature import SignatureParts, classify_diagnostic, classify_ending, compose
 from suite.toolchain.limits import TargetLimits
 
@@ -33,7 +33,7 @@ class Classification:
 def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classification:
     """The one outcome for a case, with its signature when it is a failure."""
     phase = log.phase
-    compiled = log.compiled or Compiled()
+    compiled = log.compiled or CompiledEvent()
     metrics = _metrics(compiled)
     stderr = exit.stderr.text
 
@@ -129,14 +129,14 @@ def _classification(verdict: SignatureParts, metrics: dict[str, Any]) -> Classif
     )
 
 
-def _metrics(compiled: Compiled) -> dict[str, Any]:
+def _metrics(compiled: CompiledEvent) -> dict[str, Any]:
     sizes = {"shared_bytes": compiled.shared_bytes, "tmem_columns": compiled.tmem_columns}
     metrics: dict[str, Any] = {k: v for k, v in sizes.items() if v is not None}
     metrics.update(compiled.extra)
     return metrics
 
 
-def _over_limit(compiled: Compiled, limits: TargetLimits) -> tuple[str, int, int] | None:
+def _over_limit(compiled: CompiledEvent, limits: TargetLimits) -> tuple[str, int, int] | None:
     shared = compiled.shared_bytes
     if shared is not None and shared > limits.shared_bytes:
         return ("shared-memory", shared, limits.shared_bytes)
