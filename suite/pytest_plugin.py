@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from suite.engine import (
-    NEEDS_GPU,
     Baseline,
     Bounds,
     CaseResult,
@@ -32,6 +31,7 @@ from suite.engine import (
     Execution,
     Outcome,
     Selection,
+    Verdict,
     Workers,
     capture_environment,
     command_there,
@@ -181,12 +181,12 @@ class ReproItem(pytest.Item):
         self.user_properties.append(("signature", str(result.signature or "")))
         if result.outcome is Outcome.SKIPPED:
             pytest.skip(result.message)
-        if result.verdict == NEEDS_GPU:
+        if result.verdict is Verdict.NEEDS_GPU:
             command = f"pytest --repro --repro-select {result.repro} --repro-gpu on"
             pytest.skip(command_there(command, result.target))
-        if result.verdict == "refused":
+        if result.verdict is Verdict.REFUSED:
             pytest.skip(f"Triton refuses it: {result.message}")
-        if result.verdict == "known":
+        if result.verdict is Verdict.KNOWN:
             raise KnownFailure(f"{result.signature}: {result.message}")
         if result.outcome.is_failure:
             stderr = Path(result.artifacts.get("stderr.txt", "/nonexistent"))

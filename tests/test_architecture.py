@@ -114,6 +114,39 @@ def test_finding_and_run_lookup_have_one_home():
     assert lookups == [], lookups
 
 
+def test_a_name_means_one_thing():
+    """One class named Verdict (a case against the baseline), and no other name defined at the
+    top of two modules for two different things."""
+    names = _top_level_names()
+    assert names["Verdict"] == ["engine/outcome.py"]
+    for name in ("Expectation", "Compiled", "Captured", "family_of", "judge"):
+        assert len(names[name]) <= 1, (name, names[name])
+
+
+def _verdict_words(path: Path) -> list[str]:
+    """Each string a ``.verdict`` is compared with in the file at ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if not any(isinstance(n, ast.Attribute) and n.attr == "verdict" for n in sides):
+            continue
+        for side in sides:
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            found += [n.value for n in items if isinstance(n, ast.Constant)]
+    return found
+
+
+def test_verdicts_are_compared_as_members_of_their_enum():
+    """A case's verdict is a ``suite.engine.Verdict`` everywhere, never its word."""
+    from suite.engine import Verdict
+
+    words = {v.value for v in Verdict}
+    found = {str(path.relative_to(SUITE)): _verdict_words(path) for path in SUITE.rglob("*.py")}
+    assert {name: seen for name, seen in found.items() if words & set(seen)} == {}
+
+
 # The TMA model's rules are one table, kept whole on purpose.
 MODULE_LINES = 600
 ONE_TABLE = "cuda/rules.py"

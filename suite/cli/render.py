@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from suite.cli.guard import printable
+from suite.engine import Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -53,12 +54,12 @@ __all__ = [
 
 FORMATS = ("table", "plain", "json")
 VERDICT_STYLE = {
-    "ok": "green",
-    "known": "yellow",
-    "regression": "bold red",
-    "fixed": "bold cyan",
-    "harness-error": "bold magenta",
-    "refused": "cyan",
+    Verdict.OK: "green",
+    Verdict.KNOWN: "yellow",
+    Verdict.REGRESSION: "bold red",
+    Verdict.FIXED: "bold cyan",
+    Verdict.HARNESS_ERROR: "bold magenta",
+    Verdict.REFUSED: "cyan",
 }
 EMPTY_CELL = "-"
 NARROWEST_TEXT = 24

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         Outcome,
         RunNotes,
         Signature,
+        Verdict,
     )
     from suite.engine.protocol import (
         EVENTS,

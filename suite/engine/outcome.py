@@ -52,6 +52,24 @@ class Outcome(Enum):
         raise ValueError(f"unknown outcome {label!r}")
 
 
+class Verdict(str, Enum):
+    """What one case is against the baseline (``suite.engine.baseline``): the one vocabulary
+    of run, matrix, nightly, JUnit and the pytest door. A ``str`` so that ``results.jsonl``,
+    ``summary.json`` and every rendering keep the word as it was written."""
+
+    NONE = ""  # not judged against a baseline
+    OK = "ok"  # passed or skipped, and nothing expected it to fail
+    KNOWN = "known"  # failed as an entry says
+    REGRESSION = "regression"  # failed with no entry, or otherwise than its entry says
+    FIXED = "fixed"  # an entry covers it and it passed: fixed upstream
+    HARNESS_ERROR = "harness-error"  # the suite or the reproducer's glue failed
+    REFUSED = "refused"  # Triton's own Python refused it, and no entry lists it
+    NEEDS_GPU = "needs-gpu"  # passed compiled alone, where only a launch could show a fix
+
+    def __str__(self) -> str:
+        return self.value
+
+
 # Why a skipped case did not run: one vocabulary for run, matrix and bisect.
 # unsupported: a ``requires`` entry is unmet (an API, a release range) or the
 # reproducer raised ``Unsupported``; toolchain-gap: the ptxas Triton compiles with
@@ -220,7 +238,7 @@ class CaseResult:
     gpu: bool = False
     duration_s: float = 0.0
     artifacts: dict[str, str] = field(default_factory=dict)
-    verdict: str = ""
+    verdict: Verdict = Verdict.NONE
     expectation: str = ""
     # compiler-bug, driver-bug, ptxas-bug, toolchain-gap or user-error:<rule>, and its line.
     triage: str = ""
@@ -281,6 +299,10 @@ class CaseResult:
         for name in ("artifacts", "source"):
             if not all(isinstance(v, str) for v in values.get(name, {}).values()):
                 raise TypeError(f"{name}: not strings")
+        try:
+            values["verdict"] = Verdict(values.get("verdict", ""))
+        except ValueError:
+            raise TypeError(f"verdict: {values['verdict']!r}") from None
         detail = fields_.get("detail", {})
         return cls(
             **values,

@@ -42,6 +42,7 @@ from suite.engine import (
     Outcome,
     RunStore,
     Signature,
+    Verdict,
     could_show,
     is_same_bug,
     safe_name,
@@ -245,7 +246,7 @@ def is_tracked(result: CaseResult, baseline: Baseline) -> bool:
     A known case has its entry's kind; any other its triage."""
     if not result.outcome.is_failure or result.signature is None:
         return False
-    entry = baseline.entry(result.expectation) if result.verdict == "known" else None
+    entry = baseline.entry(result.expectation) if result.verdict is Verdict.KNOWN else None
     kind = entry.kind if entry is not None else result.triage
     return not (kind.startswith("user-error") or kind == "toolchain-gap")
 
@@ -280,7 +281,7 @@ class _Tonight:
         """The upstream issue of the baseline entry that knows these failures ('' when none
         does, or its entry links none)."""
         for result in self.results:
-            entry = baseline.entry(result.expectation) if result.verdict == "known" else None
+            entry = baseline.entry(result.expectation) if result.verdict is Verdict.KNOWN else None
             if entry is not None and entry.upstream_issue:
                 return entry.upstream_issue
         return ""
