@@ -123,6 +123,19 @@ def test_a_name_means_one_thing():
         assert len(names[name]) <= 1, (name, names[name])
 
 
+def test_a_finding_is_made_in_one_place():
+    """``Finding.of`` (suite/failures/findings.py) makes every finding: explore's and
+    capture's alike, never built field by field elsewhere."""
+    makers = {
+        str(path.relative_to(SUITE))
+        for path in SUITE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if node.func.id == "Finding"
+    }
+    assert makers == set()
+
+
 def _verdict_words(path: Path) -> list[str]:
     """Each string a ``.verdict`` is compared with in the file at ``path``."""
     found = []

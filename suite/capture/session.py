@@ -30,7 +30,7 @@ from suite.engine import (
     scrub_secrets,
 )
 from suite.engine import session as engine
-from suite.failures.findings import DirectoryFindingsStore, Finding, SeenConfig, kind_of
+from suite.failures.findings import DirectoryFindingsStore, Finding, SeenConfig
 from suite.files import own_folder
 
 
@@ -224,27 +224,13 @@ def _remember(
     result: CaseResult,
     environment: Environment,
 ) -> str:
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     carried = capture_source({"path": str(captured.file)})
-    signature = captured.isolated or ""
-    finding = Finding(
-        repro=result.repro,
-        signature=signature,
-        kind=kind_of(result),
-        outcome=result.outcome.label,
-        message=result.message,
-        target=result.target,
-        targets=[result.target],
-        minimal_config=dict(result.config),
-        failing_configs=[SeenConfig(result.target, dict(result.config))],
-        passing_neighbours=[],
-        boundary=[],
-        environment=environment,
-        seed=None,
-        first_seen=now,
-        last_seen=now,
+    finding = Finding.of(
+        result,
+        captured.isolated or "",
+        environment,
+        failing=[SeenConfig(result.target, dict(result.config))],
         source=carried.to_json(with_text=True) if carried else None,
-        signatures={environment.triton or "unknown": signature},
         sanitizer=result.notes.sanitizer,
     )
     return store.path_of(store.record(finding)).stem

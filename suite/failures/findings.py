@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -47,6 +48,11 @@ SCHEMA = 1
 BUG = "bug"
 LIMIT = "limit"
 INSUFFICIENT_REGISTERS = "C7602"
+
+
+def now_utc() -> str:
+    """This moment as a finding records it: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def kind_of(result: CaseResult) -> str:
@@ -166,6 +172,53 @@ class Finding:
     sanitizer: dict[str, object] | None = None
     # The failing launch relaunched with other ptxas builds (suite.engine.ptxas.Evidence).
     ptxas: dict[str, object] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        result: CaseResult,
+        signature: str,
+        environment: Environment,
+        *,
+        failing: list[SeenConfig],
+        boundary: list[BoundaryStep] | None = None,
+        seed: int | None = None,
+        source: dict[str, str] | None = None,
+        evaluations: dict[str, int] | None = None,
+        sanitizer: dict[str, object] | None = None,
+        ptxas: dict[str, object] | None = None,
+        seen_at: str = "",
+    ) -> Finding:
+        """The finding of ``result`` (its minimal case) failing with ``signature``, first
+        seen now (``seen_at``, else this moment): the one way a finding is made, by explore
+        and by capture. ``failing`` holds every config seen failing that way (its targets are
+        the finding's); a step of ``boundary`` that passed is a passing neighbour."""
+        seen_at = seen_at or now_utc()
+        steps = list(boundary or [])
+        return cls(
+            repro=result.repro,
+            signature=signature,
+            kind=kind_of(result),
+            outcome=result.outcome.label,
+            message=result.message,
+            target=result.target,
+            targets=sorted({entry.target for entry in failing}),
+            minimal_config=dict(result.config),
+            failing_configs=list(failing),
+            passing_neighbours=[
+                SeenConfig(result.target, step.config) for step in steps if step.passed
+            ],
+            boundary=steps,
+            environment=environment,
+            seed=seed,
+            first_seen=seen_at,
+            last_seen=seen_at,
+            source=source,
+            signatures={environment.triton or "unknown": signature},
+            evaluations=dict(evaluations or {}),
+            sanitizer=sanitizer,
+            ptxas=ptxas,
+        )
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
