@@ -20,6 +20,7 @@ Whether two signatures are one bug is :mod:`suite.engine.same_bug`'s question.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -411,43 +412,78 @@ def triton_refusal(error: Error, stderr: str) -> SignatureParts | None:
 
 
 def _from_error(error: Error, stderr: str) -> SignatureParts:
-    phase, text, kind = error.phase, error.message, error.type
+    """The parts of a failure the child reported as an error: the first of
+    :data:`_ERROR_READERS` that knows it, else a runtime error of its phase."""
+    for read in _ERROR_READERS:
+        parts = read(error, stderr)
+        if parts is not None:
+            return parts
+    line = first_line(error.message)
+    return SignatureParts(
+        "runtime-error",
+        [error.phase, error.type],
+        normalize(line),
+        f"{error.phase}: {error.type}: {line}",
+        {"phase": error.phase, "exception": error.type},
+    )
+
+
+def _gpu_unavailable(error: Error, stderr: str) -> SignatureParts | None:
+    """The machine's GPU refused this process a context: nothing was judged. (The error's own
+    message only: torch warns in those words on stderr of a run that needs no GPU.)"""
+    text, kind = error.message, error.type
+    if not GPU_UNAVAILABLE.search(text):
+        return None
+    shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
+    return SignatureParts(
+        "harness-error",
+        [GPU_UNAVAILABLE_RULE],
+        "",
+        f"{GPU_UNAVAILABLE_RULE}: {shown} (the GPU would not give this process a context:"
+        " the machine, not the compiler)",
+        {"phase": error.phase, "exception": kind, "rule": GPU_UNAVAILABLE_RULE},
+    )
+
+
+def _toolchain_gap(error: Error, stderr: str) -> SignatureParts | None:
+    """This Triton's ptxas does not know the target. The stage is the one the compile had
+    reached (cubin: ptxas runs there): every stage before it completed, which bisection reads
+    as "past a bug of an earlier stage"."""
+    unknown_arch = PTXAS_UNKNOWN_ARCH.search(error.message + "\n" + stderr)
+    if not unknown_arch:
+        return None
+    return SignatureParts(
+        "skipped",
+        [],
+        message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
+        detail={"toolchain_gap": unknown_arch.group(1), "stage": error.stage},
+    )
+
+
+def _ptxas_error(error: Error, stderr: str) -> SignatureParts | None:
+    """ptxas failed. A ptxas error code names the diagnostic; its text only adds numbers and
+    names."""
+    text, kind = error.message, error.type
+    if kind != "PTXASError" and "ptxas" not in text.lower():
+        return None
     combined = text + "\n" + stderr
-    if GPU_UNAVAILABLE.search(text):
-        # The machine's GPU refused this process a context: nothing was judged. (The error's
-        # own message only: torch warns in those words on stderr of a run that needs no GPU.)
-        shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
-        return SignatureParts(
-            "harness-error",
-            [GPU_UNAVAILABLE_RULE],
-            "",
-            f"{GPU_UNAVAILABLE_RULE}: {shown} (the GPU would not give this process a context:"
-            " the machine, not the compiler)",
-            {"phase": phase, "exception": kind, "rule": GPU_UNAVAILABLE_RULE},
-        )
-    unknown_arch = PTXAS_UNKNOWN_ARCH.search(combined)
-    if unknown_arch:
-        # The stage the compile had reached (cubin: ptxas runs there): every stage before it
-        # completed, which bisection reads as "past a bug of an earlier stage".
-        return SignatureParts(
-            "skipped",
-            [],
-            message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
-            detail={"toolchain_gap": unknown_arch.group(1), "stage": error.stage},
-        )
-    if kind == "PTXASError" or "ptxas" in text.lower():
-        code_match = PTXAS_CODE.search(combined)
-        line_match = PTXAS_ERROR_LINE.search(combined) or PTXAS_FATAL_LINE.search(combined)
-        line = line_match.group(1).strip() if line_match else first_line(text) or kind
-        code = code_match.group(1) if code_match else None
-        # A ptxas error code names the diagnostic; its text only adds numbers and names.
-        return SignatureParts(
-            "ptxas-error",
-            [code],
-            "" if code else normalize(line),
-            f"ptxas: {line}",
-            {"phase": phase, "stage": "cubin", "ptxas_code": code, "diagnostic": _shown(line)},
-        )
+    code_match = PTXAS_CODE.search(combined)
+    line_match = PTXAS_ERROR_LINE.search(combined) or PTXAS_FATAL_LINE.search(combined)
+    line = line_match.group(1).strip() if line_match else first_line(text) or kind
+    code = code_match.group(1) if code_match else None
+    return SignatureParts(
+        "ptxas-error",
+        [code],
+        "" if code else normalize(line),
+        f"ptxas: {line}",
+        {"phase": error.phase, "stage": "cubin", "ptxas_code": code, "diagnostic": _shown(line)},
+    )
+
+
+def _named_failure(error: Error, stderr: str) -> SignatureParts | None:
+    """An exception type that names the failure: a resource limit, a reproducer's static
+    check refusing the case before anything ran, a wrong result."""
+    phase, text, kind = error.phase, error.message, error.type
     if kind == "OutOfResources":
         resource = "shared-memory" if "shared" in text.lower() else normalize(text)
         return SignatureParts(
@@ -457,7 +493,6 @@ def _from_error(error: Error, stderr: str) -> SignatureParts:
             detail={"phase": phase, "resource": resource},
         )
     if kind == "LimitViolation":
-        # A reproducer's static check refused the case before anything ran.
         rule = first_line(text).split(":", 1)[0].strip()
         return SignatureParts(
             "user-error", [rule], message=first_line(text), detail={"phase": phase, "rule": rule}
@@ -466,49 +501,68 @@ def _from_error(error: Error, stderr: str) -> SignatureParts:
         return SignatureParts(
             "wrong-result", [phase], message=first_line(text) or kind, detail={"phase": phase}
         )
+    return None
+
+
+def _glue_error(error: Error, stderr: str) -> SignatureParts | None:
+    """Raised before Triton compiled anything: the harness or the reproducer's glue."""
+    phase, kind = error.phase, error.type
     glue = phase == "load" or (
         phase == "compile" and error_origin(error) is Origin.GLUE and kind in HARNESS_TYPES
     )
-    if glue:
-        shown = f"{kind}: {first_line(text)}"
-        return SignatureParts(
-            "harness-error",
-            [phase],
-            normalize(shown),
-            f"{phase}: {shown} (raised before Triton compiled anything: the harness or the "
-            "reproducer's glue, not the compiler)",
-            {"phase": phase, "exception": kind},
-        )
-    if phase == "compile" or error_origin(error) is Origin.FRONTEND:
-        # A launch compiles too (the JIT): its frontend refusing is the same refusal.
-        refused = triton_refusal(error, stderr)
-        if refused is not None:
-            return refused
-    if phase == "compile":
-        stage = error.stage
-        pass_name = failed_pass(stderr)
-        raw = meaningful_message(stderr) or python_message(error)
-        where = f"pass {pass_name} failed" if pass_name else ""
-        shown = ": ".join(p for p in (where, _shown(raw)) if p) or kind
-        return SignatureParts(
-            "compiler-error",
-            [stage, pass_name],
-            normalize(raw) if raw else "",
-            f"{stage or 'compile'}: {shown}",
-            {
-                "phase": phase,
-                "stage": stage,
-                "pass": pass_name,
-                "exception": kind,
-                "origin": error_origin(error).value,
-                "diagnostic": _shown(raw),
-            },
-        )
-    line = first_line(text)
+    if not glue:
+        return None
+    shown = f"{kind}: {first_line(error.message)}"
     return SignatureParts(
-        "runtime-error",
-        [phase, kind],
-        normalize(line),
-        f"{phase}: {kind}: {line}",
+        "harness-error",
+        [phase],
+        normalize(shown),
+        f"{phase}: {shown} (raised before Triton compiled anything: the harness or the "
+        "reproducer's glue, not the compiler)",
         {"phase": phase, "exception": kind},
     )
+
+
+def _frontend_refusal(error: Error, stderr: str) -> SignatureParts | None:
+    """Triton's own Python refusing the program. A launch compiles too (the JIT): its
+    frontend refusing is the same refusal."""
+    if error.phase == "compile" or error_origin(error) is Origin.FRONTEND:
+        return triton_refusal(error, stderr)
+    return None
+
+
+def _compiler_error(error: Error, stderr: str) -> SignatureParts | None:
+    """A compile that failed: its stage, the pass that failed, the first meaningful message."""
+    if error.phase != "compile":
+        return None
+    stage, kind = error.stage, error.type
+    pass_name = failed_pass(stderr)
+    raw = meaningful_message(stderr) or python_message(error)
+    where = f"pass {pass_name} failed" if pass_name else ""
+    shown = ": ".join(p for p in (where, _shown(raw)) if p) or kind
+    return SignatureParts(
+        "compiler-error",
+        [stage, pass_name],
+        normalize(raw) if raw else "",
+        f"{stage or 'compile'}: {shown}",
+        {
+            "phase": error.phase,
+            "stage": stage,
+            "pass": pass_name,
+            "exception": kind,
+            "origin": error_origin(error).value,
+            "diagnostic": _shown(raw),
+        },
+    )
+
+
+#: In order: the first that knows an error reads it.
+_ERROR_READERS: tuple[Callable[[Error, str], SignatureParts | None], ...] = (
+    _gpu_unavailable,
+    _toolchain_gap,
+    _ptxas_error,
+    _named_failure,
+    _glue_error,
+    _frontend_refusal,
+    _compiler_error,
+)
