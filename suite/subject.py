@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,8 +30,6 @@ from suite.engine import (
     RESULTS,
     CaseResult,
     Environment,
-    FailureFacts,
-    FailureSite,
     Found,
     Outcome,
     RunNotes,
@@ -43,6 +40,7 @@ from suite.engine import (
     is_same_bug,
     runtime_failure,
     safe_name,
+    site_and_facts,
 )
 from suite.errors import UsageError
 from suite.failures.findings import DirectoryFindingsStore, Finding, read_finding
@@ -190,40 +188,21 @@ def environment_of(folder: Path) -> Environment:
 
 
 def result_from_finding(finding: Finding) -> CaseResult:
-    """The finding's minimal case as a result, its detail read back from the signature."""
-    outcome = Outcome.from_label(finding.outcome)
-    parts = Signature(finding.signature).family.split(":")
-    launched = runtime_failure(finding.signature)
-    site = FailureSite(phase="launch" if launched else "compile")
-    facts = FailureFacts()
-    if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
-        named = len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2])
-        site = replace(site, stage=parts[1], pass_name=parts[2] if named else None)
-    elif outcome is Outcome.PTXAS_ERROR and len(parts) >= 2:
-        code = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
-        site = replace(site, ptxas_code=code)
-    elif outcome is Outcome.RESOURCE_LIMIT and len(parts) >= 2:
-        facts = replace(facts, resource=parts[1])
-        numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", finding.message)
-        if numbers:
-            facts = replace(facts, used=int(numbers[0][0]), limit=int(numbers[0][1]))
-    elif outcome is Outcome.USER_ERROR and len(parts) >= 2:
-        site = replace(site, rule=parts[1])
-    if outcome is Outcome.CRASH and len(parts) >= 2:
-        site = replace(site, signal=parts[1])
+    """The finding's minimal case as a result, with the site and facts the finding keeps."""
+    site, facts = site_and_facts(finding.failure_detail())
     notes = RunNotes(sanitizer=finding.sanitizer or None, ptxas=finding.ptxas or None)
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
         target=finding.target,
         config=dict(finding.minimal_config),
-        outcome=outcome,
+        outcome=Outcome.from_label(finding.outcome),
         signature=Signature(finding.signature),
         message=finding.message,
         site=site,
         facts=facts,
         notes=notes,
-        gpu=launched,
+        gpu=runtime_failure(finding.signature),
         source={k: v for k, v in (finding.source or {}).items() if k != "text"},
     )
 

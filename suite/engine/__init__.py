@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         RunNotes,
         Signature,
         Verdict,
+        site_and_facts,
     )
     from suite.engine.protocol import (
         EVENTS,

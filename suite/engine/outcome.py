@@ -268,9 +268,14 @@ class CaseResult:
         unsupported, or ``user-error:triton-rejects``; never a bug, never a regression."""
         return bool(self.facts.triton_refused)
 
+    def failure_detail(self) -> dict[str, Any]:
+        """The site and the facts of ``detail`` (what a finding keeps of its minimal case;
+        :func:`site_and_facts` reads them back)."""
+        return {**_detail_of(self.site), **_detail_of(self.facts)}
+
     def detail(self) -> dict[str, Any]:
         """The record's ``detail``: the site, the facts and the notes that apply."""
-        return {**_detail_of(self.site), **_detail_of(self.facts), **_detail_of(self.notes)}
+        return {**self.failure_detail(), **_detail_of(self.notes)}
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {}

@@ -36,6 +36,7 @@ from suite.engine import (
     family_of,
     is_same_bug,
     message_of,
+    runtime_failure,
     safe_name,
 )
 from suite.errors import UsageError
@@ -172,6 +173,9 @@ class Finding:
     sanitizer: dict[str, object] | None = None
     # The failing launch relaunched with other ptxas builds (suite.engine.ptxas.Evidence).
     ptxas: dict[str, object] | None = None
+    # The minimal case's failure site and facts as results.jsonl writes them
+    # (CaseResult.failure_detail); None in a record written before findings kept them.
+    detail: dict[str, object] | None = None
 
     @classmethod
     def of(
@@ -218,6 +222,7 @@ class Finding:
             evaluations=dict(evaluations or {}),
             sanitizer=sanitizer,
             ptxas=ptxas,
+            detail=result.failure_detail(),
         )
 
     def to_json(self) -> dict[str, object]:
@@ -232,6 +237,38 @@ class Finding:
         """``message changed in 3.7.1: <key>`` for each change ('' when there is none); see
         :func:`change_note`."""
         return change_note(self.signatures.items())
+
+    def failure_detail(self) -> dict[str, object]:
+        """The minimal case's failure site and facts (``CaseResult.failure_detail``): as
+        recorded, or, for a record written before findings kept them, what its signature and
+        message name (the stage and pass, the ptxas code, the resource and its numbers, the
+        rule, the signal)."""
+        if self.detail is not None:
+            return self.detail
+        outcome = Outcome.from_label(self.outcome)
+        parts = Signature(self.signature).family.split(":")
+        first, second = [*parts, "", ""][1:3]
+        detail: dict[str, object] = {
+            "phase": "launch" if runtime_failure(self.signature) else "compile"
+        }
+        if len(parts) < 2:
+            return detail
+        if outcome is Outcome.COMPILER_ERROR:
+            detail["stage"] = first
+            if re.fullmatch(r"[A-Za-z][\w.-]*", second):
+                detail["pass"] = second
+        elif outcome is Outcome.PTXAS_ERROR and re.fullmatch(r"C\d{4,5}", first):
+            detail["ptxas_code"] = first
+        elif outcome is Outcome.RESOURCE_LIMIT:
+            detail["resource"] = first
+            numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", self.message)
+            if numbers:
+                detail["used"], detail["limit"] = int(numbers[0][0]), int(numbers[0][1])
+        elif outcome is Outcome.USER_ERROR:
+            detail["rule"] = first
+        if outcome is Outcome.CRASH:
+            detail["signal"] = first
+        return detail
 
     def configs_seen_failing(self, limit: int = 0) -> list[SeenConfig]:
         """The minimal config first, then every config seen failing (at most ``limit`` in all
@@ -294,6 +331,7 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "evaluations": dict,
     "reduced": (dict, type(None)),
     "ptxas": (dict, type(None)),
+    "detail": (dict, type(None)),
 }
 
 
@@ -368,6 +406,7 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
         current.minimal_config, current.target = previous.minimal_config, previous.target
         current.boundary = previous.boundary
         current.passing_neighbours = previous.passing_neighbours
+        current.detail = previous.detail
     return current
 
 
