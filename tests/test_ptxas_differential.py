@@ -40,7 +40,7 @@ from suite.engine.ptxas import (
     variants,
 )
 from suite.engine.runner import Execution, run_case
-from suite.engine.triage import COMPILER_BUG, PTXAS_BUG, triage_of
+from suite.engine.triage import TriageKind, triage_of
 
 PLANTED = ROOT / "tests" / "data" / "planted_assembler_fault.py"
 FAULT = "runtime-error:launch:RuntimeError: CUDA error: an illegal memory access was encountered"
@@ -231,11 +231,11 @@ def _failing(verdict: AssemblerBlame) -> CaseResult:
 
 def test_triage_names_the_assembler_only_when_the_differential_did():
     found = triage_of(_failing(AssemblerBlame.ASSEMBLER), family="triton-pipeliner")
-    assert found is not None and found.label == PTXAS_BUG and found.is_bug
+    assert found is not None and found.label == TriageKind.PTXAS_BUG and found.is_bug
     assert "only the assembler changes" in found.explanation and "why" in found.explanation
     for verdict in (AssemblerBlame.NOT_ASSEMBLER, AssemblerBlame.UNDECIDED):
         other = triage_of(_failing(verdict), family="triton-pipeliner")
-        assert other is not None and other.label == COMPILER_BUG
+        assert other is not None and other.label == TriageKind.COMPILER_BUG
 
 
 def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
@@ -258,7 +258,7 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
     # Each relaunch's SASS against the bundled one's: -O0 is another program.
     assert runs[0]["sass_differs"] is None and runs[2]["sass_differs"] > 0
     assert [r["version"] for r in runs] == [bundled.version, second.version, bundled.version]
-    assert triage_of(result, family="planted").label == COMPILER_BUG
+    assert triage_of(result, family="planted").label == TriageKind.COMPILER_BUG
 
     (trigger,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["trigger"])]
     result = run_case(trigger, tmp_path / "trigger", Execution(warm=False, sanitize=False))
@@ -311,7 +311,7 @@ def test_an_assembler_bug_goes_to_nvidia_with_the_ptx_and_both_builds(tmp_path, 
     )
     folder = _reported(tmp_path, evidence)
     report = json.loads((folder / "report.json").read_text())
-    assert report["label"] == PTXAS_BUG and report["kind"] == "nvidia", report
+    assert report["label"] == TriageKind.PTXAS_BUG and report["kind"] == "nvidia", report
     assert (folder / "kernel.ptx").read_text() == ptx.read_text()
     text = (folder / body).read_text()
     assert reason in text, text
@@ -353,4 +353,4 @@ def test_on_the_gpu_the_planted_assembler_fault_is_a_ptxas_bug(tmp_path):
     evidence = result.notes.ptxas
     assert evidence["verdict"] == AssemblerBlame.ASSEMBLER.value, evidence
     assert [r["outcome"] for r in evidence["runs"]] == ["runtime-error", "passed", "passed"]
-    assert triage_of(result, family="planted").label == PTXAS_BUG
+    assert triage_of(result, family="planted").label == TriageKind.PTXAS_BUG

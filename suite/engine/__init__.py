@@ -104,10 +104,8 @@ if TYPE_CHECKING:
     from suite.engine.sources import capture_source, reproducer_for
     from suite.engine.template import keeper_argv, keeper_report
     from suite.engine.triage import (
-        COMPILER_BUG,
-        DRIVER_BUG,
-        PTXAS_BUG,
         Triage,
+        TriageKind,
         failure_text,
         reproducer_family,
         triage_of,

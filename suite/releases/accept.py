@@ -19,6 +19,7 @@ from suite.engine import (
     Baseline,
     CaseResult,
     Signature,
+    TriageKind,
     entry_problem,
     failure_of,
     family_of,
@@ -98,7 +99,7 @@ def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> Entr
         "repro": finding.repro,
         "targets": sorted(set(known.targets if known else ()) | set(finding.targets)),
         "signature": known.signature if known else signature_pattern(finding.signature),
-        "kind": known.kind if known else (found.label if found else "compiler-bug"),
+        "kind": known.kind if known else (found.label if found else TriageKind.COMPILER_BUG),
         "first_bad": finding.first_bad or (known.first_bad if known else ""),
         "fixed_in": finding.first_good or (known.fixed_in if known else ""),
     }

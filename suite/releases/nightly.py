@@ -42,6 +42,7 @@ from suite.engine import (
     Outcome,
     RunStore,
     Signature,
+    TriageKind,
     Verdict,
     could_show,
     is_same_bug,
@@ -248,7 +249,7 @@ def is_tracked(result: CaseResult, baseline: Baseline) -> bool:
         return False
     entry = baseline.entry(result.expectation) if result.verdict is Verdict.KNOWN else None
     kind = entry.kind if entry is not None else result.triage
-    return not (kind.startswith("user-error") or kind == "toolchain-gap")
+    return not (kind.startswith(TriageKind.USER_ERROR) or kind == TriageKind.TOOLCHAIN_GAP)
 
 
 @dataclass

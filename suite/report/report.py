@@ -44,13 +44,11 @@ from typing import Any
 from jinja2 import Environment
 
 from suite.engine import (
-    COMPILER_BUG,
-    DRIVER_BUG,
-    PTXAS_BUG,
     Baseline,
     CaseResult,
     Outcome,
     Triage,
+    TriageKind,
     capture_source,
     command_there,
     failure_text,
@@ -442,9 +440,9 @@ def decide(
     kind, body_file = "issue", ""
     if fixed_in or known is not None:
         kind, body_file = "comment", "comment.md"
-    elif found_triage.label == COMPILER_BUG:
+    elif found_triage.label == TriageKind.COMPILER_BUG:
         body_file = "issue.md"
-    if not fixed_in and found_triage.label in (DRIVER_BUG, PTXAS_BUG):
+    if not fixed_in and found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
     return ReportDecision(kind, status, body_file, fixed_in, upstream)
 
@@ -514,10 +512,12 @@ def render_bodies(
         draft.put(
             "comment.md", env.get_template("comment.md.j2").render(**context, head=60, tail=60)
         )
-    elif found_triage.label == COMPILER_BUG:
+    elif found_triage.label == TriageKind.COMPILER_BUG:
         draft.put("issue.md", render_postable(env, "issue.md.j2", context))
     ptxas = context["outcome"] == Outcome.PTXAS_ERROR.label
-    if not verdict.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
+    if not verdict.fixed_in and (
+        found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG) or ptxas
+    ):
         draft.put("nvidia.md", render_postable(env, "nvidia.md.j2", context))
 
 
