@@ -36,9 +36,9 @@ from rich.console import Console
 from rich.table import Table
 
 from suite.engine import Bounds, CaseResult, CaseSpec, Execution, Found, run_one, select
+from suite.failures.findings import DirectoryFindingsStore
 from suite.search.evaluate import failure_signature
 from suite.search.explore import Budget, Exploration, explore
-from suite.search.findings import DirectoryFindingsStore
 from suite.toolchain.venvs import folder_for
 
 DEFAULT_PYTHON = folder_for("3.5.0") / "bin" / "python"

@@ -29,11 +29,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from suite.engine import Environment, Execution
-from suite.engine import capture_source as capture
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.engine import Environment, Execution, capture_source
+from suite.failures.findings import Finding
+from suite.reduce.interesting import ReductionGoal, SignatureTest
 from suite.reduce.passes import kernel_measure
-from suite.search.findings import Finding
 from suite.toolchain.venvs import for_version
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,7 +121,7 @@ def _repro_id(path: Path) -> str:
 
 def _judge(path: Path, repro: str, planted: Planted, python: str, config: dict) -> tuple[str, str]:
     """(outcome, signature) of ``path`` as the planted case under ``python``."""
-    expectation = Expectation(repro, "", planted.target, dict(config), python)
+    expectation = ReductionGoal(repro, "", planted.target, dict(config), python)
     with tempfile.TemporaryDirectory(prefix="bench-reduce-") as work:
         verdict = SignatureTest(
             expectation, Path(work), None, Execution(python=python, warm=False)
@@ -146,7 +145,7 @@ def run_reduce(
 ) -> dict:
     source = INPUTS / planted.file
     repro = _repro_id(source)
-    carried = capture({"path": str(source)})
+    carried = capture_source({"path": str(source)})
     assert carried is not None
     python = for_version(planted.bad).python
     finding = Finding(
@@ -206,7 +205,7 @@ def run_cvise(
     work.mkdir(parents=True, exist_ok=True)
     case = work / planted.file
     shutil.copy(source, case)
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro,
         signature,
         planted.target,

@@ -25,8 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from suite.api import Case, Target
-from suite.engine import Execution, Workers, load_reproducers, run_one, select
-from suite.engine import expand_cases as expand
+from suite.engine import Execution, Workers, expand_cases, load_reproducers, run_one, select
 
 MATRIX = (
     ("tma-gemm-prefetch", ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121"), ("all",)),
@@ -38,7 +37,7 @@ MATRIX = (
 def matrix():
     specs = []
     for repro_id, targets, sets in MATRIX:
-        specs += expand(select([repro_id]), list(targets), list(sets))
+        specs += expand_cases(select([repro_id]), list(targets), list(sets))
     return specs
 
 

@@ -58,11 +58,11 @@ import dataclasses, json, sys
 from pathlib import Path
 
 from suite.engine import discover
-from suite.engine.environment import capture
+from suite.engine.environment import capture_environment
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
-from suite.engine.sources import capture as carry
-from suite.search.findings import Finding, SeenConfig
+from suite.engine.sources import capture_source
+from suite.failures.findings import Finding, SeenConfig
 
 program, folder = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
 found = discover.from_source({"path": str(program)}, str(program))[0]
@@ -71,13 +71,13 @@ result = run_case(CaseSpec(found, trigger, "sm_90", gpu=True), folder.parent / "
 print(f"trigger: {result.outcome.label} {result.signature.text if result.signature else ''}", file=sys.stderr)
 if result.signature is None or ":launch" not in result.signature.text:
     sys.exit(1)
-environment = dataclasses.replace(capture(sys.executable), python_executable=sys.executable)
+environment = dataclasses.replace(capture_environment(sys.executable), python_executable=sys.executable)
 finding = Finding(
     repro=found.repro.id, signature=result.signature.text, kind="bug", outcome=result.outcome.label,
     message=result.message, target="sm_90", targets=["sm_90"], minimal_config=trigger,
     failing_configs=[], passing_neighbours=[SeenConfig("sm_90", dict(found.repro.configs["nearest-pass"][0]))],
     boundary=[], environment=environment, seed=None, first_seen="", last_seen="",
-    source=carry({"path": str(program)}).to_json(with_text=True),
+    source=capture_source({"path": str(program)}).to_json(with_text=True),
 )
 folder.mkdir(parents=True, exist_ok=True)
 path = folder / "fallback.json"

@@ -57,8 +57,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from suite.cuda import driver as tma_driver  # noqa: E402
-from suite.cuda.differential.explain import explain, load_run, print_explanation  # noqa: E402
-from suite.cuda.differential.records import (  # noqa: E402
+from suite.tma_differential.explain import explain, load_run, print_explanation  # noqa: E402
+from suite.tma_differential.records import (  # noqa: E402
     AGREE_OK,
     AGREE_REJECT,
     DRIVER_CRASHED,
@@ -66,7 +66,7 @@ from suite.cuda.differential.records import (  # noqa: E402
     MODEL_REJECTS_DRIVER_OK,
     NOT_ENCODED,
 )
-from suite.cuda.differential.run import AUTO, run  # noqa: E402
+from suite.tma_differential.run import AUTO, run  # noqa: E402
 
 
 def _compute_capability(text: str) -> int | str | None:

@@ -24,7 +24,6 @@ from typing import Any
 import pytest
 
 from suite.engine import (
-    NEEDS_GPU,
     Baseline,
     Bounds,
     CaseResult,
@@ -32,12 +31,13 @@ from suite.engine import (
     Execution,
     Outcome,
     Selection,
+    Verdict,
     Workers,
+    capture_environment,
     command_there,
     plan,
     run_one,
 )
-from suite.engine import capture_environment as capture
 from suite.errors import UsageError
 
 
@@ -99,7 +99,7 @@ class ReproSession:
             self.baseline = Baseline.load(
                 Path(option.repro_baseline) if option.repro_baseline else None
             )
-            self.environment = capture(self.execution.python)
+            self.environment = capture_environment(self.execution.python)
             self.specs = plan(self.selection, self.environment)
         except UsageError as exc:
             # Bad input is exit 2 and one line, under pytest as under `repro`.
@@ -181,12 +181,12 @@ class ReproItem(pytest.Item):
         self.user_properties.append(("signature", str(result.signature or "")))
         if result.outcome is Outcome.SKIPPED:
             pytest.skip(result.message)
-        if result.verdict == NEEDS_GPU:
+        if result.verdict is Verdict.NEEDS_GPU:
             command = f"pytest --repro --repro-select {result.repro} --repro-gpu on"
             pytest.skip(command_there(command, result.target))
-        if result.verdict == "refused":
+        if result.verdict is Verdict.REFUSED:
             pytest.skip(f"Triton refuses it: {result.message}")
-        if result.verdict == "known":
+        if result.verdict is Verdict.KNOWN:
             raise KnownFailure(f"{result.signature}: {result.message}")
         if result.outcome.is_failure:
             stderr = Path(result.artifacts.get("stderr.txt", "/nonexistent"))

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -31,8 +30,6 @@ from suite.engine import (
     RESULTS,
     CaseResult,
     Environment,
-    FailureFacts,
-    FailureSite,
     Found,
     Outcome,
     RunNotes,
@@ -40,12 +37,13 @@ from suite.engine import (
     Signature,
     case_folder_name,
     home_to_tilde,
+    is_same_bug,
     runtime_failure,
     safe_name,
+    site_and_facts,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
-from suite.search.findings import DirectoryFindingsStore, Finding, read_finding
+from suite.failures.findings import DirectoryFindingsStore, Finding, read_finding
 from suite.toolchain.venvs import folder_for
 
 
@@ -190,40 +188,21 @@ def environment_of(folder: Path) -> Environment:
 
 
 def result_from_finding(finding: Finding) -> CaseResult:
-    """The finding's minimal case as a result, its detail read back from the signature."""
-    outcome = Outcome.from_label(finding.outcome)
-    parts = Signature(finding.signature).family.split(":")
-    launched = runtime_failure(finding.signature)
-    site = FailureSite(phase="launch" if launched else "compile")
-    facts = FailureFacts()
-    if outcome is Outcome.COMPILER_ERROR and len(parts) >= 2:
-        named = len(parts) >= 3 and re.fullmatch(r"[A-Za-z][\w.-]*", parts[2])
-        site = replace(site, stage=parts[1], pass_name=parts[2] if named else None)
-    elif outcome is Outcome.PTXAS_ERROR and len(parts) >= 2:
-        code = parts[1] if re.fullmatch(r"C\d{4,5}", parts[1]) else None
-        site = replace(site, ptxas_code=code)
-    elif outcome is Outcome.RESOURCE_LIMIT and len(parts) >= 2:
-        facts = replace(facts, resource=parts[1])
-        numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", finding.message)
-        if numbers:
-            facts = replace(facts, used=int(numbers[0][0]), limit=int(numbers[0][1]))
-    elif outcome is Outcome.USER_ERROR and len(parts) >= 2:
-        site = replace(site, rule=parts[1])
-    if outcome is Outcome.CRASH and len(parts) >= 2:
-        site = replace(site, signal=parts[1])
+    """The finding's minimal case as a result, with the site and facts the finding keeps."""
+    site, facts = site_and_facts(finding.failure_detail())
     notes = RunNotes(sanitizer=finding.sanitizer or None, ptxas=finding.ptxas or None)
     return CaseResult(
         case_id=f"{finding.repro}[{finding.target}]",
         repro=finding.repro,
         target=finding.target,
         config=dict(finding.minimal_config),
-        outcome=outcome,
+        outcome=Outcome.from_label(finding.outcome),
         signature=Signature(finding.signature),
         message=finding.message,
         site=site,
         facts=facts,
         notes=notes,
-        gpu=launched,
+        gpu=runtime_failure(finding.signature),
         source={k: v for k, v in (finding.source or {}).items() if k != "text"},
     )
 
@@ -319,8 +298,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     """The finding's minimal config run again through the engine under ``python``, its
     outputs kept under ``work``; raises UsageError when the reproducer cannot be loaded
     or has no such case."""
-    from suite.engine import Execution, gpu_arch, run_one
-    from suite.engine import expand_cases as expand
+    from suite.engine import Execution, expand_cases, gpu_arch, run_one
 
     finding = subject.finding
     if finding is None:
@@ -329,7 +307,7 @@ def rerun(subject: Subject, python: str, work: Path) -> CaseResult:
     if found is None:
         raise UsageError(f"the reproducer {finding.repro!r} cannot be loaded again")
     # A GPU of the target launches it: a runtime failure shows only there.
-    specs = expand(
+    specs = expand_cases(
         [found], [finding.target], configs=[dict(finding.minimal_config)], gpu_arch=gpu_arch()
     )
     if not specs:
@@ -379,7 +357,7 @@ def recapture(subject: Subject, python: str | None, work: Path) -> None:
             "failure, so the finding's record stands"
         )
         return
-    if seen == finding.signature or same_bug(seen, finding.signature):
+    if seen == finding.signature or is_same_bug(seen, finding.signature):
         if finding.sanitizer and again.notes.sanitizer is None:
             # The finding's evidence stays.
             again = replace(again, notes=replace(again.notes, sanitizer=finding.sanitizer))

@@ -26,7 +26,7 @@ from jinja2 import (
 from jinja2.runtime import Context
 from markupsafe import Markup
 
-from suite.engine import scrub_text as scrub
+from suite.engine import scrub_text
 from suite.errors import UsageError
 
 
@@ -187,6 +187,6 @@ def template_environment(override: Path | None = None) -> Environment:
         cell=table_cell,
         pyrepr=repr,
         pyassign=py_assign,
-        scrub=scrub,
+        scrub=scrub_text,
     )
     return env

@@ -328,11 +328,11 @@ def write_finding(
     explore or capture writes one."""
     from suite.engine import discover
     from suite.engine.environment import Environment
-    from suite.engine.sources import capture
-    from suite.search.findings import Finding, SeenConfig
+    from suite.engine.sources import capture_source
+    from suite.failures.findings import Finding, SeenConfig
 
     found = discover.from_source({"path": str(program)}, str(program))[0]
-    carried = capture({"path": str(program)})
+    carried = capture_source({"path": str(program)})
     assert carried is not None
     record = Finding(
         repro=found.repro.id,

@@ -18,16 +18,9 @@ SUITE = Path(suite.__file__).resolve().parent
 PACKAGES = {p.name for p in SUITE.iterdir() if (p / "__init__.py").exists()}
 
 
-# Subpackages that are a layer of their own: the differential harness writes through
-# suite.templating (above the engine), while the TMA model it judges is below the engine.
-LAYERS = {("cuda", "differential")}
-
-
 def _unit(parts: tuple[str, ...]) -> str:
-    """A package of ``suite/`` (``engine``), one of its :data:`LAYERS` (``cuda.differential``),
-    or a top-level module (``suite.api``)."""
-    if tuple(parts[1:3]) in LAYERS:
-        return ".".join(parts[1:3])
+    """A package of ``suite/`` (``engine``, ``cuda``: a package counts whole, with every
+    package inside it) or a top-level module (``suite.api``)."""
     if len(parts) >= 2 and parts[1] in PACKAGES:
         return parts[1]
     return ".".join(parts[:2])
@@ -83,20 +76,21 @@ def test_the_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
 
 
+# The packages of the commands (each command's door in suite/cli drives one or more).
+COMMANDS = {"cli", "report", "gate", "replay", "releases", "search", "reduce", "capture", "explain"}
+
+
 def test_the_engine_imports_no_command_package():
-    commands = {
-        "cli",
-        "report",
-        "gate",
-        "replay",
-        "releases",
-        "search",
-        "reduce",
-        "capture",
-        "explain",
-    }
-    commands.add("cuda.differential")  # a harness over the model, not part of it
-    assert import_graph()["engine"] & commands == set()
+    below = COMMANDS | {"failures", "tma_differential"}  # the harness is over the model
+    assert import_graph()["engine"] & below == set()
+
+
+def test_the_failures_package_is_below_every_command_package():
+    """A finding is read and written by every command about a failure: its record and store
+    import the engine and no command package."""
+    graph = import_graph()
+    assert "engine" in graph["failures"]
+    assert graph["failures"] & COMMANDS == set()
 
 
 def _top_level_names() -> dict[str, list[str]]:
@@ -115,8 +109,55 @@ def test_finding_and_run_lookup_have_one_home():
     names = _top_level_names()
     for name in ("Subject", "subject_of", "locate", "load_finding", "result_from_finding"):
         assert names[name] == ["subject.py"], (name, names[name])
-    lookups = [m for m in names["resolve"] if m.startswith(("report/", "replay/", "search/"))]
+    commands = ("report/", "replay/", "search/", "failures/")
+    lookups = [m for m in names["resolve"] if m.startswith(commands)]
     assert lookups == [], lookups
+
+
+def test_a_name_means_one_thing():
+    """One class named Verdict (a case against the baseline), and no other name defined at the
+    top of two modules for two different things."""
+    names = _top_level_names()
+    assert names["Verdict"] == ["engine/outcome.py"]
+    for name in ("Expectation", "Compiled", "Captured", "family_of", "judge"):
+        assert len(names[name]) <= 1, (name, names[name])
+
+
+def test_a_finding_is_made_in_one_place():
+    """``Finding.of`` (suite/failures/findings.py) makes every finding: explore's and
+    capture's alike, never built field by field elsewhere."""
+    makers = {
+        str(path.relative_to(SUITE))
+        for path in SUITE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if node.func.id == "Finding"
+    }
+    assert makers == set()
+
+
+def _verdict_words(path: Path) -> list[str]:
+    """Each string a ``.verdict`` is compared with in the file at ``path``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        if not any(isinstance(n, ast.Attribute) and n.attr == "verdict" for n in sides):
+            continue
+        for side in sides:
+            items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+            found += [n.value for n in items if isinstance(n, ast.Constant)]
+    return found
+
+
+def test_verdicts_are_compared_as_members_of_their_enum():
+    """A case's verdict is a ``suite.engine.Verdict`` everywhere, never its word."""
+    from suite.engine import Verdict
+
+    words = {v.value for v in Verdict}
+    found = {str(path.relative_to(SUITE)): _verdict_words(path) for path in SUITE.rglob("*.py")}
+    assert {name: seen for name, seen in found.items() if words & set(seen)} == {}
 
 
 # The TMA model's rules are one table, kept whole on purpose.
@@ -135,18 +176,14 @@ def test_no_module_is_over_about_600_lines():
 
 
 def test_the_cuda_tma_domain_has_one_home():
-    """The TMA model, the static checks, nvcc builds, the driver probe and the differential
-    are defined in suite/cuda; the toolkit paths reproducer files import only re-export."""
+    """The TMA model, the static checks, nvcc builds and the driver probe are defined in
+    suite/cuda, the differential over them in suite/tma_differential; the toolkit paths
+    reproducer files import only re-export."""
     names = _top_level_names()
-    for name in (
-        "TensorMapArgs",
-        "check_tma_copy",
-        "compile_cuda",
-        "encode_with_driver",
-        "valid_descriptors",
-        "make_record",
-    ):
+    for name in ("TensorMapArgs", "check_tma_copy", "compile_cuda", "encode_with_driver"):
         assert [m for m in names[name] if not m.startswith("cuda/")] == [], (name, names[name])
+    for name, home in (("valid_descriptors", "descriptors"), ("make_record", "records")):
+        assert names[name] == [f"tma_differential/{home}.py"], (name, names[name])
     for public in ("tma_model.py", "static_check.py", "nvcc.py"):
         tree = ast.parse((SUITE / public).read_text())
         kinds = {type(node).__name__ for node in tree.body}
@@ -184,6 +221,22 @@ def test_other_packages_use_the_engine_through_its_front_door():
     assert not set(suite.engine.__all__) & modules  # the import system would shadow them
     for name in suite.engine.__all__:
         assert getattr(suite.engine, name) is not None
+
+
+def test_the_engine_door_lists_each_name_once_under_its_own_name():
+    """The door's one list is its imports under TYPE_CHECKING: no second list (``__all__``,
+    a table) to keep in step, no name renamed on its way out, no protocol internal."""
+    import suite.engine
+
+    tree = ast.parse((SUITE / "engine" / "__init__.py").read_text())
+    assigned = {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets}
+    assert not assigned & {"__all__", "_EXPORTS"}, assigned
+    (listed,) = [n for n in tree.body if isinstance(n, ast.If)]
+    aliases = [a for n in listed.body if isinstance(n, ast.ImportFrom) for a in n.names]
+    assert [a.name for a in aliases if a.asname] == []
+    names = [a.name for a in aliases]
+    assert len(names) == len(set(names)) == len(suite.engine.__all__)
+    assert "parse_lines" not in names
 
 
 SHIMS = ("tma_model", "static_check", "nvcc")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from suite.engine.baseline import Baseline, Expectation, exit_status, record_range, write_entry
-from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.outcome import CaseResult, Outcome, Signature, Verdict
 from suite.errors import UsageError
 from tests.conftest import repro_cli
 
@@ -31,6 +31,19 @@ def _result(outcome=Outcome.PASSED, signature=None, gpu=False, **config):
     config = {"num_stages": 2, "num_warps": 4, **config}
     sig = Signature(signature) if signature else None
     return CaseResult("r[x]", "r", "sm_100", config, outcome, sig, gpu=gpu)
+
+
+def test_a_verdict_is_written_as_its_word_and_read_back_as_its_member():
+    baseline = Baseline([KNOWN])
+    judged = baseline.judge(_result(Outcome.COMPILER_ERROR, "compiler-error:ttgir:P"), "3.5.0")
+    line = json.dumps(judged.to_json())
+    assert json.loads(line)["verdict"] == "known"
+    back = CaseResult.from_json(json.loads(line))
+    assert back.verdict is Verdict.KNOWN and f"{back.verdict}" == "known"
+    unjudged = CaseResult.from_json({**json.loads(line), "verdict": ""})
+    assert unjudged.verdict is Verdict.NONE
+    with pytest.raises(TypeError, match="verdict"):
+        CaseResult.from_json({**json.loads(line), "verdict": "maybe"})
 
 
 def test_verdicts():

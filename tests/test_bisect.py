@@ -17,9 +17,9 @@ from conftest import ROOT
 from suite.engine.discover import select
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
-from suite.engine.sources import capture
+from suite.engine.sources import capture_source
+from suite.failures.findings import DirectoryFindingsStore, Finding
 from suite.releases import bisect
-from suite.search.findings import DirectoryFindingsStore, Finding
 from suite.toolchain.venvs import for_version
 
 DOT_MMA = ROOT / "tests" / "data" / "dot_mma.py"
@@ -32,7 +32,7 @@ SMALL_K = {"BLOCK_M": 64, "BLOCK_K": 16, "dtype": "fp8e4nv", "num_warps": 4}
 
 def _finding(**fields: object) -> Finding:
     (found,) = select([str(DOT_MMA)])
-    carried = capture(found.source)
+    carried = capture_source(found.source)
     assert carried is not None
     record = {
         "repro": "dot-mma-select",

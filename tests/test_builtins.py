@@ -10,7 +10,7 @@ import triton
 
 from suite.api import ptxas_targets
 from suite.engine.discover import catalogue
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.runner import Execution, run_case
 
 TARGETS = ("sm_90", "sm_100", "sm_103", "sm_120", "sm_121")
@@ -53,7 +53,7 @@ def test_builtin_compiles(repro_id, target, tmp_path):
     if f"{target}a" not in ptxas_targets():
         pytest.skip(f"this Triton's ptxas does not know {target}a (a toolchain gap)")
     (found,) = [f for f in catalogue() if f.repro.id == repro_id]
-    (spec,) = expand([found], [target], configs=[SMALL[repro_id]])
+    (spec,) = expand_cases([found], [target], configs=[SMALL[repro_id]])
     result = run_case(spec, tmp_path / "case", Execution())
     assert result.outcome.label == "passed", (result.message, result.artifacts)
     assert result.metrics["triton_version"] == triton.__version__

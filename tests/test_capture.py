@@ -35,7 +35,7 @@ import jsonschema
 import psutil
 import pytest
 
-from suite.engine.same_bug import same_bug
+from suite.engine.same_bug import is_same_bug
 from tests.conftest import SOURCE_SECRET, checkout_env, triton_release
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -456,7 +456,7 @@ def test_an_upstream_bug_captured_from_a_program_reports_verified(tmp_path: Path
     # Read back from repro.py's output: a fresh process's abort loses faulthandler's frames,
     # but repro.py's child names each stage it enters, as the engine's child does.
     assert verification["signature"] == failure["isolated"]
-    assert same_bug(verification["signature"], failure["isolated"])
+    assert is_same_bug(verification["signature"], failure["isolated"])
     repro = (output / failure["finding"] / "repro.py").read_text()
     assert "import suite" not in repro and "from suite" not in repro  # standalone
 

@@ -21,10 +21,10 @@ import pytest
 
 from suite.engine import discover
 from suite.engine.runner import Execution
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.failures.findings import Finding
+from suite.reduce.interesting import ReductionGoal, SignatureTest
 from suite.reduce.passes import kernel_measure
 from suite.report.launch_repro import launch_script
-from suite.search.findings import Finding
 from suite.templating import template_environment
 from tests.conftest import checkout_env, repro_cli, run_alone, write_finding
 
@@ -146,7 +146,7 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
 
     # The reduced file, launched afresh by itself, still dies the same way.
     record = Finding.from_json(json.loads(finding.read_text()))
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=record.repro,
         signature=SIGNATURE,
         target="sm_90",

@@ -28,7 +28,7 @@ import pytest
 from conftest import ROOT, gpu_alone, gpu_reduce_budget, repro_cli, triton_release
 
 import suite
-from suite.engine.same_bug import same_bug
+from suite.engine.same_bug import is_same_bug
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.report.verify import clean_env
@@ -146,7 +146,7 @@ def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(tmp_p
     assert "NameError" not in alone.stderr
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
     seen = signature_of_run(alone.stdout, alone.stderr)
-    assert seen is not None and same_bug(seen, trigger["signature"]), (seen, trigger)
+    assert seen is not None and is_same_bug(seen, trigger["signature"]), (seen, trigger)
     fixed = run_alone(at_the_nearest_pass(script))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
     # The title names the failing pass, the target and the release.
@@ -167,11 +167,11 @@ def test_repro_py_made_on_390_agrees_with_the_engine_on_350(tmp_path, name):
     there = engine_run(name, tmp_path / "there", python)["trigger"]
     script = report(here, tmp_path / "here") / "repro.py"
     alone = run_alone(script, python)
-    expected = 1 if same_bug(there["signature"], here["signature"]) else 2
+    expected = 1 if is_same_bug(there["signature"], here["signature"]) else 2
     assert alone.returncode == expected, (there["signature"], alone.stdout)
     if expected == 1:
         seen = signature_of_run(alone.stdout, alone.stderr)
-        assert seen is not None and same_bug(seen, there["signature"])
+        assert seen is not None and is_same_bug(seen, there["signature"])
 
 
 def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(tmp_path):
@@ -218,10 +218,10 @@ def test_a_global_with_no_literal_is_named_at_report_time_never_a_name_error(tmp
 def _finding(source: Path, record: dict, path: Path) -> Path:
     """A finding of ``record`` (a case of ``source``) as ``repro explore`` writes one."""
     from suite.engine.environment import Environment
-    from suite.engine.sources import capture
-    from suite.search.findings import Finding
+    from suite.engine.sources import capture_source
+    from suite.failures.findings import Finding
 
-    carried = capture({"path": str(source)})
+    carried = capture_source({"path": str(source)})
     assert carried is not None
     finding = Finding(
         repro=record["repro"],
@@ -271,7 +271,7 @@ def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tm
         alone = run_alone(script)
     assert alone.returncode == 1, alone.stdout + alone.stderr[-2000:]
     seen = signature_of_run(alone.stdout, alone.stderr)
-    assert seen is not None and same_bug(seen, trigger["signature"])
+    assert seen is not None and is_same_bug(seen, trigger["signature"])
 
 
 def run_on_the_gpu(file: Path, change: dict, out: Path) -> tuple[dict, dict]:
@@ -539,7 +539,7 @@ def test_status_says_what_was_checked(tmp_path):
     reproduces = Verification(True, triton_release(), "", 1, record["signature"])
     assert unchecked_newer(subject, refused) == ""
     finding = _finding(CORPUS / "module_constants.py", record, tmp_path / "f.json")
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
 
     bisected = replace(Finding.from_json(json.loads(finding.read_text())), first_good="3.6.0")
     subject.finding = replace(bisected, signatures={"3.5.0": record["signature"]})

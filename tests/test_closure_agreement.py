@@ -24,7 +24,7 @@ import pytest
 from conftest import RELEASES, ROOT, repro_cli, triton_release, write_finding
 from test_closure import COMPILE_FAILURES, _with_site, no_suite
 
-from suite.engine.same_bug import same_bug
+from suite.engine.same_bug import is_same_bug
 
 CORPUS = ROOT / "tests" / "data" / "closure"
 SITE = CORPUS / "site"
@@ -171,7 +171,7 @@ def expected_exit(verdict: str, signature: str) -> int:
         return 0
     if verdict in ("unsupported", "toolchain-gap"):
         return 2  # the release lacks the kernel's API: it refuses it
-    return 1 if same_bug(verdict, signature) else 2
+    return 1 if is_same_bug(verdict, signature) else 2
 
 
 def run_alone(script: Path, python: str) -> subprocess.CompletedProcess[str]:

@@ -31,7 +31,7 @@ from suite.engine.baseline import Baseline, exit_status
 from suite.engine.child import load_reproducers
 from suite.engine.described import describe
 from suite.engine.discover import Found
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.outcome import CaseResult, Outcome, Signature
 from suite.engine.runner import Execution, run_case
 from suite.nvcc import CudaRunError, compile_cuda, executable, run_cuda
@@ -308,7 +308,7 @@ def run_one(repro_id: str, cfg: dict, target: str, tmp_path: Path, gpu_arch: int
     """The case run by the engine; with ``gpu_arch`` launched on the tests' GPUs, a failed
     launch not rerun under compute-sanitizer or other ptxas builds (not what these tests
     check: tests/test_sanitizer.py and tests/test_ptxas_differential.py do)."""
-    (spec,) = expand([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
+    (spec,) = expand_cases([found(repro_id)], [target], configs=[cfg], gpu_arch=gpu_arch)
     gpus = the_gpus() if gpu_arch else ()
     execution = Execution(gpus=gpus, sanitize=False, ptxas_differential=False)
     return run_case(spec, tmp_path / "case", execution)

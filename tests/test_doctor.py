@@ -108,9 +108,9 @@ def test_a_missing_triton_is_a_problem(tmp_path):
 def test_doctor_says_which_case_boundary_is_in_force_and_why_not_a_better_one(tmp_path):
     """As this process finds it (a cgroup per case where the machine allows), and the
     fallback with its reason when cgroups are turned off."""
-    from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, boundary
+    from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, case_boundary
 
-    here, venvs = boundary(), no_venvs(tmp_path)
+    here, venvs = case_boundary(), no_venvs(tmp_path)
     found = doctor("-o", str(tmp_path / "out"), env=venvs)["case_boundary"]
     assert (found["kill"], found["memory"]) == (here.kill.value, here.memory.value)
     assert found["why_not"] == list(here.why_not)

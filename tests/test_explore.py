@@ -20,8 +20,8 @@ from suite.engine.discover import select
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.errors import HarnessError, UsageError
+from suite.failures.findings import DirectoryFindingsStore, Finding
 from suite.search.explore import Budget, Exploration, explore
-from suite.search.findings import DirectoryFindingsStore, Finding
 from tests.conftest import repro_cli
 
 SEED = 1
@@ -334,3 +334,49 @@ def test_a_glue_error_ends_the_explore_as_a_harness_error(tmp_path):
         )
     assert seen[-1] == "harness-error" and "harness-error" not in seen[:-1]
     assert store.all() == []
+
+
+OLD_FINDING = (
+    Path(__file__).parent / "data" / "findings" / "tma-gemm-prefetch-assign-latencies-3.5.0.json"
+)
+
+
+def test_a_finding_written_before_findings_kept_their_detail_still_names_its_site():
+    from suite.failures.findings import read_finding
+    from suite.subject import result_from_finding
+
+    finding, record = read_finding(OLD_FINDING)
+    assert "detail" not in record and finding.detail is None
+    site = result_from_finding(finding).site
+    assert (site.phase, site.stage, site.pass_name) == (
+        "compile",
+        "ttgir",
+        "TritonGPUAssignLatencies",
+    )
+
+
+def test_a_finding_keeps_the_site_and_facts_of_its_minimal_case(tmp_path):
+    from suite.engine import CaseResult, Environment, FailureFacts, FailureSite, Outcome, Signature
+    from suite.failures.findings import SeenConfig
+    from suite.subject import result_from_finding
+
+    signature = "resource-limit:shared-memory"
+    result = CaseResult(
+        "r[sm_90]",
+        "r",
+        "sm_90",
+        {"BLOCK": 128},
+        Outcome.RESOURCE_LIMIT,
+        Signature(signature),
+        # A message that names no numbers: the record's facts are all the finding has.
+        message="out of resource: shared memory",
+        site=FailureSite(phase="compile", stage="ttgir"),
+        facts=FailureFacts(resource="shared-memory", used=300_000, limit=232_448),
+    )
+    failing = [SeenConfig("sm_90", {"BLOCK": 128})]
+    store = DirectoryFindingsStore(tmp_path / "findings")
+    store.put(Finding.of(result, signature, Environment(), failing=failing))
+    back = store.all()[0]
+    assert back.detail == result.failure_detail()
+    rebuilt = result_from_finding(back)
+    assert (rebuilt.site, rebuilt.facts) == (result.site, result.facts)

@@ -351,7 +351,7 @@ def fake_gpu(tmp_path, monkeypatch):
 
     monkeypatch.setattr(
         suite.engine.environment,
-        "capture",
+        "capture_environment",
         lambda python: suite.engine.environment.Environment(gpu_arch=90, gpu="Fake H200"),
     )
     return tmp_path

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from suite.engine import GPU_UNAVAILABLE, Baseline, Outcome, discover, exit_status
+from suite.engine import GPU_UNAVAILABLE_SIGNATURE, Baseline, Outcome, discover, exit_status
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
 from suite.errors import EXIT_HARNESS, HarnessError
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.interesting import ReductionGoal, SignatureTest
 from tests.conftest import gpu_visible
 
 pytest.importorskip("torch")
@@ -37,7 +37,7 @@ def test_a_launch_refused_a_context_is_a_harness_error_not_a_regression(tmp_path
     spec = CaseSpec(found, trigger, "sm_90", gpu=True)
     result = run_case(spec, tmp_path / "case", Execution(warm=False, sanitize=False))
     assert result.outcome is Outcome.HARNESS_ERROR, result.message
-    assert result.signature is not None and result.signature.text == GPU_UNAVAILABLE
+    assert result.signature is not None and result.signature.text == GPU_UNAVAILABLE_SIGNATURE
     assert "not the compiler" in result.message
     judged = Baseline.load(None).judge(result, "3.9.0")
     assert judged.verdict == "harness-error"
@@ -46,7 +46,7 @@ def test_a_launch_refused_a_context_is_a_harness_error_not_a_regression(tmp_path
 
 def test_a_reduction_stops_when_its_launches_are_refused_a_context(tmp_path: Path) -> None:
     found, trigger = _trigger()
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=found.repro.id,
         signature="runtime-error:launch:AcceleratorError: CUDA error: misaligned address",
         target="sm_90",

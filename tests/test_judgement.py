@@ -78,7 +78,7 @@ def _probe(repro: str, target: str, config: dict) -> CaseResult:
 def test_the_engine_judges_with_the_code_every_standalone_program_carries(tmp_path):
     """The engine's same-bug rule, normalisation, stages and tolerances are the module's own
     objects, and the kits the templates carry are its text, verbatim."""
-    assert same_bug.same_bug is judgement.same_bug
+    assert same_bug.is_same_bug is judgement.same_bug
     assert same_bug.named_pass is judgement.named_pass
     assert signature.normalize is judgement.normalize
     assert signature.meaningful_message is judgement.meaningful_message

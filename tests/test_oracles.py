@@ -124,8 +124,8 @@ def test_oracles_are_small_typed_declarations():
 
 @pytest.mark.usefixtures("interpreted")
 def test_explore_launches_and_shrinks_a_problem_size(found, tmp_path):
+    from suite.failures.findings import DirectoryFindingsStore
     from suite.search.explore import Budget, explore
-    from suite.search.findings import DirectoryFindingsStore
 
     store = DirectoryFindingsStore(tmp_path / "findings")
     exploration = explore(

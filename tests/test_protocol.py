@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.engine.environment import Environment
-from suite.engine.environment import capture as capture_environment
+from suite.engine.environment import Environment, capture_environment
 from suite.engine.isolate import Bounds
 from suite.engine.protocol import (
     ChildReport,
@@ -28,6 +27,7 @@ from suite.engine.protocol import (
 )
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, run_warm
+from suite.failures.findings import Finding
 from suite.gate.events import Begin, Done, GpuSpec, Prior, SpecItem, Start, Timed
 from suite.gate.gpu import GpuEvents, GpuRun
 from suite.replay.bindings import Binding
@@ -42,7 +42,6 @@ from suite.replay.protocol import (
 from suite.replay.protocol import (
     read_message as read_replay_message,
 )
-from suite.search.findings import Finding
 
 PASSING = """
 from suite import Choice, Compiled, Reproducer

@@ -20,13 +20,13 @@ import pytest
 from conftest import ROOT, repro_cli, the_gpus
 
 from suite.engine.discover import select
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.outcome import CaseResult, FailureSite, Outcome, RunNotes, Signature
 from suite.engine.ptxas import (
+    AssemblerBlame,
     Evidence,
     Ptxas,
     Run,
-    Verdict,
     assemble,
     decide,
     disassembler,
@@ -40,7 +40,7 @@ from suite.engine.ptxas import (
     variants,
 )
 from suite.engine.runner import Execution, run_case
-from suite.engine.triage import COMPILER_BUG, PTXAS_BUG, triage
+from suite.engine.triage import TriageKind, triage_of
 
 PLANTED = ROOT / "tests" / "data" / "planted_assembler_fault.py"
 FAULT = "runtime-error:launch:RuntimeError: CUDA error: an illegal memory access was encountered"
@@ -175,28 +175,28 @@ BUNDLED_FAILS = _run("bundled", "runtime-error", FAULT)
 @pytest.mark.parametrize(
     ("others", "verdict", "said"),
     [
-        ([_run("second", "passed")], Verdict.ASSEMBLER, "ptxas 13.0.88 passes"),
+        ([_run("second", "passed")], AssemblerBlame.ASSEMBLER, "ptxas 13.0.88 passes"),
         (
             [_run("second", "runtime-error", FAULT), _run("bundled-O0", "passed")],
-            Verdict.ASSEMBLER,
+            AssemblerBlame.ASSEMBLER,
             "at -O0 only: a race in the code Triton generated can also hide at -O0",
         ),
         (
             [_run("second", "runtime-error", FAULT), _run("bundled-O0", "runtime-error", FAULT)],
-            Verdict.NOT_ASSEMBLER,
+            AssemblerBlame.NOT_ASSEMBLER,
             "every build fails the same way: ptxas 12.8.93, ptxas 13.0.88, ptxas 12.8.93 at -O0",
         ),
         (
             [_run("second", "passed", same=False)],
-            Verdict.UNDECIDED,
+            AssemblerBlame.UNDECIDED,
             "the PTX of second differs beyond its .version line",
         ),
         (
             [_run("second", "wrong-result", "wrong-result:launch:reference: nan")],
-            Verdict.UNDECIDED,
+            AssemblerBlame.UNDECIDED,
             "the other builds fail otherwise",
         ),
-        ([], Verdict.UNDECIDED, "no second ptxas build and no -O0 knob"),
+        ([], AssemblerBlame.UNDECIDED, "no second ptxas build and no -O0 knob"),
     ],
 )
 def test_the_verdict_follows_the_outcomes(others, verdict, said):
@@ -206,13 +206,13 @@ def test_the_verdict_follows_the_outcomes(others, verdict, said):
 
 def test_a_failure_that_does_not_show_again_decides_nothing():
     found, reason = decide([_run("bundled", "passed"), _run("second", "passed")])
-    assert found is Verdict.UNDECIDED
+    assert found is AssemblerBlame.UNDECIDED
     assert reason == (
         "relaunched with the bundled ptxas 12.8.93 it gave passed, not the case's failure"
     )
 
 
-def _failing(verdict: Verdict) -> CaseResult:
+def _failing(verdict: AssemblerBlame) -> CaseResult:
     runs = (BUNDLED_FAILS, _run("second", "passed"))
     evidence = Evidence(True, "12.8.93", "13.0.88", runs, verdict, "why")
     return CaseResult(
@@ -230,12 +230,12 @@ def _failing(verdict: Verdict) -> CaseResult:
 
 
 def test_triage_names_the_assembler_only_when_the_differential_did():
-    found = triage(_failing(Verdict.ASSEMBLER), family="triton-pipeliner")
-    assert found is not None and found.label == PTXAS_BUG and found.is_bug
+    found = triage_of(_failing(AssemblerBlame.ASSEMBLER), family="triton-pipeliner")
+    assert found is not None and found.label == TriageKind.PTXAS_BUG and found.is_bug
     assert "only the assembler changes" in found.explanation and "why" in found.explanation
-    for verdict in (Verdict.NOT_ASSEMBLER, Verdict.UNDECIDED):
-        other = triage(_failing(verdict), family="triton-pipeliner")
-        assert other is not None and other.label == COMPILER_BUG
+    for verdict in (AssemblerBlame.NOT_ASSEMBLER, AssemblerBlame.UNDECIDED):
+        other = triage_of(_failing(verdict), family="triton-pipeliner")
+        assert other is not None and other.label == TriageKind.COMPILER_BUG
 
 
 def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
@@ -244,12 +244,12 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
     the same PTX (but its .version line) and did not fail that way."""
     bundled, second = _builds()
     (found,) = select([str(PLANTED)])
-    (always,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["always"])]
+    (always,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["always"])]
     result = run_case(always, tmp_path / "always", Execution(warm=False, sanitize=False))
     assert result.signature is not None and result.signature.text == FAULT
     evidence = result.notes.ptxas
     assert evidence is not None, result.message
-    assert evidence["verdict"] == Verdict.NOT_ASSEMBLER.value, evidence["reason"]
+    assert evidence["verdict"] == AssemblerBlame.NOT_ASSEMBLER.value, evidence["reason"]
     assert (evidence["bundled"], evidence["second"]) == (bundled.version, second.version)
     runs = evidence["runs"]
     assert [r["variant"] for r in runs] == ["bundled", "second", "bundled-O0"]
@@ -258,9 +258,9 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
     # Each relaunch's SASS against the bundled one's: -O0 is another program.
     assert runs[0]["sass_differs"] is None and runs[2]["sass_differs"] > 0
     assert [r["version"] for r in runs] == [bundled.version, second.version, bundled.version]
-    assert triage(result, family="planted").label == COMPILER_BUG
+    assert triage_of(result, family="planted").label == TriageKind.COMPILER_BUG
 
-    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
+    (trigger,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["trigger"])]
     result = run_case(trigger, tmp_path / "trigger", Execution(warm=False, sanitize=False))
     runs = result.notes.ptxas["runs"]
     assert runs[0]["same_failure"] and not runs[1]["same_failure"] and not runs[2]["same_failure"]
@@ -269,7 +269,7 @@ def test_the_engine_relaunches_a_failing_launch_with_each_build(tmp_path):
 
 def test_without_the_differential_nothing_is_relaunched(tmp_path):
     (found,) = select([str(PLANTED)])
-    (always,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["always"])]
+    (always,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["always"])]
     execution = Execution(warm=False, sanitize=False, ptxas_differential=False)
     result = run_case(always, tmp_path / "case", execution)
     assert result.outcome is Outcome.RUNTIME_ERROR and result.notes.ptxas is None
@@ -306,10 +306,12 @@ def test_an_assembler_bug_goes_to_nvidia_with_the_ptx_and_both_builds(tmp_path, 
         replace(_run("second", "passed"), version=second.version),
     )
     reason = f"the same PTX fails with ptxas {bundled.version}; ptxas {second.version} passes"
-    evidence = Evidence(True, bundled.version, second.version, runs, Verdict.ASSEMBLER, reason)
+    evidence = Evidence(
+        True, bundled.version, second.version, runs, AssemblerBlame.ASSEMBLER, reason
+    )
     folder = _reported(tmp_path, evidence)
     report = json.loads((folder / "report.json").read_text())
-    assert report["label"] == PTXAS_BUG and report["kind"] == "nvidia", report
+    assert report["label"] == TriageKind.PTXAS_BUG and report["kind"] == "nvidia", report
     assert (folder / "kernel.ptx").read_text() == ptx.read_text()
     text = (folder / body).read_text()
     assert reason in text, text
@@ -329,7 +331,7 @@ def test_a_bug_every_build_shows_stays_triton_s_and_its_issue_says_so(tmp_path):
         replace(_run("second", "wrong-result", WRONG_6691), same_failure=True),
     )
     reason = "every build fails the same way: ptxas 12.8.93, ptxas 13.0.88"
-    evidence = Evidence(True, "12.8.93", "13.0.88", runs, Verdict.NOT_ASSEMBLER, reason)
+    evidence = Evidence(True, "12.8.93", "13.0.88", runs, AssemblerBlame.NOT_ASSEMBLER, reason)
     empty = tmp_path / "empty.toml"
     empty.write_text("")
     folder = _reported(tmp_path, evidence, "--baseline", str(empty))
@@ -347,10 +349,10 @@ def test_on_the_gpu_the_planted_assembler_fault_is_a_ptxas_bug(tmp_path):
     assembler's bug, and triage says so."""
     _builds()
     (found,) = select([str(PLANTED)])
-    (trigger,) = [replace(s, gpu=True) for s in expand([found], ["sm_90"], ["trigger"])]
+    (trigger,) = [replace(s, gpu=True) for s in expand_cases([found], ["sm_90"], ["trigger"])]
     execution = Execution(warm=False, sanitize=False, gpus=the_gpus())
     result = run_case(trigger, tmp_path / "trigger", execution)
     evidence = result.notes.ptxas
-    assert evidence["verdict"] == Verdict.ASSEMBLER.value, evidence
+    assert evidence["verdict"] == AssemblerBlame.ASSEMBLER.value, evidence
     assert [r["outcome"] for r in evidence["runs"]] == ["runtime-error", "passed", "passed"]
-    assert triage(result, family="planted").label == PTXAS_BUG
+    assert triage_of(result, family="planted").label == TriageKind.PTXAS_BUG

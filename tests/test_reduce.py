@@ -17,13 +17,13 @@ import pytest
 
 from suite.engine.environment import Environment
 from suite.engine.runner import Execution
-from suite.engine.sources import capture
-from suite.reduce.interesting import Expectation, SignatureTest, Verdict
+from suite.engine.sources import capture_source
+from suite.failures.findings import Finding
+from suite.reduce.interesting import CandidateAnswer, ReductionGoal, SignatureTest
 from suite.reduce.judge import Judge
 from suite.reduce.passes import PASSES, TIDY, candidates, kernel_measure, well_formed
 from suite.reduce.reducer import Progress
 from suite.report.reduced import reduced_of
-from suite.search.findings import Finding
 from suite.toolchain.venvs import for_version
 from tests.conftest import SOURCE_SECRET
 
@@ -83,7 +83,7 @@ def _venv(version: str) -> str:
 def _finding(
     path: Path, source: Path, python: str, release: str, first_good: str | None = None
 ) -> Path:
-    carried = capture({"path": str(source)})
+    carried = capture_source({"path": str(source)})
     assert carried is not None
     record = Finding(
         repro="tma-gemm-prefetch",
@@ -146,7 +146,7 @@ def test_every_pass_proposes_only_well_formed_edits() -> None:
 
 def test_passes_on_a_small_real_kernel_keep_it_compiling(tmp_path: Path) -> None:
     """A handful of real compiles: the form compiles, so do the kept edits of two passes."""
-    expectation = Expectation("small", "", "sm_90", {"num_warps": 4}, sys.executable)
+    expectation = ReductionGoal("small", "", "sm_90", {"num_warps": 4}, sys.executable)
     test = SignatureTest(expectation, tmp_path, None, Execution(warm=False))
     seen = []
     for name in ("inline-helpers", "drop-masks"):
@@ -174,11 +174,11 @@ def test_reduced_kernel_fails_the_same_way_and_the_fixed_release_compiles_it(
     assert lines < kernel_measure(PREFETCH.read_text())[0]
     record = json.loads(finding.read_text())
     assert record["reduced"]["path"] == str(reduced.resolve())
-    expectation = Expectation("tma-gemm-prefetch", SIGNATURE, "sm_100", CONFIG, bad)
+    expectation = ReductionGoal("tma-gemm-prefetch", SIGNATURE, "sm_100", CONFIG, bad)
     assert SignatureTest(expectation, tmp_path, None, Execution(python=bad, warm=False))(
         reduced, "bad"
     ).interesting
-    fixed = Expectation("tma-gemm-prefetch", SIGNATURE, "sm_100", CONFIG, good)
+    fixed = ReductionGoal("tma-gemm-prefetch", SIGNATURE, "sm_100", CONFIG, good)
     verdict = SignatureTest(fixed, tmp_path, None, Execution(python=good, warm=False))(
         reduced, "good"
     )
@@ -289,12 +289,12 @@ class _Scripted:
         self.work = work
         self.seen: list[str] = []
 
-    def __call__(self, source: Path, name: str = "case") -> Verdict:
+    def __call__(self, source: Path, name: str = "case") -> CandidateAnswer:
         text = source.read_text()
         self.seen.append(text)
         time.sleep(float(text.split()[1]))
         good = text.startswith("yes")
-        return Verdict(good, "crash" if good else "passed", "sig" if good else None)
+        return CandidateAnswer(good, "crash" if good else "passed", "sig" if good else None)
 
 
 def test_the_judge_accepts_the_first_interesting_candidate_in_order(tmp_path: Path) -> None:

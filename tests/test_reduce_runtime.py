@@ -22,13 +22,13 @@ import pytest
 from suite.engine import COMPILE_LAUNCHES, Outcome, context_check, discover
 from suite.engine.expand import CaseSpec
 from suite.engine.runner import Execution, run_case
+from suite.failures.findings import Finding
 from suite.reduce.form import launching_form
-from suite.reduce.interesting import Expectation, SignatureTest
+from suite.reduce.interesting import ReductionGoal, SignatureTest
 from suite.reduce.passes import PASSES, candidates, kernel_measure, well_formed
 from suite.reduce.tree import split
 from suite.report.launch_repro import launch_script
 from suite.report.reduced import Reduced
-from suite.search.findings import Finding
 from suite.templating import template_environment
 from tests.conftest import (
     gpu_reduce_budget,
@@ -71,7 +71,7 @@ NO_RERUNS = Execution(warm=False, sanitize=False, ptxas_differential=False)
 
 
 def _judged_fresh(reduced: Path, finding: Finding, work: Path, gpus: tuple[str, ...] = ()):
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=finding.repro,
         signature=finding.signature,
         target=finding.target,
@@ -125,7 +125,7 @@ def test_a_hangs_passing_twin_may_compute_a_wrong_value_but_not_hang(tmp_path, m
     # at the passing config a candidate may compute a wrong value, never fail another way.
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     found = discover.from_source({"path": str(SPIN)}, str(SPIN))[0]
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=found.repro.id,
         signature="timeout:launch:hang: kernel",
         target="sm_90",

@@ -21,7 +21,7 @@ from conftest import ROOT, checkout_env, repro_cli
 
 from suite.api import Case, Target
 from suite.engine.exception_facts import Origin, describe_exception
-from suite.engine.signature import judge
+from suite.engine.signature import classify_ending
 from suite.tritonc import compile_kernel
 
 REFUSALS = ROOT / "tests" / "data" / "refusals.py"
@@ -63,7 +63,7 @@ def test_the_raising_frame_decides_and_the_glue_stays_a_harness_error():
     seen = {}
     for name, exc in (("refused", refused), ("glue", glue)):
         error = describe_exception(exc, "compile")
-        verdict = judge(
+        verdict = classify_ending(
             error,
             stderr="",
             phase="compile",

@@ -383,11 +383,11 @@ def test_a_pass_the_release_does_not_have_is_one_line_and_exit_2(tmp_path):
 def installed_stage_reproducer(tmp_path_factory) -> Path:
     """The make_ttgir reproducer the installed Triton writes for the sm_100 case (it passes)."""
     from suite.engine.discover import select
-    from suite.engine.expand import expand
+    from suite.engine.expand import expand_cases
     from suite.engine.runner import Execution, run_case
 
     folder = tmp_path_factory.mktemp("installed") / "case"
-    (spec,) = expand(select(["tma-gemm-prefetch"]), ["sm_100"], configs=[TRIGGER])
+    (spec,) = expand_cases(select(["tma-gemm-prefetch"]), ["sm_100"], configs=[TRIGGER])
     result = run_case(spec, folder, Execution(keep_passing=True))
     files = sorted(folder.glob("mlir-reproducer*.make_ttgir.repro.mlir"))
     if not files:
@@ -562,7 +562,7 @@ def test_a_passing_case_has_nothing_to_replay(run_350):
 
 
 def _finding(out: Path, python: str, triton: str) -> Path:
-    from suite.search.findings import DirectoryFindingsStore, Finding
+    from suite.failures.findings import DirectoryFindingsStore, Finding
 
     finding = Finding(
         repro="tma-gemm-prefetch",

@@ -21,19 +21,19 @@ import pytest
 from suite.cli import report as report_cli
 from suite.cli.options import Parser
 from suite.engine.discover import select
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import CaseResult, Signature
 from suite.engine.record import RunStore
 from suite.engine.runner import Execution, run_case
-from suite.engine.scrub import scrub
-from suite.engine.triage import triage
+from suite.engine.scrub import scrub_text
+from suite.engine.triage import triage_of
 from suite.errors import UsageError
+from suite.failures.findings import DirectoryFindingsStore
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import foreign_imports
 from suite.report.verify import clean_env
 from suite.search.explore import Budget, explore
-from suite.search.findings import DirectoryFindingsStore
 from suite.templating import fence, trim_lines
 from tests.conftest import ROOT, repro_cli, write_finding
 
@@ -137,7 +137,7 @@ def report(*argv: str) -> int:
 
 
 def run_one(repro: str, target: str, config: dict, tmp_path: Path, python: str | None = None):
-    (spec,) = expand(select([repro]), [target], configs=[config])
+    (spec,) = expand_cases(select([repro]), [target], configs=[config])
     execution = Execution(python=python or sys.executable, bounds=Bounds(timeout_s=600))
     return run_case(spec, tmp_path / "case", execution)
 
@@ -328,7 +328,7 @@ def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, ca
     assert done.code == 0, done.stdout + done.stderr  # a known user error of the baseline
     (run,) = (tmp_path / "runs").iterdir()
     (result,) = RunStore(run).results()
-    found = triage(result)
+    found = triage_of(result)
     assert found is not None and found.label == "user-error:shared-memory"
     assert found.rule == "shared-memory"
     assert "232448" in found.explanation and str(result.facts.used) in found.explanation
@@ -361,7 +361,7 @@ def test_insufficient_registers_is_a_user_error_that_names_the_fix(tmp_path):
     }
     result = run_one("tma-gemm", "sm_90", config, tmp_path)
     assert result.signature.text == "ptxas-error:C7602"
-    found = triage(result)
+    found = triage_of(result)
     assert found.label == "user-error:registers"
     assert "num_warps <= 8" in found.explanation and "255" in found.source
 
@@ -378,7 +378,7 @@ def test_tma_box_over_256_is_a_user_error_with_the_driver_api_source(tmp_path):
     result = run_one("cuda-tma-1d", "sm_90", config, tmp_path)
     if result.outcome.label == "skipped":
         pytest.skip(result.message)
-    found = triage(result)
+    found = triage_of(result)
     assert found.label == "user-error:box-dim-range"
     assert "boxDim[0]=1024" in found.explanation and "256" in found.explanation
     assert "cuTensorMapEncodeTiled" in found.source
@@ -387,10 +387,10 @@ def test_tma_box_over_256_is_a_user_error_with_the_driver_api_source(tmp_path):
 def test_ptx_features_without_the_arch_suffix_are_a_user_error(tmp_path):
     planted = tmp_path / "planted_ptx.py"
     planted.write_text(textwrap.dedent(PTX))
-    (spec,) = expand(select([str(planted)]), ["sm_90"], configs=[{"body": "setmaxnreg"}])
+    (spec,) = expand_cases(select([str(planted)]), ["sm_90"], configs=[{"body": "setmaxnreg"}])
     result = run_case(spec, tmp_path / "case", Execution(bounds=Bounds(timeout_s=120)))
     assert result.outcome.label == "ptxas-error"
-    found = triage(result)
+    found = triage_of(result)
     assert found.label == "user-error:arch-suffix"
     assert "setmaxnreg" in found.explanation and "sm_90a" in found.explanation
     assert "PTX ISA" in found.source
@@ -404,7 +404,7 @@ def test_other_ptxas_errors_are_bugs_with_an_nvidia_report(tmp_path, capsys):
     by_case = {r.config["body"]: r for r in RunStore(run).results()}
     typo = by_case["typo"]
     assert typo.outcome.label == "ptxas-error", done.stdout
-    assert triage(typo).label == "compiler-bug"
+    assert triage_of(typo).label == "compiler-bug"
     assert report(f"{run}:{typo.case_id}", "-o", str(tmp_path / "out"), "--verify") == 1
     out = capsys.readouterr().out
     # The real cause, not "no standalone repro.py could be made".
@@ -446,10 +446,10 @@ def test_h200_results_driver_bug_and_rules_broken_with_the_check_off(tmp_path, c
     # The box of 1024 with the static check off: the driver's refusal is the documented rule.
     off = results["cuda-tma-1d[sm_90-box1024-buf1024-tx4096-checkFalse-lenx16-gspadded]"]
     assert off.outcome.label == "runtime-error"
-    assert triage(off).label == "user-error:box-dim-range"
+    assert triage_of(off).label == "user-error:box-dim-range"
     # A clean static check and still CUDA_ERROR_INVALID_VALUE (null strides, rank 1): driver.
     null = results["cuda-tma-1d[sm_90-box256-buf256-tx1024-checkTrue-lenragged-gsnull]"]
-    assert triage(null).label == "driver-bug"
+    assert triage_of(null).label == "driver-bug"
     store = RunStore(tmp_path / "h200")
     store.folder.mkdir()
     store.append(null)
@@ -467,7 +467,7 @@ def test_h200_results_driver_bug_and_rules_broken_with_the_check_off(tmp_path, c
         for r in _h200("2026-11-22-h200-builtins.jsonl")
         if r.case_id == "tma-gemm[sm_90-128x128x128-w8-s4-fp16]"
     ]
-    explained = triage(launch)
+    explained = triage_of(launch)
     assert explained.label == "user-error:shared-memory"
     assert "262176 bytes needed" in explained.explanation and "232448" in explained.explanation
 
@@ -508,11 +508,11 @@ def test_no_token_valid_fences_and_trimmed_output(tmp_path, monkeypatch, capsys)
 
 def test_safety_helpers():
     home = str(Path.home())
-    assert scrub(f"token {FAKE_TOKEN} in {home}/x") == "token [redacted] in ~/x"
-    assert scrub("AWS AKIAABCDEFGHIJKLMNOP and API_KEY=abc123") == (
+    assert scrub_text(f"token {FAKE_TOKEN} in {home}/x") == "token [redacted] in ~/x"
+    assert scrub_text("AWS AKIAABCDEFGHIJKLMNOP and API_KEY=abc123") == (
         "AWS [redacted] and API_KEY=[redacted]"
     )
-    assert scrub("commit " + "a" * 40) == "commit " + "a" * 40  # a git hash is not a secret
+    assert scrub_text("commit " + "a" * 40) == "commit " + "a" * 40  # a git hash is not a secret
     block = fence("a\n`````\nb", "text")
     assert block.startswith("``````text\n") and block.endswith("\n``````")
     trimmed = trim_lines("\n".join(map(str, range(1000))), head=3, tail=2)
@@ -531,7 +531,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
 def test_a_passing_case_has_nothing_to_report(tmp_path, capsys):
     config = dict(TRIGGER, num_stages=1)
     result = run_one("tma-gemm-prefetch", "sm_90", config, tmp_path)
-    assert triage(result) is None
+    assert triage_of(result) is None
     store = RunStore(tmp_path / "run")
     store.folder.mkdir()
     store.append(result)
@@ -551,7 +551,7 @@ def test_toolchain_gap_skip_is_labelled_not_a_failure():
             "detail": {"toolchain_gap": "sm_121a"},
         }
     )
-    found = triage(skipped)
+    found = triage_of(skipped)
     assert found is not None and found.label == "toolchain-gap" and not found.is_bug
 
 

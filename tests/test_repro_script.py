@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, repro_cli
 
-from suite.engine.same_bug import same_bug
+from suite.engine.same_bug import is_same_bug
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import (
     COMPILE_KIT,
@@ -122,7 +122,7 @@ def test_an_older_release_bug_reproduces_on_every_form_of_the_compile_call(tmp_p
         "3.3.0": 1,
         "3.3.1": 0,
     }, seen
-    assert seen["3.2.0"][1] is not None and same_bug(seen["3.2.0"][1], signature)
+    assert seen["3.2.0"][1] is not None and is_same_bug(seen["3.2.0"][1], signature)
     assert seen["3.3.0"][1] == f"compiler-error:ttgir:TritonGPUAccelerateMatmul: {CAPABILITY}"
     assert seen["3.3.1"][1] is None
     # The snippet in the body is the 3.2 form, and runs there as it is.

@@ -19,7 +19,7 @@ import pytest
 from conftest import ROOT, repro_cli
 
 from suite.engine.discover import select
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.outcome import CaseResult
 from suite.engine.runner import Execution, run_case
 from suite.engine.sanitizer import Evidence, executable, instrumentation_modes, parse
@@ -74,7 +74,7 @@ def test_without_compute_sanitizer_a_failing_launch_says_so(tmp_path):
     if executable():
         pytest.skip("compute-sanitizer is installed here")
     (found,) = select([str(PLANTED_FAULT)])
-    (spec,) = expand([found], ["sm_90"], ["trigger"])
+    (spec,) = expand_cases([found], ["sm_90"], ["trigger"])
     spec = replace(spec, gpu=True)
     result = run_case(spec, tmp_path / "case", Execution(warm=False))
     assert result.outcome.label == "runtime-error", result.message

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 from suite.engine.classify import classify
 from suite.engine.discover import catalogue
-from suite.engine.expand import case_id, expand
-from suite.engine.isolate import Captured, Exit
+from suite.engine.expand import case_id, expand_cases
+from suite.engine.isolate import BoundedOutput, Exit
 from suite.engine.runner import _events, _scrubbed
-from suite.engine.scrub import REDACTED, scrub, scrub_secrets, scrub_tree
+from suite.engine.scrub import REDACTED, scrub_secrets, scrub_text, scrub_tree
 from suite.replay.pipeline import NAME_PREFIXES
 from suite.toolchain.limits import limits_for
 from tests.conftest import SHARED_CACHE
@@ -47,14 +47,14 @@ def survives(text: str) -> None:
     for shown in (text, f"see {text} for details", json.dumps({"id": text, "of": [text]})):
         assert scrub_secrets(shown) == shown
         if str(Path.home()) + "/" not in shown:
-            assert scrub(shown) == shown
+            assert scrub_text(shown) == shown
 
 
 # What names things.
 # ---------------------------------------------------------------------------------------------
 
 REPROS = [found.repro for found in catalogue()]
-CURATED_IDS = [spec.case_id for spec in expand(catalogue(), sets=["all"])]
+CURATED_IDS = [spec.case_id for spec in expand_cases(catalogue(), sets=["all"])]
 
 
 def test_every_curated_case_id_survives():
@@ -235,7 +235,7 @@ AROUND = st.sampled_from(
 def test_a_credential_is_always_redacted(credential, around):
     shown, secret = credential
     text = around[0] + shown + around[1]
-    for clean in (scrub_secrets(text), scrub(text)):
+    for clean in (scrub_secrets(text), scrub_text(text)):
         assert secret not in clean, clean
         assert REDACTED in clean
 
@@ -269,7 +269,9 @@ def _signature(message: str, tmp_path: Path) -> tuple[str, str]:
     events = [{"event": "start"}, {"event": "phase", "phase": "compile"}, error]
     report.write_text("".join(json.dumps(e) + "\n" for e in events))
     stderr = f"error: {message}\nLLVM ERROR: {message}\n"
-    exit = Exit(1, False, False, 0, 0.1, Captured("", 0, 0), Captured(stderr, len(stderr), 0))
+    exit = Exit(
+        1, False, False, 0, 0.1, BoundedOutput("", 0, 0), BoundedOutput(stderr, len(stderr), 0)
+    )
     verdict = classify(_events(report), _scrubbed(exit), limits_for("sm_90"))
     return str(verdict.signature), verdict.message
 

@@ -16,11 +16,11 @@ import pytest
 from conftest import ROOT
 from conftest import repro_cli as repro
 
-from suite.engine.same_bug import completed_stage, named_pass, same_bug
+from suite.engine.same_bug import completed_stage, is_same_bug, named_pass
 from suite.engine.signature import (
-    diagnostic_verdict,
+    classify_diagnostic,
+    classify_ending,
     family_of,
-    judge,
     meaningful_message,
     normalize,
 )
@@ -75,7 +75,7 @@ def test_the_message_key_keeps_what_names_the_bug_and_drops_what_varies():
 
 
 def test_two_aborts_of_one_stage_are_two_signatures():
-    one = judge(
+    one = classify_ending(
         None,
         stderr=ABORT_ASSERT,
         phase="compile",
@@ -84,7 +84,7 @@ def test_two_aborts_of_one_stage_are_two_signatures():
         timed_out=False,
         done=False,
     )
-    two = judge(
+    two = classify_ending(
         None,
         stderr=ABORT_UNREACHABLE,
         phase="compile",
@@ -97,19 +97,19 @@ def test_two_aborts_of_one_stage_are_two_signatures():
     assert (
         family_of(one.signature or "") == family_of(two.signature or "") == "crash:SIGABRT:compile"
     )
-    assert not same_bug(one.signature or "", two.signature or "")
+    assert not is_same_bug(one.signature or "", two.signature or "")
 
 
 def test_same_pass_other_message_is_the_same_bug_but_other_frontend_errors_are_not():
-    assert same_bug(
+    assert is_same_bug(
         "compiler-error:ttgir:TritonGPUAssignLatencies: a",
         "compiler-error:ttgir:TritonGPUAssignLatencies: something else entirely",
     )
-    assert same_bug(
+    assert is_same_bug(
         "compiler-error:ttir: Unsupported dtype fp64",
         "compiler-error:ttir: Unsupported lhs dtype fp64",
     )
-    assert not same_bug(
+    assert not is_same_bug(
         "compiler-error:ttir: Unsupported dtype fp64",
         "compiler-error:ttir: Input shapes should have M >= N, N >= N and K >= N",
     )
@@ -119,7 +119,7 @@ def test_passes_named_in_capitals_count_as_passes():
     """NVGPUWarpSpecialization failing with another message on another release (#9728:
     3.6.0 asserts, 3.7.0 reports an LLVM ERROR) is the same bug; a signal or an exit status
     is never taken for a pass."""
-    assert same_bug(
+    assert is_same_bug(
         "compiler-error:ttgir:NVGPUWarpSpecialization: Assertion `false' failed",
         "compiler-error:ttgir:NVGPUWarpSpecialization: LLVM ERROR: unsupported load type for "
         "producer commit",
@@ -144,17 +144,19 @@ CAPABILITY = 'Assertion `false && "computeCapability not supported"\' failed'
 def test_a_crash_and_a_compiler_error_are_one_bug_only_on_one_informative_message():
     abort = f"crash:SIGABRT:compile: {CAPABILITY}"
     recovered = f"compiler-error:ttgir:TritonGPUAccelerateMatmul: {CAPABILITY}"
-    assert same_bug(abort, recovered) and same_bug(recovered, abort)
+    assert is_same_bug(abort, recovered) and is_same_bug(recovered, abort)
     # Another message, a message that names nothing, a contradicting stage or pass, a crash
     # outside the compile: different bugs.
-    assert not same_bug(abort, "compiler-error:ttgir:TritonGPUAccelerateMatmul: other text")
+    assert not is_same_bug(abort, "compiler-error:ttgir:TritonGPUAccelerateMatmul: other text")
     bare = "Assertion `false' failed"
-    assert not same_bug(f"crash:SIGABRT:compile: {bare}", f"compiler-error:ttgir:P: {bare}")
-    assert not same_bug(f"crash:SIGABRT:compile:llir: {CAPABILITY}", recovered)
-    assert not same_bug(f"crash:SIGABRT:compile:ttgir:TritonGPUPipeline: {CAPABILITY}", recovered)
-    assert not same_bug(f"crash:SIGABRT:launch: {CAPABILITY}", recovered)
+    assert not is_same_bug(f"crash:SIGABRT:compile: {bare}", f"compiler-error:ttgir:P: {bare}")
+    assert not is_same_bug(f"crash:SIGABRT:compile:llir: {CAPABILITY}", recovered)
+    assert not is_same_bug(
+        f"crash:SIGABRT:compile:ttgir:TritonGPUPipeline: {CAPABILITY}", recovered
+    )
+    assert not is_same_bug(f"crash:SIGABRT:launch: {CAPABILITY}", recovered)
     # Two compiler errors of different passes stay apart even with one message.
-    assert not same_bug(recovered, f"compiler-error:ttgir:TritonGPUPipeline: {CAPABILITY}")
+    assert not is_same_bug(recovered, f"compiler-error:ttgir:TritonGPUPipeline: {CAPABILITY}")
 
 
 @pytest.mark.venv
@@ -185,15 +187,15 @@ def test_an_assertion_aborts_on_3_2_0_and_is_a_pass_error_on_3_3_0(tmp_path):
     for text in stderr.values():  # the same assertion in the same function, printed alike
         assert "AccelerateMatmul.cpp" in text and "getMMAVersionSafe" in text
     assert "Pipeline failed while executing `TritonGPUAccelerateMatmul`" in stderr["3.3.0"]
-    assert same_bug(seen["3.2.0"], seen["3.3.0"])
+    assert is_same_bug(seen["3.2.0"], seen["3.3.0"])
 
 
 def test_a_compile_that_succeeds_but_prints_an_mlir_error_is_a_diagnostic():
     text = "/x/k.py:20:8: error: operation scheduled before its operands\n"
-    verdict = diagnostic_verdict(text)
+    verdict = classify_diagnostic(text)
     assert verdict is not None
     assert verdict.signature == "compiler-diagnostic: operation scheduled before its operands"
-    assert diagnostic_verdict("warning: something\n") is None
+    assert classify_diagnostic("warning: something\n") is None
 
 
 @pytest.mark.slow
@@ -223,7 +225,7 @@ def test_two_real_aborts_on_3_1_0_differ_and_each_repro_py_shows_its_own(tmp_pat
         report = json.loads((tmp_path / case[-12:] / "r" / "report.json").read_text())
         seen = report["verification"]["signature"]
         assert seen == signature.replace(":ttgir:", ":", 1), written.stdout
-        assert same_bug(seen, signature) and report["verification"]["ok"], report
+        assert is_same_bug(seen, signature) and report["verification"]["ok"], report
 
 
 @pytest.mark.venv
@@ -322,7 +324,7 @@ def test_a_boundary_row_says_same_failure_only_on_the_full_signature(tmp_path):
     the dot aborts in LLVM instruction selection (3.0's LLVM has no sm_120 shuffle). Both
     are `crash:SIGABRT:compile`; the boundary row between them names the other signature,
     never "same failure", in the explore table and in the stored finding."""
-    from suite.search.findings import DirectoryFindingsStore
+    from suite.failures.findings import DirectoryFindingsStore
 
     out = tmp_path / "out"
     done = repro(
@@ -342,7 +344,7 @@ def test_a_boundary_row_says_same_failure_only_on_the_full_signature(tmp_path):
     assert done.code == 0, done.stderr
     findings = {f.signature: f for f in DirectoryFindingsStore(out / "findings").all()}
     assert set(findings) == {CAPABILITY_ABORT, SHFL}
-    assert not same_bug(*findings)
+    assert not is_same_bug(*findings)
     mma = findings[CAPABILITY_ABORT]
     (step,) = [s for s in mma.boundary if s.param == "USE_DOT"]
     assert (step.outcome, step.signature, step.same_signature) == ("crash", SHFL, False)

@@ -23,21 +23,32 @@ from pathlib import Path
 import pytest
 
 from suite.cuda import driver as tma_driver
-from suite.cuda.differential.descriptors import (
+from suite.cuda.driver import (
+    DriverUnavailable,
+    IsolatedDriver,
+    args_from_dict,
+    args_to_dict,
+    driver_call,
+    encode_with_driver,
+)
+from suite.cuda.rules import (
+    OBSERVED_RULES,
+)
+from suite.tma_differential.descriptors import (
     BASE_ADDRESS,
 )
-from suite.cuda.differential.explain import (
+from suite.tma_differential.explain import (
     CONFIRMED,
     explain,
     load_run,
 )
-from suite.cuda.differential.generator import (
+from suite.tma_differential.generator import (
     MUTATION_NAMES,
     MUTATIONS,
     coverage,
     generate,
 )
-from suite.cuda.differential.probes import (
+from suite.tma_differential.probes import (
     FOOTPRINT_ACCEPTED,
     FOOTPRINT_REFUSED,
     controls,
@@ -48,7 +59,7 @@ from suite.cuda.differential.probes import (
     rank1_conclusions,
     rank1_probe_cases,
 )
-from suite.cuda.differential.records import (
+from suite.tma_differential.records import (
     AGREE_OK,
     AGREE_REJECT,
     DRIVER_CRASHED,
@@ -63,17 +74,6 @@ from suite.cuda.differential.records import (
     reproducer_script,
     rule_confirmation,
     summarize,
-)
-from suite.cuda.driver import (
-    DriverUnavailable,
-    IsolatedDriver,
-    args_from_dict,
-    args_to_dict,
-    driver_call,
-    encode_with_driver,
-)
-from suite.cuda.rules import (
-    OBSERVED_RULES,
 )
 from suite.tma_model import (
     MAX_GLOBAL_DIM,

@@ -15,13 +15,13 @@ from suite.tma_model import (
     MAX_GLOBAL_DIM,
     MAX_SHARED_MEMORY_OPTIN,
     OBSERVED_RULES,
+    DescriptorCheck,
     Interleave,
     L2Promotion,
     OobFill,
     Swizzle,
     TensorMapArgs,
     TensorMapDataType,
-    Verdict,
     box_bytes,
     box_elements,
     check,
@@ -58,7 +58,7 @@ def rules(args: TensorMapArgs) -> list[str]:
     return check(args).rules
 
 
-def note_rules(v: Verdict) -> list[str]:
+def note_rules(v: DescriptorCheck) -> list[str]:
     return [n.rule for n in v.notes]
 
 
@@ -723,7 +723,7 @@ OBSERVED = "observed: H200 driver 580.159.04, differential run 2026-11-22"
 U8 = DT.UINT8
 
 
-def only_observed(v: Verdict, rule: str) -> None:
+def only_observed(v: DescriptorCheck, rule: str) -> None:
     assert v.rules == [rule], [x.message for x in v.violations]
     (x,) = v.violations
     assert x.documented is False and x.source.startswith(OBSERVED), x.source

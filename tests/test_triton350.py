@@ -7,16 +7,16 @@ import json
 import pytest
 
 from suite.engine.discover import select
-from suite.engine.expand import expand
+from suite.engine.expand import expand_cases
 from suite.engine.runner import Execution, run_case
-from suite.engine.triage import triage
+from suite.engine.triage import triage_of
 from tests.conftest import repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
 
 
 def _run(python, target, tmp_path, name):
-    (spec,) = expand(select(["tma-gemm-prefetch"]), [target], configs=[TRIGGER])
+    (spec,) = expand_cases(select(["tma-gemm-prefetch"]), [target], configs=[TRIGGER])
     return run_case(spec, tmp_path / name, Execution(python=str(python)))
 
 
@@ -46,11 +46,11 @@ def test_the_sm103_tcgen05_abort_is_a_compiler_bug_not_an_arch_suffix(triton_350
     """#8473: Triton compiles for sm_103a itself, and its LLVM cannot select the
     tcgen05.wait.st it emitted: Triton's bug, not a target named without its 'a'."""
     config = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 1, "num_warps": 4}
-    (spec,) = expand(select(["tma-gemm"]), ["sm_103"], configs=[{**config, "dtype": "fp16"}])
+    (spec,) = expand_cases(select(["tma-gemm"]), ["sm_103"], configs=[{**config, "dtype": "fp16"}])
     result = run_case(spec, tmp_path / "case", Execution(python=str(triton_350)))
     assert result.outcome.label == "crash"
     assert "Cannot select: intrinsic llvm.nvvm.tcgen05.wait.st" in result.signature.text
-    found = triage(result)
+    found = triage_of(result)
     assert found is not None and found.label == "compiler-bug", found
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 from suite.engine import discover
-from suite.engine.environment import capture
+from suite.engine.environment import capture_environment
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
-from suite.engine.sources import capture as capture_source
+from suite.engine.sources import capture_source
+from suite.failures.findings import DirectoryFindingsStore, Finding, kind_of
 from suite.report.report import write_report
 from suite.search.evaluate import Evaluator
-from suite.search.findings import DirectoryFindingsStore, Finding, kind_of
 from suite.search.variants import variant_changes
 from suite.subject import subject_of
 
@@ -60,7 +60,7 @@ def finding_home(found, tmp_path_factory):
         failing_configs=[{"target": "sm_90", "config": dict(WRONG)}],
         passing_neighbours=[],
         boundary=[],
-        environment=capture(sys.executable),
+        environment=capture_environment(sys.executable),
         seed=None,
         first_seen="2026-11-25T00:00:00Z",
         last_seen="2026-11-25T00:00:00Z",

@@ -162,7 +162,7 @@ def surfaced_later(folder: Path, program: ProgramRun, found: list[Failure]) -> l
         if explained.get(launch.pid, -1) >= launch.sequence:
             continue  # a compile or launch failure came after it: that one is the failure
         uncaught_path = folder / "uncaught" / f"{launch.pid}.json"
-        verdict: signatures.Verdict | None
+        verdict: signatures.SignatureParts | None
         if uncaught_path.exists():
             uncaught = load_uncaught(uncaught_path)
             if uncaught.sequence < launch.sequence:
@@ -170,7 +170,7 @@ def surfaced_later(folder: Path, program: ProgramRun, found: list[Failure]) -> l
             launch.error = uncaught.error
             verdict = _judged(uncaught.error, "", "launch", None)
         elif launch.pid == program.pid and program.signal_name:
-            verdict = signatures.judge(
+            verdict = signatures.classify_ending(
                 None,
                 stderr=stderr_between(folder, launch.stderr_start, None),
                 phase="launch",
@@ -205,7 +205,7 @@ def _compile_failure(
         # The process died inside the compile: by a signal we saw only for our own child.
         ours = record.pid == program.pid
         timed_out = ours and program.timed_out  # killed by the program's --timeout
-        verdict = signatures.judge(
+        verdict = signatures.classify_ending(
             None,
             stderr=stderr,
             phase="compile",
@@ -245,7 +245,7 @@ def compile_stderr(record: CompileRecord) -> str:
 
 def _judged(
     error: ErrorFacts | None, stderr: str, phase: str, record: CompileRecord | None
-) -> signatures.Verdict:
+) -> signatures.SignatureParts:
     facts = error or ErrorFacts("", "", "", "", [], "")
     described = Error(
         phase=phase,
@@ -258,7 +258,7 @@ def _judged(
         origin=exception_facts.origin_of(facts.frames, phase == "compile").value,
         traceback=facts.traceback,
     )
-    verdict = signatures.judge(
+    verdict = signatures.classify_ending(
         described,
         stderr=stderr,
         phase=phase,

@@ -30,11 +30,11 @@ from suite.engine import (
     scrub_secrets,
 )
 from suite.engine import session as engine
+from suite.failures.findings import DirectoryFindingsStore, Finding, SeenConfig
 from suite.files import own_folder
-from suite.search.findings import DirectoryFindingsStore, Finding, SeenConfig, kind_of
 
 
-class CapturedJson(TypedDict):
+class CapturedFailureJson(TypedDict):
     """One failure in ``capture.json`` (docs/schemas.md)."""
 
     kernel: str
@@ -79,14 +79,14 @@ class CaptureSummary(TypedDict):
     program: ProgramJson
     confirmed: bool
     compile_records: int
-    failures: list[CapturedJson]
+    failures: list[CapturedFailureJson]
     kernel_reproducers: list[str]
     autotune_configs: list[str]
     hook_errors: str
 
 
 @dataclass
-class Captured:
+class CapturedFailure:
     """One failure, its reproducer file, and what the isolated run of it said."""
 
     failure: Failure
@@ -99,7 +99,7 @@ class Captured:
     result_ref: str = ""  # RUN_DIR:CASE_ID, for `repro report`
     finding: str = ""  # the finding's id, for `repro report`
 
-    def to_json(self) -> CapturedJson:
+    def to_json(self) -> CapturedFailureJson:
         return {
             "kernel": self.failure.kernel.name,
             "defined_at": f"{self.failure.kernel.file}:{self.failure.kernel.line}",
@@ -129,7 +129,7 @@ class Capture:
     folder: Path
     output: Path
     program: program.ProgramRun | None = None
-    captured: list[Captured] = field(default_factory=list)
+    captured: list[CapturedFailure] = field(default_factory=list)
     autotune_configs: list[Path] = field(default_factory=list)
     kernel_reproducers: list[Path] = field(default_factory=list)
     compiles_recorded: int = 0
@@ -167,7 +167,7 @@ def write_reproducers(capture: Capture) -> None:
     capture.compiles_recorded = len(list((capture.folder / "compiles").glob("*.json")))
     folder = capture.folder / "reproducers"
     for failure in generate.failures(capture.folder, capture.program):
-        captured = Captured(failure)
+        captured = CapturedFailure(failure)
         capture.captured.append(captured)
         if failure.handled_by:
             captured.not_generated = f"the program caught it ({failure.handled_by})"
@@ -220,31 +220,17 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
 
 def _remember(
     store: DirectoryFindingsStore,
-    captured: Captured,
+    captured: CapturedFailure,
     result: CaseResult,
     environment: Environment,
 ) -> str:
-    now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     carried = capture_source({"path": str(captured.file)})
-    signature = captured.isolated or ""
-    finding = Finding(
-        repro=result.repro,
-        signature=signature,
-        kind=kind_of(result),
-        outcome=result.outcome.label,
-        message=result.message,
-        target=result.target,
-        targets=[result.target],
-        minimal_config=dict(result.config),
-        failing_configs=[SeenConfig(result.target, dict(result.config))],
-        passing_neighbours=[],
-        boundary=[],
-        environment=environment,
-        seed=None,
-        first_seen=now,
-        last_seen=now,
+    finding = Finding.of(
+        result,
+        captured.isolated or "",
+        environment,
+        failing=[SeenConfig(result.target, dict(result.config))],
         source=carried.to_json(with_text=True) if carried else None,
-        signatures={environment.triton or "unknown": signature},
         sanitizer=result.notes.sanitizer,
     )
     return store.path_of(store.record(finding)).stem

@@ -123,12 +123,11 @@ def _show(args: argparse.Namespace) -> int:
     import sys
 
     from suite.cli import render
-    from suite.engine import Baseline
-    from suite.engine import capture_environment as capture
+    from suite.engine import Baseline, capture_environment
 
     path = _path(args)
     baseline = Baseline.load(path)
-    release = str(capture(args.python or sys.executable).triton)
+    release = str(capture_environment(args.python or sys.executable).triton)
     listing = render.Listing(
         (
             render.Column("id", "id"),

@@ -252,7 +252,7 @@ def _baseline(path: str | None) -> StoreCheck:
 
 
 def _findings(root: Path) -> StoreCheck:
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
 
     folder = root.resolve() / "findings"
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
@@ -265,9 +265,9 @@ def _findings(root: Path) -> StoreCheck:
 
 
 def _case_boundary() -> CaseBoundary:
-    from suite.engine import case_boundary as boundary
+    from suite.engine import case_boundary
 
-    found = boundary()
+    found = case_boundary()
     return CaseBoundary(found.kill.value, found.memory.value, found.describe(), [*found.why_not])
 
 

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from suite.api import Config
     from suite.cli.render import Output, View
     from suite.engine import Described, Execution, Found
+    from suite.failures.findings import DirectoryFindingsStore, Finding
     from suite.search.explore import Exploration
-    from suite.search.findings import DirectoryFindingsStore, Finding
 
 
 def _split(values: Sequence[str] | None) -> list[str]:
@@ -90,7 +90,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_explore(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.search.findings import DirectoryFindingsStore
+    from suite.failures.findings import DirectoryFindingsStore
 
     check_search_options(args)
     found = one_reproducer(args.repro)
@@ -147,14 +147,13 @@ def chosen_targets(found: Found, given: Sequence[str] | None) -> list[str]:
 def search_execution(args: argparse.Namespace) -> tuple[Execution, int | None]:
     """How each case of the search runs (interpreter, bounds, GPUs), and the compute
     capability launches run on (None: compile only)."""
-    from suite.engine import Bounds, Execution, visible_gpus
-    from suite.engine import capture_environment as capture
+    from suite.engine import Bounds, Execution, capture_environment, visible_gpus
 
     execution = Execution(
         python=args.python or sys.executable,
         bounds=Bounds(timeout_s=args.timeout, memory_bytes=int(args.memory_cap * (1 << 30))),
     )
-    environment = capture(execution.python)
+    environment = capture_environment(execution.python)
     gpu_arch = environment.gpu_arch
     if args.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
@@ -323,7 +322,7 @@ class _MinimalCases:
 
 def cmd_findings(args: argparse.Namespace) -> int:
     from suite.cli import render
-    from suite.search.findings import DirectoryFindingsStore
+    from suite.failures.findings import DirectoryFindingsStore
 
     store = DirectoryFindingsStore(Path(args.output) / "findings")
     findings = [

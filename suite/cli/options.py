@@ -324,13 +324,12 @@ def case_options(
 def check_selection(selection: Selection) -> None:
     """Refuse, before any work, a selection that names nothing or something unknown:
     reproducers, targets, config sets, the config file, the shard."""
-    from suite.engine import discover, load_config_file
-    from suite.engine import expand_cases as expand
+    from suite.engine import discover, expand_cases, load_config_file
     from suite.engine import shard as shard_of
 
     found = discover.select(list(selection.repros))
     configs = load_config_file(selection.config_file) if selection.config_file else []
-    specs = expand(found, selection.targets, selection.sets, configs)
+    specs = expand_cases(found, selection.targets, selection.sets, configs)
     if not specs:
         wanted = ", ".join(selection.targets) or "their own targets"
         raise UsageError(f"nothing to run: no case of the selection has target(s) {wanted}")

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from suite.cli.render import Output, View
     from suite.engine import Environment, Found
     from suite.reduce.reducer import Reduction
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
 
 
 #: What ``reduced.py`` does, as the command says it.
@@ -132,8 +132,7 @@ def cmd_reduce(args: argparse.Namespace) -> int:
 def plan_reduction(args: argparse.Namespace) -> ReducePlan:
     """The finding, its reproducer file and the interpreters, each refused before any work
     when it cannot be reduced here."""
-    from suite.engine import capture_environment as capture
-    from suite.engine import reproducer_for, runtime_failure
+    from suite.engine import capture_environment, reproducer_for, runtime_failure
     from suite.reduce.launching import launch_gpus
     from suite.subject import load_finding
     from suite.toolchain.venvs import for_version
@@ -151,7 +150,7 @@ def plan_reduction(args: argparse.Namespace) -> ReducePlan:
     gpus = None
     if runtime_failure(finding.signature):
         # Refused before any work when nothing here can launch it.
-        gpus = launch_gpus(finding, args.finding, capture(python))
+        gpus = launch_gpus(finding, args.finding, capture_environment(python))
     fixed = args.fixed_release or finding.first_good or ""
     fixed_python = "" if fixed in ("", "none") else for_version(fixed).python
     return ReducePlan(finding, finding_id, path, found, note, python, gpus, fixed_python)

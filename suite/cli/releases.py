@@ -27,7 +27,7 @@ from suite.files import locked, write_replacing
 
 if TYPE_CHECKING:
     from suite.releases.bisect import Bisection
-    from suite.search.findings import Finding
+    from suite.failures.findings import Finding
     from suite.toolchain.venvs import Release
 
 

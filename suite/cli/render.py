@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from suite.cli.guard import printable
 from suite.cli.options import note_old_spelling
+from suite.engine import Verdict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -54,12 +55,12 @@ __all__ = [
 
 FORMATS = ("table", "plain", "json")
 VERDICT_STYLE = {
-    "ok": "green",
-    "known": "yellow",
-    "regression": "bold red",
-    "fixed": "bold cyan",
-    "harness-error": "bold magenta",
-    "refused": "cyan",
+    Verdict.OK: "green",
+    Verdict.KNOWN: "yellow",
+    Verdict.REGRESSION: "bold red",
+    Verdict.FIXED: "bold cyan",
+    Verdict.HARNESS_ERROR: "bold magenta",
+    Verdict.REFUSED: "cyan",
 }
 EMPTY_CELL = "-"
 NARROWEST_TEXT = 24
@@ -399,11 +400,11 @@ CASE_COLUMNS = (
 
 def triage_label(result: CaseResult) -> str:
     """``compiler-bug``, ``user-error:<rule>``, ... for a failure (or a toolchain gap)."""
-    from suite.engine import triage_of as triage
+    from suite.engine import triage_of
 
     if result.triage:  # recorded when the case ran
         return result.triage
-    found = triage(result)
+    found = triage_of(result)
     return found.label if found else ""
 
 

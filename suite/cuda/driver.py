@@ -216,7 +216,7 @@ def driver_call(args: TensorMapArgs, *, null_empty_arrays: bool = False) -> Driv
 
 # --------------------------------------------------------------------------------------------
 # The calls. These three functions use nothing but cuda-bindings' ``driver`` module: their
-# source is copied verbatim into the standalone scripts (suite.cuda.differential.records).
+# source is copied verbatim into the standalone scripts (suite.tma_differential.records).
 # --------------------------------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ forbids; every rule here is only as good as its cited source. See
 unverified against real hardware.
 
 This module holds what a descriptor is (the enums, :class:`TensorMapArgs`, the sizes a
-box takes) and what a check concludes (:class:`Violation`, :class:`Verdict`); the rules
+box takes) and what a check concludes (:class:`Violation`, :class:`DescriptorCheck`); the rules
 themselves and :func:`suite.cuda.rules.check` are in :mod:`suite.cuda.rules`. Reproducer
 files import both through ``suite.tma_model``.
 
@@ -23,10 +23,10 @@ Two kinds of rules. *Documented* rules restate NVIDIA's reference
 (``Violation.documented`` is true). *Observed* rules are what a real driver was seen to
 enforce without the reference saying so (the H200 differential run of 2026-11-22,
 ``docs/tma-disagreements.md``); their ``documented`` is false and their ``source`` starts
-with ``"observed: "``. Both make ``Verdict.ok`` false; ``Verdict.documented_ok`` looks at
-the documented ones only. Rules that depend on the GPU (the packed types and the
-``128B_ATOM_*`` swizzles need compute capability 10.0) are judged only when ``check`` is
-given ``compute_capability``.
+with ``"observed: "``. Both make ``DescriptorCheck.ok`` false;
+``DescriptorCheck.documented_ok`` looks at the documented ones only. Rules that depend on
+the GPU (the packed types and the ``128B_ATOM_*`` swizzles need compute capability 10.0)
+are judged only when ``check`` is given ``compute_capability``.
 
 Conventions follow the driver, not PyTorch: ``global_dim`` and ``box_dim`` are
 innermost-first, ``global_strides`` holds the ``rank - 1`` *byte* strides of
@@ -431,7 +431,7 @@ class TensorMapArgs:
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule (or, in ``Verdict.notes``, one documented caveat that applies).
+    """One broken rule (or, in ``DescriptorCheck.notes``, one documented caveat that applies).
 
     ``rule`` is a stable kebab-case id that reports and tests can match on; ``message``
     is one line naming the values that broke it and what would satisfy it; ``values``
@@ -465,7 +465,7 @@ class ViolationJson(TypedDict):
     documented: bool
 
 
-class VerdictJson(TypedDict):
+class DescriptorCheckJson(TypedDict):
     ok: bool
     documented_ok: bool
     violations: list[ViolationJson]
@@ -473,7 +473,7 @@ class VerdictJson(TypedDict):
 
 
 @dataclass
-class Verdict:
+class DescriptorCheck:
     """What ``check`` concluded.
 
     ``ok`` is true exactly when there are no ``violations``: the arguments satisfy every
@@ -510,7 +510,7 @@ class Verdict:
         """Whether ``rule`` is among the violations."""
         return any(v.rule == rule for v in self.violations)
 
-    def to_dict(self) -> VerdictJson:
+    def to_dict(self) -> DescriptorCheckJson:
         """A JSON-ready dict, ``ok`` included."""
         return {
             "ok": self.ok,
@@ -537,13 +537,13 @@ __all__ = [
     "PACKED_ALIGN16_TYPES",
     "PACKED_TYPES",
     "SM100",
+    "DescriptorCheck",
     "Interleave",
     "L2Promotion",
     "OobFill",
     "Swizzle",
     "TensorMapArgs",
     "TensorMapDataType",
-    "Verdict",
     "Violation",
     "element_size_bits",
     "shared_memory_limit",

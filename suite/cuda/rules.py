@@ -38,12 +38,12 @@ from suite.cuda.model import (
     PACKED_TYPES,
     PTX_TILED_MODE,
     SM100,
+    DescriptorCheck,
     Interleave,
     OobFill,
     Swizzle,
     TensorMapArgs,
     TensorMapDataType,
-    Verdict,
     Violation,
     driver_source,
     element_size_bits,
@@ -60,7 +60,7 @@ class _Collector:
     """Accumulates violations and notes for one ``check`` call."""
 
     def __init__(self) -> None:
-        self.verdict = Verdict()
+        self.verdict = DescriptorCheck()
 
     def fail(self, rule: str, message: str, source: str, **values: Any) -> None:
         self.verdict.violations.append(Violation(rule, message, values, source))
@@ -621,11 +621,11 @@ def check(
     *,
     compute_capability: int | None = None,
     driver_cuda_version: int | None = None,
-) -> Verdict:
+) -> DescriptorCheck:
     """Check ``args`` against every requirement of ``cuTensorMapEncodeTiled`` the model knows.
 
     Never raises for bad values: every problem becomes a ``Violation`` so a reproducer can
-    report all of them at once. ``Verdict.ok`` is false when any rule is broken, i.e. when a
+    report all of them at once. ``DescriptorCheck.ok`` is false when any rule is broken, i.e. when a
     failure of the real call (``CUDA_ERROR_INVALID_VALUE``) or of the kernel using the
     descriptor is a violated limit rather than a bug: a documented requirement, or a rule the
     driver was observed to enforce (``Violation.documented`` false; see the module docstring).

@@ -43,8 +43,8 @@ import tomlkit
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from suite.engine.gpu_evidence import NEEDS_GPU, could_show
-from suite.engine.outcome import CaseResult, Outcome, Signature
+from suite.engine.gpu_evidence import could_show
+from suite.engine.outcome import CaseResult, Outcome, Signature, Verdict
 from suite.errors import EXIT_FIXED, EXIT_HARNESS, EXIT_OK, EXIT_REGRESSION, UsageError
 from suite.files import load_structured, locked, write_atomic
 
@@ -52,8 +52,6 @@ DEFAULT_BASELINE = Path(__file__).resolve().parents[2] / "repros" / "baseline.to
 
 #: A link to an upstream GitHub issue or pull request, in an entry's ``upstream``.
 UPSTREAM_ISSUE = re.compile(r"https?://github\.com/[\w.-]+/[\w.-]+/(?:issues|pull)/\d+")
-#: The verdict of a Triton refusal that no entry lists (``CaseResult.refused``): never 1.
-REFUSED = "refused"
 
 _COMPARISON = re.compile(r"^\s*(>=|<=|==|!=|>|<)\s*(-?\d+)\s*$")
 _OPERATORS = {
@@ -187,7 +185,7 @@ class Baseline:
         verdict, expectation = self.verdict_of(result, triton_version)
         return replace(result, verdict=verdict, expectation=expectation)
 
-    def verdict_of(self, result: CaseResult, triton_version: str) -> tuple[str, str]:
+    def verdict_of(self, result: CaseResult, triton_version: str) -> tuple[Verdict, str]:
         """The verdict of ``result`` and the id of the entry it was judged by ('' for none)."""
         covering = [e for e in self.expectations if e.covers(result, triton_version)]
         if result.outcome.is_failure:
@@ -198,20 +196,20 @@ class Baseline:
                 if e.expects_fix(result, triton_version) and e.matches(result)
             ]
             if known:
-                return "known", known.id
+                return Verdict.KNOWN, known.id
             if result.refused:
                 # The release refusing the program is not the compiler failing: never 1.
-                return REFUSED, ""
+                return Verdict.REFUSED, ""
             # A fixed bug back again names its entry: the nightly reopens its issue.
             named = back or covering
-            return "regression", named[0].id if named else ""
+            return Verdict.REGRESSION, named[0].id if named else ""
         if result.outcome is Outcome.HARNESS_ERROR:
-            return "harness-error", result.expectation
+            return Verdict.HARNESS_ERROR, result.expectation
         if result.outcome is Outcome.PASSED and covering:
             # A runtime failure judged by a compile alone: not evidence of a fix.
             seen = [e for e in covering if could_show(e.signature, result)]
-            return ("fixed" if seen else NEEDS_GPU), (seen or covering)[0].id
-        return "ok", result.expectation
+            return (Verdict.FIXED if seen else Verdict.NEEDS_GPU), (seen or covering)[0].id
+        return Verdict.OK, result.expectation
 
 
 def _expectation(entry: Any, path: Path, number: int) -> Expectation:
@@ -273,11 +271,11 @@ def range_problem(entry: Mapping[str, Any]) -> str:
 
 def exit_status(results: Iterable[CaseResult]) -> int:
     verdicts = {r.verdict for r in results}
-    if "regression" in verdicts:
+    if Verdict.REGRESSION in verdicts:
         return EXIT_REGRESSION
-    if "harness-error" in verdicts:
+    if Verdict.HARNESS_ERROR in verdicts:
         return EXIT_HARNESS
-    if "fixed" in verdicts:
+    if Verdict.FIXED in verdicts:
         return EXIT_FIXED
     return EXIT_OK
 

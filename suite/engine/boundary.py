@@ -45,7 +45,15 @@ import psutil
 
 from suite.engine.template import CGROUP_VARIABLE
 
-__all__ = ["CGROUP_VARIABLE", "Boundary", "CaseGroup", "Kill", "Memory", "boundary", "tree_memory"]
+__all__ = [
+    "CGROUP_VARIABLE",
+    "Boundary",
+    "CaseGroup",
+    "Kill",
+    "Memory",
+    "case_boundary",
+    "tree_memory",
+]
 
 FORCE_VARIABLE = "REPRO_BOUNDARY"
 FALLBACK = "process-tree"
@@ -159,7 +167,7 @@ def _try_join(probe: Path, base: Path) -> str:
 
 
 @functools.cache
-def boundary() -> Boundary:
+def case_boundary() -> Boundary:
     """The boundary in force for this process's cases (detected once; stale cgroups of this
     tool's dead processes are removed on the way)."""
     if os.environ.get(FORCE_VARIABLE) == FALLBACK:
@@ -211,7 +219,7 @@ class CaseGroup:
     def make(cls) -> CaseGroup | None:
         """A fresh cgroup for one case under the boundary in force (None: no cgroup here, or
         making one failed now: the process tree is the boundary)."""
-        found = boundary()
+        found = case_boundary()
         name = f"{PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
         bases = dict.fromkeys(filter(None, (found.kill_base, found.memory_base)))
         folders = tuple(Path(base) / name for base in bases)

@@ -28,7 +28,7 @@ from suite.engine.exception_facts import describe_exception, stages_entered
 from suite.engine.launch import COMPILE_LAUNCHES, compile_launches, run_launch
 from suite.engine.protocol import (
     ChildSpec,
-    Compiled,
+    CompiledEvent,
     Done,
     EventWriter,
     Phase,
@@ -117,7 +117,7 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
             emit(describe_exception(exc, phase))
             return 1
         if phase == "compile" and compiled is not None:
-            emit(Compiled(compiled.shared_bytes, compiled.tmem_columns, compiled.extra))
+            emit(CompiledEvent(compiled.shared_bytes, compiled.tmem_columns, compiled.extra))
     emit(Done())
     return 0
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from suite.engine.isolate import Exit
 from suite.engine.outcome import FailureFacts, Outcome, Signature, site_and_facts
-from suite.engine.protocol import ChildReport, Compiled, FailureSite
-from suite.engine.signature import Verdict, compose, diagnostic_verdict, judge
+from suite.engine.protocol import ChildReport, CompiledEvent, FailureSite
+from suite.engine.signature import SignatureParts, classify_diagnostic, classify_ending, compose
 from suite.toolchain.limits import TargetLimits
 
 
@@ -33,7 +33,7 @@ class Classification:
 def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classification:
     """The one outcome for a case, with its signature when it is a failure."""
     phase = log.phase
-    compiled = log.compiled or Compiled()
+    compiled = log.compiled or CompiledEvent()
     metrics = _metrics(compiled)
     stderr = exit.stderr.text
 
@@ -57,7 +57,7 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
     hang = _hang(log, exit, phase)
     if hang is not None:
         return hang
-    verdict = judge(
+    verdict = classify_ending(
         log.error,
         stderr=stderr,
         phase=phase,
@@ -94,7 +94,7 @@ def classify(log: ChildReport, exit: Exit, limits: TargetLimits) -> Classificati
             facts=FailureFacts(resource=resource, used=used, limit=limit, limit_target=limits.name),
             metrics=metrics,
         )
-    diagnostic = diagnostic_verdict(stderr)
+    diagnostic = classify_diagnostic(stderr)
     if diagnostic is not None:
         return _classification(diagnostic, metrics)
     return Classification(Outcome.PASSED, metrics=metrics)
@@ -116,7 +116,7 @@ def _hang(log: ChildReport, exit: Exit, phase: str) -> Classification | None:
     )
 
 
-def _classification(verdict: Verdict, metrics: dict[str, Any]) -> Classification:
+def _classification(verdict: SignatureParts, metrics: dict[str, Any]) -> Classification:
     signature = verdict.signature
     site, facts = site_and_facts(verdict.detail)
     return Classification(
@@ -129,14 +129,14 @@ def _classification(verdict: Verdict, metrics: dict[str, Any]) -> Classification
     )
 
 
-def _metrics(compiled: Compiled) -> dict[str, Any]:
+def _metrics(compiled: CompiledEvent) -> dict[str, Any]:
     sizes = {"shared_bytes": compiled.shared_bytes, "tmem_columns": compiled.tmem_columns}
     metrics: dict[str, Any] = {k: v for k, v in sizes.items() if v is not None}
     metrics.update(compiled.extra)
     return metrics
 
 
-def _over_limit(compiled: Compiled, limits: TargetLimits) -> tuple[str, int, int] | None:
+def _over_limit(compiled: CompiledEvent, limits: TargetLimits) -> tuple[str, int, int] | None:
     shared = compiled.shared_bytes
     if shared is not None and shared > limits.shared_bytes:
         return ("shared-memory", shared, limits.shared_bytes)

@@ -147,7 +147,7 @@ def gpu_arch() -> int | None:
     return int(arch) if arch is not None else None
 
 
-def capture(python: str) -> Environment:
+def capture_environment(python: str) -> Environment:
     """Run the probe under ``python`` in isolation; a broken interpreter is a usage error."""
     from suite.engine.defaults import Bounds
     from suite.engine.isolate import run_isolated

@@ -46,7 +46,8 @@ def _raised_in_triton(tb: list[traceback.FrameSummary]) -> bool:
 
 
 def describe_exception(exc: BaseException, phase: str) -> Error:
-    """The facts of an exception that :func:`judge` reads (the child's error event)."""
+    """The facts of an exception that :func:`suite.engine.signature.classify_ending` reads
+    (the child's error event)."""
     tb = traceback.extract_tb(exc.__traceback__)
     cause = exc.__cause__ or exc.__context__
     compiling = entered_compile([(f.filename, f.name) for f in tb])

@@ -61,7 +61,7 @@ def check_targets(targets: Iterable[str]) -> None:
             raise UsageError(exc.args[0]) from None
 
 
-def expand(
+def expand_cases(
     found: Sequence[Found],
     targets: Sequence[str] = (),
     sets: Sequence[str] = (),

@@ -8,10 +8,12 @@ instead that the failure needs a GPU of that compute capability, and what to run
 
 from __future__ import annotations
 
-from suite.engine.outcome import CaseResult
+from suite.engine.outcome import CaseResult, Verdict
 from suite.engine.signature import family_of
 
-NEEDS_GPU = "needs-gpu"
+#: A pass that, only compiled, says nothing of a runtime failure: a verdict, and a state of
+#: a bisection's release.
+NEEDS_GPU = Verdict.NEEDS_GPU
 
 
 def runtime_failure(signature: str | None) -> bool:

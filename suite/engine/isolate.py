@@ -57,7 +57,7 @@ POLL_SECONDS = 0.2
 
 
 @dataclass
-class Captured:
+class BoundedOutput:
     """A bounded copy of one output stream: its head and tail, and how much was dropped."""
 
     text: str
@@ -78,8 +78,8 @@ class Exit:
     memory_exceeded: bool
     peak_memory_bytes: int
     duration_s: float
-    stdout: Captured
-    stderr: Captured
+    stdout: BoundedOutput
+    stderr: BoundedOutput
     stragglers_killed: int = 0
     interrupted: bool = False  # killed because the run was stopped: not the case's result
 
@@ -116,7 +116,7 @@ class _Drain:
         while self.tail and self.tail_size - len(self.tail[0]) >= self.limit // 2:
             self.tail_size -= len(self.tail.popleft())
 
-    def captured(self) -> Captured:
+    def captured(self) -> BoundedOutput:
         tail = b"".join(self.tail)
         kept_tail = tail[-(self.limit // 2) :] if self.limit else b""
         head = bytes(self.head)
@@ -131,7 +131,7 @@ class _Drain:
         if dropped:
             text += f"\n[... {dropped} bytes cut by the output bound ...]\n"
         text += kept_tail.decode("utf-8", "replace")
-        return Captured(text, self.total, dropped)
+        return BoundedOutput(text, self.total, dropped)
 
 
 def _edge(data: bytes, line_end: int, space: int) -> int:

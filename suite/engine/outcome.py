@@ -52,6 +52,24 @@ class Outcome(Enum):
         raise ValueError(f"unknown outcome {label!r}")
 
 
+class Verdict(str, Enum):
+    """What one case is against the baseline (``suite.engine.baseline``): the one vocabulary
+    of run, matrix, nightly, JUnit and the pytest door. A ``str`` so that ``results.jsonl``,
+    ``summary.json`` and every rendering keep the word as it was written."""
+
+    NONE = ""  # not judged against a baseline
+    OK = "ok"  # passed or skipped, and nothing expected it to fail
+    KNOWN = "known"  # failed as an entry says
+    REGRESSION = "regression"  # failed with no entry, or otherwise than its entry says
+    FIXED = "fixed"  # an entry covers it and it passed: fixed upstream
+    HARNESS_ERROR = "harness-error"  # the suite or the reproducer's glue failed
+    REFUSED = "refused"  # Triton's own Python refused it, and no entry lists it
+    NEEDS_GPU = "needs-gpu"  # passed compiled alone, where only a launch could show a fix
+
+    def __str__(self) -> str:
+        return self.value
+
+
 # Why a skipped case did not run: one vocabulary for run, matrix and bisect.
 # unsupported: a ``requires`` entry is unmet (an API, a release range) or the
 # reproducer raised ``Unsupported``; toolchain-gap: the ptxas Triton compiles with
@@ -165,7 +183,7 @@ Part = typing.TypeVar("Part", FailureSite, FailureFacts, RunNotes)
 
 
 def site_and_facts(detail: dict[str, Any]) -> tuple[FailureSite, FailureFacts]:
-    """The site and facts of a verdict's ``detail`` (``suite.engine.signature.Verdict``),
+    """The site and facts of a verdict's ``detail`` (``suite.engine.signature.SignatureParts``),
     its empty values left out."""
     given = {k: v for k, v in detail.items() if v not in (None, "")}
     return _part_from(FailureSite, given), _part_from(FailureFacts, given)
@@ -221,7 +239,7 @@ class CaseResult:
     gpu: bool = False
     duration_s: float = 0.0
     artifacts: dict[str, str] = field(default_factory=dict)
-    verdict: str = ""
+    verdict: Verdict = Verdict.NONE
     expectation: str = ""
     # compiler-bug, driver-bug, ptxas-bug, toolchain-gap or user-error:<rule>, and its line.
     triage: str = ""
@@ -251,9 +269,14 @@ class CaseResult:
         unsupported, or ``user-error:triton-rejects``; never a bug, never a regression."""
         return bool(self.facts.triton_refused)
 
+    def failure_detail(self) -> dict[str, Any]:
+        """The site and the facts of ``detail`` (what a finding keeps of its minimal case;
+        :func:`site_and_facts` reads them back)."""
+        return {**_detail_of(self.site), **_detail_of(self.facts)}
+
     def detail(self) -> dict[str, Any]:
         """The record's ``detail``: the site, the facts and the notes that apply."""
-        return {**_detail_of(self.site), **_detail_of(self.facts), **_detail_of(self.notes)}
+        return {**self.failure_detail(), **_detail_of(self.notes)}
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {}
@@ -282,6 +305,10 @@ class CaseResult:
         for name in ("artifacts", "source"):
             if not all(isinstance(v, str) for v in values.get(name, {}).values()):
                 raise TypeError(f"{name}: not strings")
+        try:
+            values["verdict"] = Verdict(values.get("verdict", ""))
+        except ValueError:
+            raise TypeError(f"verdict: {values['verdict']!r}") from None
         detail = fields_.get("detail", {})
         return cls(
             **values,

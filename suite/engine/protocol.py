@@ -123,7 +123,7 @@ class Error(Event):
 
 
 @dataclass(frozen=True)
-class Compiled(Event):
+class CompiledEvent(Event):
     """What the compile returned (``suite.api.Compiled``)."""
 
     KIND: ClassVar[str] = "compiled"
@@ -205,7 +205,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Phase,
         Stage,
         Error,
-        Compiled,
+        CompiledEvent,
         Skipped,
         GpuWait,
         LaunchStarted,
@@ -325,7 +325,7 @@ class ChildReport:
     phases: list[str] = field(default_factory=list)
     stage: str | None = None  # the last compile stage the child said it entered
     error: Error | None = None
-    compiled: Compiled | None = None
+    compiled: CompiledEvent | None = None
     skipped: Skipped | None = None
     launches: list[LaunchEvent] = field(default_factory=list)
     done: bool = False
@@ -366,7 +366,7 @@ class ChildReport:
     def on_error(self, event: Error) -> None:
         self.error = event
 
-    def on_compiled(self, event: Compiled) -> None:
+    def on_compiled(self, event: CompiledEvent) -> None:
         self.compiled = event
 
     def on_skipped(self, event: Skipped) -> None:

@@ -293,7 +293,7 @@ class Run:
         return self.outcome == "passed"
 
 
-class Verdict(enum.Enum):
+class AssemblerBlame(enum.Enum):
     """Whose bug it is, as far as the assembler goes."""
 
     ASSEMBLER = "ptxas-bug"  # the same PTX assembled otherwise does not fail
@@ -301,22 +301,22 @@ class Verdict(enum.Enum):
     UNDECIDED = "undecided"  # no second build, the failure did not show again, ...
 
 
-def decide(runs: Sequence[Run]) -> tuple[Verdict, str]:
+def decide(runs: Sequence[Run]) -> tuple[AssemblerBlame, str]:
     """The verdict and one line that says why, from the relaunches (bundled first)."""
     if not runs or runs[0].variant != "bundled":
-        return Verdict.UNDECIDED, "the case was not relaunched with its bundled ptxas"
+        return AssemblerBlame.UNDECIDED, "the case was not relaunched with its bundled ptxas"
     reference, others = runs[0], list(runs[1:])
     if not reference.same_failure:
-        return Verdict.UNDECIDED, (
+        return AssemblerBlame.UNDECIDED, (
             f"relaunched with the bundled ptxas {reference.version} it gave "
             f"{reference.signature or reference.outcome}, not the case's failure"
         )
     if not others:
-        return Verdict.UNDECIDED, "no second ptxas build and no -O0 knob: nothing to compare"
+        return AssemblerBlame.UNDECIDED, "no second ptxas build and no -O0 knob: nothing to compare"
     comparable = [r for r in others if r.same_ptx is not False]
     changed = [r.variant for r in others if r.same_ptx is False]
     if not comparable:
-        return Verdict.UNDECIDED, (
+        return AssemblerBlame.UNDECIDED, (
             f"the PTX of {', '.join(changed)} differs beyond its .version line: "
             "not only the assembler changed"
         )
@@ -329,12 +329,14 @@ def decide(runs: Sequence[Run]) -> tuple[Verdict, str]:
                 " (at -O0 only: a race in the code Triton generated can also hide at -O0;"
                 " read racecheck's evidence)"
             )
-        return Verdict.ASSEMBLER, (f"the same PTX fails with {_named(reference)}; {which}{caveat}")
+        return AssemblerBlame.ASSEMBLER, (
+            f"the same PTX fails with {_named(reference)}; {which}{caveat}"
+        )
     if all(r.same_failure for r in comparable):
         names = ", ".join(_named(r) for r in [reference, *comparable])
-        return Verdict.NOT_ASSEMBLER, f"every build fails the same way: {names}"
+        return AssemblerBlame.NOT_ASSEMBLER, f"every build fails the same way: {names}"
     others_said = "; ".join(f"{_named(r)}: {r.signature or r.outcome}" for r in comparable)
-    return Verdict.UNDECIDED, f"the other builds fail otherwise ({others_said})"
+    return AssemblerBlame.UNDECIDED, f"the other builds fail otherwise ({others_said})"
 
 
 def _named(run: Run) -> str:
@@ -350,13 +352,13 @@ class Evidence:
     bundled: str  # its version, "" when unknown
     second: str  # the second build's version, "" when none
     runs: tuple[Run, ...]
-    verdict: Verdict
+    verdict: AssemblerBlame
     reason: str
     note: str = ""
 
     @property
     def is_assembler(self) -> bool:
-        return self.verdict is Verdict.ASSEMBLER
+        return self.verdict is AssemblerBlame.ASSEMBLER
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -389,7 +391,7 @@ def gather(signature: str, python: str, arch: int, folder: Path, relaunch: Relau
     second = found.second.version if found.second else ""
     if len(plan) < 2:
         why = found.note or "this Triton has no ptxas knob to change"
-        return Evidence(False, bundled, second, (), Verdict.UNDECIDED, why, found.note)
+        return Evidence(False, bundled, second, (), AssemblerBlame.UNDECIDED, why, found.note)
     runs: list[Run] = []
     reference_ptx = ""
     reference_sass: list[str] | None = None

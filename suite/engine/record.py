@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from suite.engine.outcome import CaseResult, Outcome
+from suite.engine.outcome import CaseResult, Outcome, Verdict
 from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.errors import UsageError
 from suite.files import cache_root, lies_under, own_folder, read_regular, write_replacing
@@ -299,19 +299,22 @@ class RunStore:
             # compiled), a property as pytest's record_property writes one.
             properties = ET.SubElement(case, "properties")
             ET.SubElement(properties, "property", name="outcome", value=result.shown.label)
-            if result.verdict in ("regression", "fixed"):
+            if result.verdict in (Verdict.REGRESSION, Verdict.FIXED):
                 counts["failures"] += 1
                 failure = ET.SubElement(
                     case, "failure", type=result.shown.label, message=_junit_message(result)
                 )
                 failure.text = _xml_text(json.dumps(result.to_json(), indent=2, default=str))
-            elif result.verdict == "harness-error":
+            elif result.verdict is Verdict.HARNESS_ERROR:
                 # JUnit's "error": the test's own machinery broke, not the thing tested.
                 counts["errors"] += 1
                 ET.SubElement(
                     case, "error", type=result.shown.label, message=_junit_message(result)
                 )
-            elif result.outcome is Outcome.SKIPPED or result.verdict in ("known", "refused"):
+            elif result.outcome is Outcome.SKIPPED or result.verdict in (
+                Verdict.KNOWN,
+                Verdict.REFUSED,
+            ):
                 counts["skipped"] += 1
                 ET.SubElement(case, "skipped", message=_junit_message(result))
         suite.set("failures", str(counts["failures"]))

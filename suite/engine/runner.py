@@ -33,7 +33,7 @@ from suite.engine.gpu_check import (
     machine_locks_path,
 )
 from suite.engine.gpu_evidence import needs_gpu
-from suite.engine.isolate import Captured, Exit, run_isolated, stop_all
+from suite.engine.isolate import BoundedOutput, Exit, run_isolated, stop_all
 from suite.engine.launch import GPU_HOLD, GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
 from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
@@ -229,7 +229,7 @@ def _fresh_folder(folder: Path) -> None:
 def _scrubbed(exit: Exit) -> Exit:
     """``exit`` with secrets taken out of its captured output, before anything reads it."""
     streams = [
-        Captured(scrub_secrets(c.text), c.total_bytes, c.dropped_bytes)
+        BoundedOutput(scrub_secrets(c.text), c.total_bytes, c.dropped_bytes)
         for c in (exit.stdout, exit.stderr)
     ]
     return replace(exit, stdout=streams[0], stderr=streams[1])

@@ -7,9 +7,10 @@ Standard library only, like :mod:`suite.engine.signature`.
 
 from __future__ import annotations
 
-from suite.judgement import compile_failure_site
-from suite.judgement import named_pass as named_pass
-from suite.judgement import same_bug as same_bug
+from suite.judgement import compile_failure_site, named_pass
+from suite.judgement import same_bug as is_same_bug
+
+__all__ = ["STAGE_ORDER", "completed_stage", "is_same_bug", "named_pass"]
 
 #: The compile stages in the order they run.
 STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "cubin")

@@ -192,7 +192,7 @@ def scrub_secrets(text: str) -> str:
     return _redact_random_runs(text)
 
 
-def scrub(text: str) -> str:
+def scrub_text(text: str) -> str:
     """``text`` without credential-looking values and with the home folder as ``~``."""
     return home_to_tilde(scrub_secrets(text))
 
@@ -247,5 +247,5 @@ def safe_facts(value: Any) -> Any:
     if isinstance(value, list):
         return [safe_facts(v) for v in value]
     if isinstance(value, str):
-        return scrub(value)
+        return scrub_text(value)
     return value

@@ -13,13 +13,12 @@ from typing import Any
 
 from suite.engine import discover
 from suite.engine.baseline import Baseline, exit_status
-from suite.engine.environment import Environment, capture
-from suite.engine.expand import CaseSpec, expand, load_config_file, shard
+from suite.engine.environment import Environment, capture_environment
+from suite.engine.expand import CaseSpec, expand_cases, load_config_file, shard
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
 from suite.engine.runner import Execution, Workers, execute, run_case
-from suite.engine.sources import capture as capture_source
-from suite.engine.sources import keep_copy
+from suite.engine.sources import capture_source, keep_copy
 from suite.engine.triage import annotate
 from suite.errors import UsageError
 
@@ -76,7 +75,7 @@ def plan(selection: Selection, environment: Environment) -> list[CaseSpec]:
     if selection.gpu == "on" and gpu_arch is None:
         raise UsageError("--gpu on, but no NVIDIA GPU is visible (nvidia-smi found none)")
     launch_arch = gpu_arch if selection.gpu != "off" else None
-    specs = expand(found, selection.targets, selection.sets, configs, launch_arch)
+    specs = expand_cases(found, selection.targets, selection.sets, configs, launch_arch)
     if not specs:
         wanted = ", ".join(selection.targets) or "their own targets"
         raise UsageError(f"nothing to run: no case of the selection has target(s) {wanted}")
@@ -98,7 +97,7 @@ def run(
     selection = Selection.from_json(store.selection) if store is not None else absolute(selection)
     if selection.python:
         execution = replace(execution, python=selection.python)
-    environment = capture(execution.python)
+    environment = capture_environment(execution.python)
     execution = replace(execution, gpus=visible_gpus(environment))
     specs = plan(selection, environment)
     if store is None:

@@ -1,8 +1,8 @@
 """The one place that turns how a compile ended into an outcome and a signature.
 
 The suite's classifier (``suite.engine.classify``) adds what only it knows (the compile's
-metadata against the target's limits, the memory cap, skips) and calls :func:`judge` and
-:func:`diagnostic_verdict` for the rest. The facts judged (an exception's type, stage,
+metadata against the target's limits, the memory cap, skips) and calls :func:`classify_ending`
+and :func:`classify_diagnostic` for the rest. The facts judged (an exception's type, stage,
 origin) come from :mod:`suite.engine.exception_facts`; the normalisation of failure text,
 and the reading of what a standalone ``repro.py`` printed, from :mod:`suite.judgement`,
 which every ``repro.py`` carries.
@@ -20,6 +20,7 @@ Whether two signatures are one bug is :mod:`suite.engine.same_bug`'s question.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,7 +85,7 @@ def python_message(error: Error) -> str:
 
 
 @dataclass
-class Verdict:
+class SignatureParts:
     """An outcome (its label) with its signature parts, a one-line message and the facts."""
 
     outcome: str
@@ -109,7 +110,7 @@ def _shown(text: str | None, limit: int = 300) -> str:
     return (text or "").strip()[:limit]
 
 
-def judge(
+def classify_ending(
     error: Error | None,
     *,
     stderr: str,
@@ -119,11 +120,11 @@ def judge(
     timed_out: bool,
     done: bool,
     entered_stage: str | None = None,
-) -> Verdict | None:
+) -> SignatureParts | None:
     """The verdict of a case from what the child reported and how it ended.
 
     ``None`` when it finished cleanly (the caller then checks limits and
-    :func:`diagnostic_verdict`). ``error`` is :func:`describe_exception`'s record;
+    :func:`classify_diagnostic`). ``error`` is :func:`describe_exception`'s record;
     ``entered_stage`` the last compile stage the child reported entering, for a native
     crash or hang whose frames faulthandler could not print.
     """
@@ -131,7 +132,7 @@ def judge(
         return _not_started(stderr, returncode, signal_name, timed_out)
     if timed_out:
         stage = (faulthandler_stage(stderr) or entered_stage) if phase == "compile" else None
-        return Verdict(
+        return SignatureParts(
             "timeout",
             [phase, stage],
             message=f"killed after the timeout in {phase}",
@@ -142,7 +143,7 @@ def judge(
         pass_name = failed_pass(stderr)
         raw = meaningful_message(stderr)
         where = f" ({stage})" if stage else ""
-        return Verdict(
+        return SignatureParts(
             "crash",
             [signal_name, phase, stage, pass_name],
             normalize(raw) if raw else "",
@@ -159,7 +160,7 @@ def judge(
         return _from_error(error, stderr)
     if not done:
         raw = meaningful_message(stderr)
-        return Verdict(
+        return SignatureParts(
             "crash",
             [f"exit-{returncode}", phase],
             normalize(raw) if raw else "",
@@ -172,7 +173,7 @@ def judge(
 
 def _not_started(
     stderr: str, returncode: int | None, signal_name: str | None, timed_out: bool
-) -> Verdict:
+) -> SignatureParts:
     """A child that ended before its first event: it never read its spec or never loaded
     the reproducer (a spec path it could not open, an interpreter that cannot import the
     suite's child), so nothing of the reproducer ran. The tool's own glue failed: a harness
@@ -187,7 +188,7 @@ def _not_started(
     )
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     said = _shown(lines[-1]) if lines else ""
-    return Verdict(
+    return SignatureParts(
         "harness-error",
         [NOT_STARTED],
         "",
@@ -197,13 +198,13 @@ def _not_started(
     )
 
 
-def diagnostic_verdict(stderr: str) -> Verdict | None:
+def classify_diagnostic(stderr: str) -> SignatureParts | None:
     """A compile that succeeded but printed an MLIR ``error:`` diagnostic (old pipeliners
     reported a failure that way and went on)."""
     raw = meaningful_message(stderr)
     if raw is None:
         return None
-    return Verdict(
+    return SignatureParts(
         "compiler-diagnostic",
         [],
         normalize(raw),
@@ -224,7 +225,7 @@ def error_origin(error: Error) -> Origin:
         return Origin.COMPILE if error.compiling else Origin.GLUE
 
 
-def triton_refusal(error: Error, stderr: str) -> Verdict | None:
+def triton_refusal(error: Error, stderr: str) -> SignatureParts | None:
     """A compile that Triton's own Python refused: never a compiler bug.
 
     Decided by where it was raised. Anything Triton's frontend raised while it turned the
@@ -256,7 +257,7 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
     ):
         return None
     if REQUIREMENT.search(said) and not NOT_IMPLEMENTED.search(said):
-        return Verdict(
+        return SignatureParts(
             "user-error",
             [TRITON_REJECTS],
             normalize(said),
@@ -264,7 +265,7 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
             {**detail, "rule": TRITON_REJECTS},
         )
     why = "does not implement it" if NOT_IMPLEMENTED.search(said) else "refuses it"
-    return Verdict(
+    return SignatureParts(
         "skipped",
         [],
         message=f"unsupported: this Triton {why}: {_shown(said)}",
@@ -272,105 +273,158 @@ def triton_refusal(error: Error, stderr: str) -> Verdict | None:
     )
 
 
-def _from_error(error: Error, stderr: str) -> Verdict:
-    phase, text, kind = error.phase, error.message, error.type
+def _from_error(error: Error, stderr: str) -> SignatureParts:
+    """The parts of a failure the child reported as an error: the first of
+    :data:`_ERROR_READERS` that knows it, else a runtime error of its phase."""
+    for read in _ERROR_READERS:
+        parts = read(error, stderr)
+        if parts is not None:
+            return parts
+    line = first_line(error.message)
+    return SignatureParts(
+        "runtime-error",
+        [error.phase, error.type],
+        normalize(line),
+        f"{error.phase}: {error.type}: {line}",
+        {"phase": error.phase, "exception": error.type},
+    )
+
+
+def _gpu_unavailable(error: Error, stderr: str) -> SignatureParts | None:
+    """The machine's GPU refused this process a context: nothing was judged. (The error's own
+    message only: torch warns in those words on stderr of a run that needs no GPU.)"""
+    text, kind = error.message, error.type
+    if not GPU_UNAVAILABLE.search(text):
+        return None
+    shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
+    return SignatureParts(
+        "harness-error",
+        [GPU_UNAVAILABLE_RULE],
+        "",
+        f"{GPU_UNAVAILABLE_RULE}: {shown} (the GPU would not give this process a context:"
+        " the machine, not the compiler)",
+        {"phase": error.phase, "exception": kind, "rule": GPU_UNAVAILABLE_RULE},
+    )
+
+
+def _toolchain_gap(error: Error, stderr: str) -> SignatureParts | None:
+    """This Triton's ptxas does not know the target. The stage is the one the compile had
+    reached (cubin: ptxas runs there): every stage before it completed, which bisection reads
+    as "past a bug of an earlier stage"."""
+    unknown_arch = PTXAS_UNKNOWN_ARCH.search(error.message + "\n" + stderr)
+    if not unknown_arch:
+        return None
+    return SignatureParts(
+        "skipped",
+        [],
+        message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
+        detail={"toolchain_gap": unknown_arch.group(1), "stage": error.stage},
+    )
+
+
+def _ptxas_error(error: Error, stderr: str) -> SignatureParts | None:
+    """ptxas failed. A ptxas error code names the diagnostic; its text only adds numbers and
+    names."""
+    text, kind = error.message, error.type
+    if kind != "PTXASError" and "ptxas" not in text.lower():
+        return None
     combined = text + "\n" + stderr
-    if GPU_UNAVAILABLE.search(text):
-        # The machine's GPU refused this process a context: nothing was judged. (The error's
-        # own message only: torch warns in those words on stderr of a run that needs no GPU.)
-        shown = f"{kind}: {first_line(text)}" if kind else first_line(text)
-        return Verdict(
-            "harness-error",
-            [GPU_UNAVAILABLE_RULE],
-            "",
-            f"{GPU_UNAVAILABLE_RULE}: {shown} (the GPU would not give this process a context:"
-            " the machine, not the compiler)",
-            {"phase": phase, "exception": kind, "rule": GPU_UNAVAILABLE_RULE},
-        )
-    unknown_arch = PTXAS_UNKNOWN_ARCH.search(combined)
-    if unknown_arch:
-        # The stage the compile had reached (cubin: ptxas runs there): every stage before it
-        # completed, which bisection reads as "past a bug of an earlier stage".
-        return Verdict(
-            "skipped",
-            [],
-            message=f"toolchain-gap: this Triton's ptxas does not know {unknown_arch.group(1)}",
-            detail={"toolchain_gap": unknown_arch.group(1), "stage": error.stage},
-        )
-    if kind == "PTXASError" or "ptxas" in text.lower():
-        code_match = PTXAS_CODE.search(combined)
-        line_match = PTXAS_ERROR_LINE.search(combined) or PTXAS_FATAL_LINE.search(combined)
-        line = line_match.group(1).strip() if line_match else first_line(text) or kind
-        code = code_match.group(1) if code_match else None
-        # A ptxas error code names the diagnostic; its text only adds numbers and names.
-        return Verdict(
-            "ptxas-error",
-            [code],
-            "" if code else normalize(line),
-            f"ptxas: {line}",
-            {"phase": phase, "stage": "cubin", "ptxas_code": code, "diagnostic": _shown(line)},
-        )
+    code_match = PTXAS_CODE.search(combined)
+    line_match = PTXAS_ERROR_LINE.search(combined) or PTXAS_FATAL_LINE.search(combined)
+    line = line_match.group(1).strip() if line_match else first_line(text) or kind
+    code = code_match.group(1) if code_match else None
+    return SignatureParts(
+        "ptxas-error",
+        [code],
+        "" if code else normalize(line),
+        f"ptxas: {line}",
+        {"phase": error.phase, "stage": "cubin", "ptxas_code": code, "diagnostic": _shown(line)},
+    )
+
+
+def _named_failure(error: Error, stderr: str) -> SignatureParts | None:
+    """An exception type that names the failure: a resource limit, a reproducer's static
+    check refusing the case before anything ran, a wrong result."""
+    phase, text, kind = error.phase, error.message, error.type
     if kind == "OutOfResources":
         resource = "shared-memory" if "shared" in text.lower() else normalize(text)
-        return Verdict(
+        return SignatureParts(
             "resource-limit",
             [resource],
             message=first_line(text) or kind,
             detail={"phase": phase, "resource": resource},
         )
     if kind == "LimitViolation":
-        # A reproducer's static check refused the case before anything ran.
         rule = first_line(text).split(":", 1)[0].strip()
-        return Verdict(
+        return SignatureParts(
             "user-error", [rule], message=first_line(text), detail={"phase": phase, "rule": rule}
         )
     if kind == "WrongResult":
-        return Verdict(
+        return SignatureParts(
             "wrong-result", [phase], message=first_line(text) or kind, detail={"phase": phase}
         )
+    return None
+
+
+def _glue_error(error: Error, stderr: str) -> SignatureParts | None:
+    """Raised before Triton compiled anything: the harness or the reproducer's glue."""
+    phase, kind = error.phase, error.type
     glue = phase == "load" or (
         phase == "compile" and error_origin(error) is Origin.GLUE and kind in HARNESS_TYPES
     )
-    if glue:
-        shown = f"{kind}: {first_line(text)}"
-        return Verdict(
-            "harness-error",
-            [phase],
-            normalize(shown),
-            f"{phase}: {shown} (raised before Triton compiled anything: the harness or the "
-            "reproducer's glue, not the compiler)",
-            {"phase": phase, "exception": kind},
-        )
-    if phase == "compile" or error_origin(error) is Origin.FRONTEND:
-        # A launch compiles too (the JIT): its frontend refusing is the same refusal.
-        refused = triton_refusal(error, stderr)
-        if refused is not None:
-            return refused
-    if phase == "compile":
-        stage = error.stage
-        pass_name = failed_pass(stderr)
-        raw = meaningful_message(stderr) or python_message(error)
-        where = f"pass {pass_name} failed" if pass_name else ""
-        shown = ": ".join(p for p in (where, _shown(raw)) if p) or kind
-        return Verdict(
-            "compiler-error",
-            [stage, pass_name],
-            normalize(raw) if raw else "",
-            f"{stage or 'compile'}: {shown}",
-            {
-                "phase": phase,
-                "stage": stage,
-                "pass": pass_name,
-                "exception": kind,
-                "origin": error_origin(error).value,
-                "diagnostic": _shown(raw),
-            },
-        )
-    line = first_line(text)
-    return Verdict(
-        "runtime-error",
-        [phase, kind],
-        normalize(line),
-        f"{phase}: {kind}: {line}",
+    if not glue:
+        return None
+    shown = f"{kind}: {first_line(error.message)}"
+    return SignatureParts(
+        "harness-error",
+        [phase],
+        normalize(shown),
+        f"{phase}: {shown} (raised before Triton compiled anything: the harness or the "
+        "reproducer's glue, not the compiler)",
         {"phase": phase, "exception": kind},
     )
+
+
+def _frontend_refusal(error: Error, stderr: str) -> SignatureParts | None:
+    """Triton's own Python refusing the program. A launch compiles too (the JIT): its
+    frontend refusing is the same refusal."""
+    if error.phase == "compile" or error_origin(error) is Origin.FRONTEND:
+        return triton_refusal(error, stderr)
+    return None
+
+
+def _compiler_error(error: Error, stderr: str) -> SignatureParts | None:
+    """A compile that failed: its stage, the pass that failed, the first meaningful message."""
+    if error.phase != "compile":
+        return None
+    stage, kind = error.stage, error.type
+    pass_name = failed_pass(stderr)
+    raw = meaningful_message(stderr) or python_message(error)
+    where = f"pass {pass_name} failed" if pass_name else ""
+    shown = ": ".join(p for p in (where, _shown(raw)) if p) or kind
+    return SignatureParts(
+        "compiler-error",
+        [stage, pass_name],
+        normalize(raw) if raw else "",
+        f"{stage or 'compile'}: {shown}",
+        {
+            "phase": error.phase,
+            "stage": stage,
+            "pass": pass_name,
+            "exception": kind,
+            "origin": error_origin(error).value,
+            "diagnostic": _shown(raw),
+        },
+    )
+
+
+#: In order: the first that knows an error reads it.
+_ERROR_READERS: tuple[Callable[[Error, str], SignatureParts | None], ...] = (
+    _gpu_unavailable,
+    _toolchain_gap,
+    _ptxas_error,
+    _named_failure,
+    _glue_error,
+    _frontend_refusal,
+    _compiler_error,
+)

@@ -71,7 +71,7 @@ def _module_file(module: str) -> Path | None:
     return Path(spec.origin) if spec and spec.origin and spec.origin.endswith(".py") else None
 
 
-def capture(source: dict[str, str]) -> CarriedSource | None:
+def capture_source(source: dict[str, str]) -> CarriedSource | None:
     """The carried form of a child's ``source`` (``{"path": ...}`` or ``{"module": ...}``),
     with its text; ``None`` when the file cannot be read."""
     if "path" in source:

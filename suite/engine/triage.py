@@ -41,6 +41,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, replace
+from enum import Enum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,7 @@ from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
 from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in, parse_lines, read_lines
-from suite.engine.ptxas import Verdict
+from suite.engine.ptxas import AssemblerBlame
 from suite.engine.signature import TRITON_REJECTS
 from suite.toolchain.limits import (
     PROGRAMMING_GUIDE,
@@ -60,21 +61,30 @@ from suite.toolchain.limits import (
 )
 
 __all__ = [
-    "COMPILER_BUG",
-    "DRIVER_BUG",
-    "PTXAS_BUG",
     "RULES",
     "TOOLCHAIN_GAP",
     "Rule",
     "Triage",
+    "TriageKind",
     "failure_text",
-    "triage",
+    "triage_of",
 ]
 
-COMPILER_BUG = "compiler-bug"
-DRIVER_BUG = "driver-bug"
-PTXAS_BUG = Verdict.ASSEMBLER.value  # "ptxas-bug"
-USER_ERROR = "user-error"
+
+class TriageKind(str, Enum):
+    """Whose failure it is: a triage's label, or its first word (``user-error:<rule>``). A
+    ``str`` so that ``results.jsonl`` and ``report.json`` keep the word as written."""
+
+    COMPILER_BUG = "compiler-bug"
+    DRIVER_BUG = "driver-bug"
+    PTXAS_BUG = AssemblerBlame.ASSEMBLER.value  # "ptxas-bug"
+    TOOLCHAIN_GAP = TOOLCHAIN_GAP  # the skip kind's word (suite.engine.outcome): not a failure
+    USER_ERROR = "user-error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 CUDA_FAMILY = "cuda-tma"
 
 #: Registers per thread block on every target the suite knows (CUDA C++ Programming Guide,
@@ -106,7 +116,7 @@ class Triage:
 
     @property
     def is_bug(self) -> bool:
-        return self.label in (COMPILER_BUG, DRIVER_BUG, PTXAS_BUG)
+        return self.label in (TriageKind.COMPILER_BUG, TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG)
 
 
 @dataclass(frozen=True)
@@ -160,25 +170,25 @@ RULES: tuple[Rule, ...] = (
         DRIVER_API,
     ),
     Rule(
-        COMPILER_BUG,
+        TriageKind.COMPILER_BUG,
         "compiler-error; compiler-diagnostic (a compile that succeeded but printed an MLIR "
         "error); crash or timeout while compiling; ptxas-error other than C7602; "
         "runtime-error, wrong-result, crash or timeout of a Triton reproducer",
         "",
     ),
     Rule(
-        PTXAS_BUG,
+        TriageKind.PTXAS_BUG,
         "runtime-error, wrong-result or crash at launch of a Triton reproducer whose "
         "ptxas differential found that the same PTX assembled by another ptxas build (or at "
         "-O0) does not fail while the bundled build fails again",
         "",
     ),
     Rule(
-        DRIVER_BUG,
+        TriageKind.DRIVER_BUG,
         "runtime-error, wrong-result, crash or timeout after compiling, family cuda-tma",
         "",
     ),
-    Rule(TOOLCHAIN_GAP, "skipped with detail toolchain_gap (not a failure)", ""),
+    Rule(TriageKind.TOOLCHAIN_GAP, "skipped with detail toolchain_gap (not a failure)", ""),
 )
 
 _INSUFFICIENT = re.compile(r"Insufficient registers \((\d+)\)")
@@ -192,7 +202,7 @@ _LAUNCH_SHARED = re.compile(r"Required: (\d+), Hardware limit: (\d+)")
 _READ_LIMIT = 1 << 20
 
 
-def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
+def triage_of(result: CaseResult, *, family: str | None = None) -> Triage | None:
     """The triage of ``result``; ``None`` when it is not a failure (nor a toolchain gap).
 
     ``family`` is the reproducer's family; by default it is looked up in the catalogue.
@@ -202,7 +212,7 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
         gap = result.facts.toolchain_gap
         if gap:
             return Triage(
-                TOOLCHAIN_GAP,
+                TriageKind.TOOLCHAIN_GAP,
                 None,
                 f"this Triton's bundled ptxas does not know {gap}: {result.message}",
                 "",
@@ -228,28 +238,28 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
         compile_phase and outcome in (Outcome.CRASH, Outcome.TIMEOUT)
     ):
         return _compiler_bug(result)
-    family = family if family is not None else family_of(result)
+    family = family if family is not None else reproducer_family(result)
     if family == CUDA_FAMILY:
         broken = _static_findings(result)
         if broken:
             return _recorded_rule(result, broken)
         return Triage(
-            DRIVER_BUG,
+            TriageKind.DRIVER_BUG,
             None,
             f"{result.outcome.label} after a clean static check in {phase}: {result.message}",
             "",
         )
     differential = result.notes.ptxas or {}
-    if differential.get("verdict") == PTXAS_BUG:
+    if differential.get("verdict") == TriageKind.PTXAS_BUG:
         return Triage(
-            PTXAS_BUG,
+            TriageKind.PTXAS_BUG,
             None,
             f"{result.outcome.label} in {phase} that only the assembler changes: "
             f"{differential.get('reason', '')}: {result.message}",
             "",
         )
     return Triage(
-        COMPILER_BUG,
+        TriageKind.COMPILER_BUG,
         None,
         f"{result.outcome.label} in {phase} of code Triton generated: {result.message}",
         "",
@@ -259,7 +269,7 @@ def triage(result: CaseResult, *, family: str | None = None) -> Triage | None:
 def annotate(result: CaseResult, *, family: str | None = None) -> CaseResult:
     """``result`` with its triage label and its one-line explanation, so that
     ``results.jsonl``, the run table and JUnit carry them."""
-    found = triage(result, family=family)
+    found = triage_of(result, family=family)
     return replace(
         result,
         triage=found.label if found else "",
@@ -267,7 +277,7 @@ def annotate(result: CaseResult, *, family: str | None = None) -> CaseResult:
     )
 
 
-def family_of(result: CaseResult) -> str:
+def reproducer_family(result: CaseResult) -> str:
     """The reproducer's family, from the catalogue (the spec of the case for user files)."""
     spec = result.artifacts.get("spec.json")
     if spec and Path(spec).is_file():
@@ -328,7 +338,7 @@ def failure_text(result: CaseResult) -> str:
 
 
 def _user(rule: str, explanation: str, source: str) -> Triage:
-    return Triage(f"{USER_ERROR}:{rule}", rule, explanation, source)
+    return Triage(f"{TriageKind.USER_ERROR}:{rule}", rule, explanation, source)
 
 
 def _resource(result: CaseResult) -> Triage:
@@ -501,7 +511,7 @@ def _compiler_bug(result: CaseResult) -> Triage:
             what = f"the compile failed in the {stage} stage: {message}"
     else:
         what = f"{result.outcome.label} while compiling ({where}): {result.message}"
-    return Triage(COMPILER_BUG, None, what, "")
+    return Triage(TriageKind.COMPILER_BUG, None, what, "")
 
 
 def _config_text(config: dict[str, Any]) -> str:

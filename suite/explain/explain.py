@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from suite.api import Config
-from suite.engine import Execution, Found, Outcome, run_one
-from suite.engine import expand_cases as expand
+from suite.engine import Execution, Found, Outcome, expand_cases, run_one
 from suite.errors import UsageError
 from suite.explain.dumps import FirstDifference, first_difference, split_dump
 
@@ -186,7 +185,7 @@ def compile_variant(
     """One compile with the dump knobs, as an isolated case; its files under ``folder``."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    specs = expand([found], [target], configs=[config])
+    specs = expand_cases([found], [target], configs=[config])
     if not specs:
         raise UsageError(f"{found.repro.id} has no case for {target} with {config}")
     spec = replace(specs[0], gpu=False)  # compile-only: the launch is not what is compared

@@ -3,12 +3,12 @@
 Three steps, each through the engine:
 
 1. **Static, no GPU** (:func:`static_checks`): every config x target runs as an
-   isolated case (:func:`suite.engine.expand.expand` +
+   isolated case (:func:`suite.engine.expand.expand_cases` +
    :func:`suite.engine.session.recorded_cases`, warm workers): it compiles, its
    shared/tensor memory fits (the classifier's
    ``resource-limit``), registers and spills come from the cubin
    (``registers``, ``local_bytes``), and the reason of a failure comes from
-   :func:`suite.engine.triage.triage` when that module is there (else the outcome and
+   :func:`suite.engine.triage.triage_of` when that module is there (else the outcome and
    its signature). Configs that Triton's autotuner silently drops (its
    ``_bench`` turns ``OutOfResources`` and ``PTXASError`` into an infinite time)
    are named as such.
@@ -19,7 +19,7 @@ Three steps, each through the engine:
    ``do_bench`` medians over several input sets against cuBLAS. A child that
    loses its CUDA context or dies is restarted without the config it was on
    (at most :data:`MAX_CHILDREN` per target).
-3. **Verdict** (:func:`decide`): pass only if no proposed config fails to compile
+3. **Pass or fail** (:func:`decide`): pass only if no proposed config fails to compile
    or launch on a named target, none gives a wrong result, and the best proposed
    config is not slower than the best current one beyond the measured noise.
 
@@ -110,9 +110,9 @@ def find_gpu(state: GateState) -> None:
     options, kernel, repro = state.options, state.kernel, state.repro
     if not (options.gpu or options.suggest):
         return
-    from suite.engine import capture_environment as capture
+    from suite.engine import capture_environment
 
-    state.environment = capture(options.python)
+    state.environment = capture_environment(options.python)
     arch = state.environment.gpu_arch
     if arch is None:
         raise UsageError("--gpu/--suggest, but no NVIDIA GPU is visible (nvidia-smi found none)")
@@ -250,7 +250,7 @@ def adopt_suggestion(state: GateState, plan: GpuPlan, target: str) -> None:
             item.roles.append("proposed")
 
 
-def judge(state: GateState) -> None:
+def pass_or_fail(state: GateState) -> None:
     """Pass or fail, with reasons."""
     assert state.configs is not None
     options = state.options
@@ -294,7 +294,7 @@ GATE_STEPS: tuple[Callable[[GateState], None], ...] = (
     collect_configs,
     check_static,
     measure_on_gpu,
-    judge,
+    pass_or_fail,
     write,
 )
 

@@ -17,11 +17,11 @@ from suite.engine import (
     RunStore,
     case_id,
     errors_in,
+    expand_cases,
     read_lines,
     recorded_cases,
+    triage_of,
 )
-from suite.engine import expand_cases as expand
-from suite.engine import triage_of as triage
 from suite.gate.inputs import GateConfig
 from suite.toolchain.limits import limits_for
 
@@ -59,7 +59,7 @@ class TriageFields(TypedDict, total=False):
 
 def triage_fields(result: CaseResult) -> TriageFields:
     """The triage of a failed static check, as the report shows it."""
-    found = triage(result)
+    found = triage_of(result)
     if found is None:
         return {}
     return {
@@ -138,7 +138,7 @@ def static_checks(
 ) -> dict[tuple[str, str], StaticCheck]:
     """Every config x target as an isolated compile-only case; ``(key, target) -> check``."""
     folder.mkdir(parents=True, exist_ok=True)
-    specs = expand([found], targets, configs=[c.config for c in configs])
+    specs = expand_cases([found], targets, configs=[c.config for c in configs])
     keys = {case_id(found.repro, t, c.config): c.key for c in configs for t in targets}
 
     def seen(result: CaseResult) -> CaseResult:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 from suite.engine import CaseResult, Found, Outcome, scrub_secrets
 from suite.errors import UsageError
+from suite.failures.findings import Finding
 from suite.reduce.tree import is_jit
-from suite.search.findings import Finding
 from suite.templating import template_environment
 
 if TYPE_CHECKING:

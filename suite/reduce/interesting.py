@@ -7,7 +7,7 @@ exactly the finding's signature. A pass, a skip, a harness error or another fail
 interesting, so a reduction never slips from one bug to another.
 
 - :class:`Expectation` is what a finding expects (signature, target, config, interpreter);
-- :func:`judge` answers for a result already in hand;
+- :func:`answer_for` answers for a result already in hand;
 - :class:`SignatureTest` runs a source file through the engine's isolation
   (:func:`suite.engine.session.run_one`, warm workers when given) and judges it;
 - ``python -m suite.reduce.interesting EXPECTATION.json FILE`` is the same test as a
@@ -34,7 +34,7 @@ from pathlib import Path
 from suite.api import Config, Reproducer
 from suite.engine import (
     COMPILE_LAUNCHES,
-    GPU_UNAVAILABLE,
+    GPU_UNAVAILABLE_SIGNATURE,
     CaseInterrupted,
     CaseResult,
     CaseSpec,
@@ -50,7 +50,7 @@ from suite.errors import HarnessError
 
 
 @dataclass(frozen=True)
-class Expectation:
+class ReductionGoal:
     """What "still fails the same way" means for one finding."""
 
     repro: str
@@ -76,8 +76,8 @@ class Expectation:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, record: object) -> Expectation:
-        """The expectation a judge child is given (TypeError when it is not one)."""
+    def from_json(cls, record: object) -> ReductionGoal:
+        """The reduction goal a judge child is given (TypeError when it is not one)."""
         if not isinstance(record, dict) or not isinstance(record.get("config"), dict):
             raise TypeError("an expectation is a JSON object with a config object")
         texts = {k: v for k, v in record.items() if k in _TEXT_FIELDS}
@@ -96,7 +96,7 @@ _TEXT_FIELDS = ("repro", "signature", "target", "python", "label", "fixed_python
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CandidateAnswer:
     """The answer for one candidate, with what was seen (for progress and reports)."""
 
     interesting: bool
@@ -106,15 +106,15 @@ class Verdict:
     fixed_outcome: str = ""  # the outcome on the fixed release, when it was asked
 
 
-def judge(result: CaseResult, signature: str) -> Verdict:
+def answer_for(result: CaseResult, signature: str) -> CandidateAnswer:
     """Interesting exactly when ``result`` is a failure whose full signature is ``signature``;
     a case Triton's own Python refuses never is: that is the release, not a bug to shrink."""
     seen = result.signature.text if result.outcome.is_failure and result.signature else None
     label = result.outcome.label + (" (Triton refuses it)" if result.refused else "")
-    return Verdict(seen == signature and not result.refused, label, seen, result.duration_s)
+    return CandidateAnswer(seen == signature and not result.refused, label, seen, result.duration_s)
 
 
-def _stand_in(expectation: Expectation) -> Reproducer:
+def _stand_in(expectation: ReductionGoal) -> Reproducer:
     """A declaration carrying the reproducer's id and label only: the parent never imports a
     candidate (the child does, isolated), it only needs to name the case."""
     names = list(expectation.config)
@@ -138,7 +138,7 @@ class SignatureTest:
     removed once judged.
     """
 
-    expectation: Expectation
+    expectation: ReductionGoal
     work: Path
     workers: Workers | None = None
     execution: Execution = field(default_factory=Execution)
@@ -169,7 +169,7 @@ class SignatureTest:
             raise _gpu_stopped(str(exc)) from None
         finally:
             shutil.rmtree(case_dir, ignore_errors=True)
-        if result.signature is not None and result.signature.text == GPU_UNAVAILABLE:
+        if result.signature is not None and result.signature.text == GPU_UNAVAILABLE_SIGNATURE:
             # Says nothing of the candidate, and no run after it will either.
             raise _gpu_stopped(result.message)
         return result
@@ -201,9 +201,9 @@ class SignatureTest:
             return ""  # the fault is what is kept, not the program's arithmetic
         return twin.signature.text if twin.signature else twin.outcome.label
 
-    def __call__(self, source: Path, name: str = "case") -> Verdict:
+    def __call__(self, source: Path, name: str = "case") -> CandidateAnswer:
         result = self._run(source, self.work / name, self.execution, self.workers)
-        verdict = judge(result, self.expectation.signature)
+        verdict = answer_for(result, self.expectation.signature)
         if (
             verdict.interesting
             and self.expectation.launch
@@ -237,7 +237,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m suite.reduce.interesting EXPECTATION.json FILE", file=sys.stderr)
         return 2
     try:
-        expectation = Expectation.from_json(json.loads(Path(argv[0]).read_text()))
+        expectation = ReductionGoal.from_json(json.loads(Path(argv[0]).read_text()))
     except (OSError, ValueError, TypeError) as exc:
         print(f"interesting: cannot read {argv[0]}: {exc}", file=sys.stderr)
         return 2

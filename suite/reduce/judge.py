@@ -23,7 +23,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Protocol
 
 from suite.engine import Workers
-from suite.reduce.interesting import SignatureTest, Verdict
+from suite.reduce.interesting import CandidateAnswer, SignatureTest
 
 # How far past the oldest unjudged candidate the judge may start compiles: enough to keep
 # every worker busy while one slow compile holds the head, not so far that an accepted
@@ -69,14 +69,14 @@ class Judge:
         self.test = test
         self.jobs = jobs
         self.counts = counts
-        self.cache: dict[str, Verdict] = {}
+        self.cache: dict[str, CandidateAnswer] = {}
         self.label = ""  # the pass the next compiles count for
-        self._running: dict[str, Future[Verdict]] = {}
+        self._running: dict[str, Future[CandidateAnswer]] = {}
         self.lock = threading.Lock()  # held while the counts change (and while they are saved)
         self._pool = ThreadPoolExecutor(max_workers=jobs)
         self._serial = itertools.count(1)
 
-    def one(self, text: str) -> Verdict:
+    def one(self, text: str) -> CandidateAnswer:
         """Judge ``text`` now, in the calling thread (no cache)."""
         folder = self.test.work / f"c{next(self._serial):06d}"
         folder.mkdir(parents=True, exist_ok=True)
@@ -87,7 +87,7 @@ class Judge:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _judged(self, text: str, key: str, label: str) -> Verdict:
+    def _judged(self, text: str, key: str, label: str) -> CandidateAnswer:
         started = time.monotonic()
         verdict = self.one(text)
         with self.lock:
@@ -102,7 +102,7 @@ class Judge:
                 self.counts.rejected[seen] = self.counts.rejected.get(seen, 0) + 1
         return verdict
 
-    def _start(self, text: str) -> Verdict | Future[Verdict]:
+    def _start(self, text: str) -> CandidateAnswer | Future[CandidateAnswer]:
         key = sha(text)
         with self.lock:
             if key in self.cache:
@@ -122,7 +122,7 @@ class Judge:
     ) -> tuple[int, str] | None:
         """The first ``(k, text)`` of ``stream`` that is interesting and ``wanted``; None when
         there is none, or when time ran out first."""
-        window: deque[tuple[int, str, Verdict | Future[Verdict]]] = deque()
+        window: deque[tuple[int, str, CandidateAnswer | Future[CandidateAnswer]]] = deque()
         exhausted = False
         try:
             while True:

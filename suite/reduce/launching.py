@@ -14,7 +14,7 @@ import os
 from suite.api import Config
 from suite.engine import Environment, command_there
 from suite.errors import UsageError
-from suite.search.findings import Finding
+from suite.failures.findings import Finding
 
 
 def interpreted() -> bool:

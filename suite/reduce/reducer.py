@@ -40,9 +40,10 @@ from pathlib import Path
 
 from suite.engine import DEFAULTS, CaseSpec, Execution, Found
 from suite.errors import HarnessError, UsageError
+from suite.failures.findings import Finding
 from suite.files import read_regular, write_replacing
 from suite.reduce.form import launching_form, reducer_form, standalone_form
-from suite.reduce.interesting import Expectation, SignatureTest, values_checked
+from suite.reduce.interesting import ReductionGoal, SignatureTest, values_checked
 from suite.reduce.judge import ForkingWorkers, Judge
 from suite.reduce.launching import interpreted, passing_config
 from suite.reduce.passes import (
@@ -54,7 +55,6 @@ from suite.reduce.passes import (
     kernel_measure,
     size,
 )
-from suite.search.findings import Finding
 
 STATE = "state.json"
 #: The reduced kernel as a standalone program (the suite's judgement carried, no import of it).
@@ -253,7 +253,7 @@ def reduce(
     ``gpus`` (a runtime failure's: ``suite.reduce.launching.launch_gpus``) launches every
     candidate (launches take turns per GPU); None compiles them."""
     original_text = Path(found.source["path"]).read_text()
-    expectation = Expectation(
+    expectation = ReductionGoal(
         repro=finding.repro,
         signature=finding.signature,
         target=finding.target,

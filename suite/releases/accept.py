@@ -19,18 +19,19 @@ from suite.engine import (
     Baseline,
     CaseResult,
     Signature,
+    TriageKind,
     entry_problem,
     failure_of,
     family_of,
     named_pass,
     range_problem,
     safe_name,
+    triage_of,
     write_entry,
 )
-from suite.engine import triage_of as triage
 from suite.errors import UsageError
+from suite.failures.findings import Finding
 from suite.files import load_structured, locked
-from suite.search.findings import Finding
 
 
 def glob_escape(text: str) -> str:
@@ -91,14 +92,14 @@ def entry_from(finding: Finding, baseline: Baseline, upstream: str = "") -> Entr
     known = next(
         (e for e in baseline.expectations if e.applies(failure) and e.matches(failure)), None
     )
-    found = triage(failure)
+    found = triage_of(failure)
     digest = Signature(finding.signature).digest
     fields: EntryFields = {
         "id": known.id if known else f"{safe_name(finding.repro)}-{digest}",
         "repro": finding.repro,
         "targets": sorted(set(known.targets if known else ()) | set(finding.targets)),
         "signature": known.signature if known else signature_pattern(finding.signature),
-        "kind": known.kind if known else (found.label if found else "compiler-bug"),
+        "kind": known.kind if known else (found.label if found else TriageKind.COMPILER_BUG),
         "first_bad": finding.first_bad or (known.first_bad if known else ""),
         "fixed_in": finding.first_good or (known.fixed_in if known else ""),
     }

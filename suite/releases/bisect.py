@@ -6,7 +6,7 @@ bisecting it alone names a "first good" release too early. The configs are the m
 config, the reproducer's curated configs, and the configs seen failing, on their targets,
 up to a bound (:data:`MAX_CONFIGS`). A release is
 
-- bad when any of them fails as the finding does (:func:`suite.engine.signature.same_bug`:
+- bad when any of them fails as the finding does (:func:`suite.engine.same_bug.is_same_bug`:
   the same family, its message possibly changed; the signature seen is kept per release);
   the configs after the first that does are not compiled on that release;
 - good only when none fails at all and at least one passes, or got past the stage where
@@ -53,15 +53,15 @@ from suite.engine import (
     completed_stage,
     could_show,
     gpu_arch,
+    is_same_bug,
     needs_gpu,
     reproducer_for,
     runtime_failure,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
+from suite.failures.findings import Finding, SeenConfig
 from suite.releases.nightlies import CommitRange, chronological, commit_range
 from suite.search.evaluate import Evaluator
-from suite.search.findings import Finding, SeenConfig
 from suite.toolchain.venvs import Release
 
 BAD, GOOD, OTHER = "bad", "good", "other failure"
@@ -251,7 +251,7 @@ def run(
                 break
             result = evaluator(entry.config, entry.target)
             signature = result.signature.text if result.signature else ""
-            if result.outcome.is_failure and same_bug(finding.signature, signature):
+            if result.outcome.is_failure and is_same_bug(finding.signature, signature):
                 state, shown = (
                     BAD,
                     "bad" + ("" if signature == finding.signature else f" ({signature})"),

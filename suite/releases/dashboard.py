@@ -9,7 +9,7 @@ Reads every run under the output root (``runs/*`` and the per-release runs of
   signature;
 - a history table: each case's outcome in each run (Triton release, date), and beside the
   case what changed in its failure across releases ("message changed in 3.7.0: ...", the
-  same bug by :func:`suite.engine.signature.same_bug`);
+  same bug by :func:`suite.engine.same_bug.is_same_bug`);
 - the findings under ``<output>/findings`` with their first bad and first good releases
   and the same note from the signature each release showed;
 - links to the run folders and to rendered reports under ``<output>/<id>/``.
@@ -26,11 +26,10 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from suite.engine import CaseResult, Outcome, RunStore, catalogue
-from suite.engine import is_same_bug as same_bug
+from suite.engine import CaseResult, Outcome, RunStore, catalogue, is_same_bug
 from suite.errors import UsageError
+from suite.failures.findings import DirectoryFindingsStore, change_note
 from suite.files import lies_under, own_folder, read_regular, write_replacing
-from suite.search.findings import DirectoryFindingsStore, change_note
 from suite.templating import template_environment
 
 # Worst first: the colour a heatmap cell takes when its configs disagree.
@@ -171,7 +170,7 @@ def case_changes(runs: list[Run]) -> dict[str, str]:
         for release in sorted(by_release, key=_release_key):
             result = by_release[release]
             seen = result.signature.text if result.outcome.is_failure and result.signature else ""
-            if chain and not (seen and same_bug(chain[-1][1], seen)):
+            if chain and not (seen and is_same_bug(chain[-1][1], seen)):
                 pieces.append(change_note(chain))
                 chain = []
             if seen:

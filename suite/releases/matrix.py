@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from suite.engine import (
-    NEEDS_GPU,
     Baseline,
     CaseResult,
     Execution,
     Outcome,
+    Verdict,
     exit_status,
     needs_gpu,
     safe_name,
@@ -60,7 +60,7 @@ class Matrix:
             return result.skip_kind
         if result.signature:
             return str(result.signature)
-        if result.verdict == NEEDS_GPU or result.notes.not_launched:
+        if result.verdict is Verdict.NEEDS_GPU or result.notes.not_launched:
             return f"{Outcome.COMPILED.label}; {needs_gpu(result.target)}"
         return result.shown.label
 
@@ -75,7 +75,7 @@ class Matrix:
         counts: dict[str, dict[str, int]] = {}
         for label, run in self.runs.items():
             for result in run.results:
-                if result.verdict not in ("", "ok"):
+                if result.verdict not in (Verdict.NONE, Verdict.OK):
                     tally = counts.setdefault(label, {})
                     tally[result.verdict] = tally.get(result.verdict, 0) + 1
         return counts

@@ -17,7 +17,7 @@ gives one :class:`Action` per finding:
   never opens, reopens or closes one for it).
 
 A finding is a bug of one reproducer: tonight's failures of one signature, joined with the
-same bug under another message (:func:`suite.engine.signature.same_bug`). It is matched to
+same bug under another message (:func:`suite.engine.same_bug.is_same_bug`). It is matched to
 the tracked finding with the same signature, else the same bug, else the one that failed on
 the same cases (a message whose pass changed is still the bug of those cases). User errors
 (broken documented limits) and toolchain gaps are never findings.
@@ -42,10 +42,12 @@ from suite.engine import (
     Outcome,
     RunStore,
     Signature,
+    TriageKind,
+    Verdict,
     could_show,
+    is_same_bug,
     safe_name,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, read_regular_text, write_atomic
 
@@ -245,9 +247,9 @@ def is_tracked(result: CaseResult, baseline: Baseline) -> bool:
     A known case has its entry's kind; any other its triage."""
     if not result.outcome.is_failure or result.signature is None:
         return False
-    entry = baseline.entry(result.expectation) if result.verdict == "known" else None
+    entry = baseline.entry(result.expectation) if result.verdict is Verdict.KNOWN else None
     kind = entry.kind if entry is not None else result.triage
-    return not (kind.startswith("user-error") or kind == "toolchain-gap")
+    return not (kind.startswith(TriageKind.USER_ERROR) or kind == TriageKind.TOOLCHAIN_GAP)
 
 
 @dataclass
@@ -280,7 +282,7 @@ class _Tonight:
         """The upstream issue of the baseline entry that knows these failures ('' when none
         does, or its entry links none)."""
         for result in self.results:
-            entry = baseline.entry(result.expectation) if result.verdict == "known" else None
+            entry = baseline.entry(result.expectation) if result.verdict is Verdict.KNOWN else None
             if entry is not None and entry.upstream_issue:
                 return entry.upstream_issue
         return ""
@@ -291,7 +293,7 @@ class _Tonight:
             return 0
         if tracked.signature in self.signatures:
             return 3
-        if any(same_bug(tracked.signature, s) for s in self.signatures):
+        if any(is_same_bug(tracked.signature, s) for s in self.signatures):
             return 2
         return 1 if set(tracked.cases) & set(self.cases) else 0
 
@@ -309,7 +311,7 @@ def group(results: Iterable[CaseResult], baseline: Baseline) -> list[_Tonight]:
                 g
                 for g in groups
                 if g.repro == result.repro
-                and any(same_bug(s, str(result.signature)) for s in g.signatures)
+                and any(is_same_bug(s, str(result.signature)) for s in g.signatures)
             ),
             None,
         )

@@ -128,7 +128,7 @@ def pass_file_name(spec: PassSpec) -> str:
 
 
 @dataclass
-class Captured:
+class ReplaySource:
     """The MLIR reproducer a replay starts from: its file, its IR, its recorded pipeline."""
 
     source: Path
@@ -221,7 +221,7 @@ def replay(
         return Replay(folder, record, status, lines)
 
 
-def read_reproducer(case: ReplayCase) -> Captured:
+def read_reproducer(case: ReplayCase) -> ReplaySource:
     """Read: the reproducer of the failing stage, its IR and its recorded pipeline."""
     source = choose_reproducer(case.reproducers, case.result.site.stage)
     text = source.read_text(errors="replace")
@@ -234,11 +234,11 @@ def read_reproducer(case: ReplayCase) -> Captured:
         raise ReplayError(f"{source}: {exc}") from None
     if not passes:
         raise ReplayError(f"{source}: the recorded pipeline is empty")
-    return Captured(source, text, ir_text, anchor, passes)
+    return ReplaySource(source, text, ir_text, anchor, passes)
 
 
 def bind_passes(
-    case: ReplayCase, captured: Captured, work: Path, say: Callable[[str], None]
+    case: ReplayCase, captured: ReplaySource, work: Path, say: Callable[[str], None]
 ) -> tuple[str, list[Binding], list[Mapped]]:
     """Bind: probe the release's bindings and map every recorded pass to one (or stop)."""
     version, table = probe(case.python, work)
@@ -254,7 +254,7 @@ def bind_passes(
 
 def scan_passes(
     case: ReplayCase,
-    captured: Captured,
+    captured: ReplaySource,
     mapped: list[Mapped],
     version: str,
     work: Path,
@@ -304,7 +304,7 @@ def scan_passes(
 
 
 def replay_record(
-    case: ReplayCase, captured: Captured, version: str, mapped: list[Mapped], scan: Scan
+    case: ReplayCase, captured: ReplaySource, version: str, mapped: list[Mapped], scan: Scan
 ) -> ReplayRecord:
     """``replay.json`` as far as the scan goes (the later steps fill in the rest)."""
     passes = captured.passes

@@ -8,20 +8,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from suite.engine import (
-    DRIVER_BUG,
     Baseline,
     CaseResult,
     Environment,
     Expectation,
     Outcome,
     Triage,
+    TriageKind,
     capture_variables,
     safe_facts,
+    scrub_text,
 )
-from suite.engine import scrub_text as scrub
+from suite.failures.findings import Finding
 from suite.report.evidence import error_line
 from suite.report.verify import Verification
-from suite.search.findings import Finding
 from suite.subject import Subject
 from suite.toolchain.limits import UnknownTarget, limits_for
 
@@ -90,7 +90,7 @@ def issue_title(
         where = where[4:]
     message = headline(result) or repro_title or result.repro
     tail = f" (triton {release})" if release else ""
-    if found_triage.label == DRIVER_BUG:
+    if found_triage.label == TriageKind.DRIVER_BUG:
         return f"TMA copy {what} on {result.target}: {message}{tail}"
     if where == "the kernel" and repro_title and repro_title != message:
         return f"{repro_title}: {what} on {result.target}: {message}{tail}"
@@ -238,8 +238,8 @@ def common_context(
         "config_text": ", ".join(f"{k}={v}" for k, v in result.config.items()),
         "outcome": result.outcome.label,
         "signature": expected,
-        "message": scrub(result.message),
-        "error_line": scrub(error_line(result)),
+        "message": scrub_text(result.message),
+        "error_line": scrub_text(error_line(result)),
         "detail": result.detail(),
         "triage": found_triage,
         "triton_version": subject.triton_version,

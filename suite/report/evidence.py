@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from suite.engine import EVENTS, CaseResult, Error, Outcome, errors_in, parse_lines
+from suite.engine import EVENTS, CaseResult, Error, Outcome, errors_in, read_lines
 
 #: The MLIR reproducers Triton writes for a failing compile start with this.
 MLIR_REPRODUCER = "mlir-reproducer"
@@ -22,7 +22,7 @@ def read_artifact(path: str | None, limit: int = 64 << 20) -> str:
 
 def error_events(result: CaseResult) -> list[Error]:
     """The ``error`` events the case's child recorded, in order."""
-    return errors_in(parse_lines(read_artifact(result.artifacts.get(EVENTS))))
+    return errors_in(read_lines(result.artifacts.get(EVENTS)))
 
 
 def captured_output(result: CaseResult) -> str:

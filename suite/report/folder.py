@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from suite.engine import scrub_secrets
-from suite.engine import scrub_text as scrub
+from suite.engine import scrub_secrets, scrub_text
 from suite.errors import UsageError
 from suite.files import check_plain_name, read_regular
 from suite.templating import clip_lines
@@ -57,7 +56,7 @@ class Draft:
         """Write ``name``, scrubbed of secrets; of the home folder too unless ``secret_safe``
         is False (generated code, which embeds the reproducer's source: its paths must run).
         A Markdown file's lines are kept to ``MARKDOWN_WIDTH`` characters."""
-        text = scrub(text) if secret_safe else scrub_secrets(text)
+        text = scrub_text(text) if secret_safe else scrub_secrets(text)
         if name.endswith(".md"):
             text = clip_lines(text)
         (self.folder / name).write_text(text)

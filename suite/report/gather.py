@@ -23,23 +23,21 @@ from pathlib import Path
 
 from jinja2 import Environment
 
-from suite.engine import COMPILER_BUG as COMPILER
 from suite.engine import (
-    DRIVER_BUG,
-    PTXAS_BUG,
     Baseline,
     CaseResult,
     Expectation,
     Outcome,
     Triage,
+    TriageKind,
     command_there,
     gpu_arch,
     home_to_tilde,
+    reproducer_family,
     runtime_failure,
+    scrub_text,
+    triage_of,
 )
-from suite.engine import scrub_text as scrub
-from suite.engine import triage_family as family_of
-from suite.engine import triage_of as triage
 from suite.errors import UsageError
 from suite.report.context import (
     baseline_note,
@@ -225,8 +223,8 @@ def reportable(subject: Subject) -> tuple[Triage, str]:
             f"{result.case_id} is a harness error, not a compiler failure: nothing to report "
             f"upstream ({result.message})"
         )
-    family = subject.found.repro.family if subject.found else family_of(result)
-    found_triage = triage(result, family=family)
+    family = subject.found.repro.family if subject.found else reproducer_family(result)
+    found_triage = triage_of(result, family=family)
     if found_triage is None:
         raise UsageError(
             f"{result.case_id} did not fail ({result.outcome.label}): nothing to report"
@@ -239,7 +237,7 @@ def attach(state: Gathering) -> Ran:
     finding's record, for a bug the MLIR reproducers Triton wrote, the ptxas differential's
     PTX). Further attachments go here."""
     draft, subject = state.draft, state.subject
-    output = scrub(captured_output(subject.result))
+    output = scrub_text(captured_output(subject.result))
     if output:
         draft.put("output.txt", output + "\n")
     if subject.finding_record:
@@ -466,8 +464,8 @@ def decide(
     kind, body_file = "issue", ""
     if fixed_in or known is not None:
         kind, body_file = "comment", "comment.md"
-    elif found_triage.label == COMPILER:
+    elif found_triage.label == TriageKind.COMPILER_BUG:
         body_file = "issue.md"
-    if not fixed_in and found_triage.label in (DRIVER_BUG, PTXAS_BUG):
+    if not fixed_in and found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
     return ReportDecision(kind, status, body_file, fixed_in, upstream)

@@ -12,7 +12,7 @@ result of ``repro run`` and writes ``<output>/<id>/``:
 - the MLIR reproducers Triton wrote for the case (``mlir-reproducer*``) and ``output.txt``;
 - ``nvidia.md`` for ptxas and driver problems (summary, environment, steps, expected and
   actual, the ptxas invocation or the descriptor);
-- ``explanation.md`` instead of any of those when :func:`suite.engine.triage.triage` calls it a
+- ``explanation.md`` instead of any of those when :func:`suite.engine.triage.triage_of` calls it a
   user error (a documented rule is broken: never an upstream issue);
 - ``comment.md`` instead of ``issue.md`` when the baseline maps the signature to a known
   upstream issue;
@@ -28,7 +28,7 @@ draft, running nothing. The folder (:mod:`suite.report.folder`) is written whole
 all; the context the templates read is :mod:`suite.report.context`, the case's leftovers
 are read by :mod:`suite.report.evidence`, the subject comes from :mod:`suite.subject`.
 
-Everything rendered goes through :func:`scrub` (secret-looking variables and values dropped,
+Everything rendered goes through :func:`scrub_text` (secret-looking variables and values dropped,
 the home folder shown as ``~``); code fences are longer than any backtick run they hold;
 long output keeps its head and tail and says how many lines were cut. Templates are Jinja2
 files under ``suite/templates/`` (``StrictUndefined``; autoescape for HTML templates only), each
@@ -46,19 +46,17 @@ from typing import Any
 from jinja2 import Environment
 
 from suite.engine import (
-    COMPILER_BUG,
-    DRIVER_BUG,
-    PTXAS_BUG,
     Baseline,
     CaseResult,
     Outcome,
     Triage,
+    TriageKind,
     failure_text,
     gpu_arch,
     home_to_tilde,
     runtime_failure,
+    scrub_text,
 )
-from suite.engine import scrub_text as scrub
 from suite.report.context import common_context, headline
 from suite.report.evidence import (
     MLIR_REPRODUCER,
@@ -163,10 +161,10 @@ def body_context(draft: Draft, subject: Subject, evidence: Evidence) -> dict[str
     verification = standalone.verification
     if verification is not None and verification.output:
         observed_from = f"`{verification.command}` on triton {verification.version}"
-        observed, observed_file = scrub(verification.output), VERIFIED_OUTPUT
+        observed, observed_file = scrub_text(verification.output), VERIFIED_OUTPUT
     else:
         observed_from = "the suite's run of the case"
-        observed, observed_file = scrub(captured_output(result)), "output.txt"
+        observed, observed_file = scrub_text(captured_output(result)), "output.txt"
     error_text = failure_text(result)
     mlir = [(name, draft.text(name)) for name in draft.files if name.startswith(MLIR_REPRODUCER)]
     return {
@@ -189,9 +187,9 @@ def body_context(draft: Draft, subject: Subject, evidence: Evidence) -> dict[str
         "mlir": mlir,
         "baseline_entry": evidence.baseline_entry,
         "upstream": decision.upstream,
-        "ptxas_invocation": scrub(ptxas_invocation(error_text)),
-        "error_text": scrub(error_text),
-        "program_record": scrub(program_record(error_text)),
+        "ptxas_invocation": scrub_text(ptxas_invocation(error_text)),
+        "error_text": scrub_text(error_text),
+        "program_record": scrub_text(program_record(error_text)),
         "status": decision.status,
         "family": evidence.family,
         "fixed_in": decision.fixed_in,
@@ -212,10 +210,12 @@ def render_bodies(
         draft.put(
             "comment.md", env.get_template("comment.md.j2").render(**context, head=60, tail=60)
         )
-    elif found_triage.label == COMPILER_BUG:
+    elif found_triage.label == TriageKind.COMPILER_BUG:
         draft.put("issue.md", render_postable(env, "issue.md.j2", context))
     ptxas = context["outcome"] == Outcome.PTXAS_ERROR.label
-    if not decision.fixed_in and (found_triage.label in (DRIVER_BUG, PTXAS_BUG) or ptxas):
+    if not decision.fixed_in and (
+        found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG) or ptxas
+    ):
         draft.put("nvidia.md", render_postable(env, "nvidia.md.j2", context))
 
 
@@ -245,7 +245,7 @@ def record(draft: Draft, subject: Subject, evidence: Evidence) -> Written:
         "kind": decision.kind,
         "label": found_triage.label,
         "rule": found_triage.rule,
-        "explanation": scrub(found_triage.explanation),
+        "explanation": scrub_text(found_triage.explanation),
         "source": found_triage.source,
         "repro": result.repro,
         "target": result.target,
@@ -262,7 +262,7 @@ def record(draft: Draft, subject: Subject, evidence: Evidence) -> Written:
         "files": files,
     }
     (draft.folder / "report.json").write_text(
-        scrub(json.dumps(report, indent=2, default=str)) + "\n"
+        scrub_text(json.dumps(report, indent=2, default=str)) + "\n"
     )
     return Written(
         draft.folder,
@@ -298,7 +298,7 @@ def describe(written: Written) -> Iterable[str]:
             f"{written.triage.label}: a documented rule is broken, not an upstream bug: no issue "
             f"rendered; explanation: {shown}/explanation.md"
         )
-        yield f"  {scrub(written.triage.explanation)}"
+        yield f"  {scrub_text(written.triage.explanation)}"
         yield f"  source: {written.triage.source}"
         return
     if written.kind == "comment" and not written.upstream:
@@ -310,7 +310,7 @@ def describe(written: Written) -> Iterable[str]:
         yield f"matches {written.upstream}: comment draft in {shown}/comment.md (no new issue)"
     else:
         yield f"{written.triage.label}: {shown}/{written.body_file or 'report.json'}"
-    yield f"  {scrub(written.triage.explanation)}"
+    yield f"  {scrub_text(written.triage.explanation)}"
     if written.verification is not None:
         yield written.verification.line
     yield f"status: {written.status} ({shown}/report.json)"

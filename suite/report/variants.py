@@ -25,10 +25,10 @@ from suite.api import Config
 from suite.engine import Bounds, Execution, Outcome, Work, needs_gpu, runtime_failure
 from suite.errors import UsageError
 from suite.explain.explain import explain
+from suite.failures.findings import BoundaryStep
 from suite.files import scratch_folder
 from suite.oracles import Differential
 from suite.search.evaluate import Evaluator
-from suite.search.findings import BoundaryStep
 from suite.search.variants import is_stages, is_warp_specialize, variant_table
 from suite.subject import Subject, interpreter_for
 from suite.toolchain.limits import limits_for

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine import DEFAULTS, alone_on, home_to_tilde, run_isolated
-from suite.engine import is_same_bug as same_bug
+from suite.engine import DEFAULTS, alone_on, home_to_tilde, is_same_bug, run_isolated
 from suite.errors import UsageError
 from suite.files import scratch_folder
 from suite.report.script_output import signature_of_run
@@ -174,4 +173,4 @@ def check_current(script: Path, version: str, expected: str) -> Verification | N
 
 def _same(seen: str | None, expected: str) -> bool:
     """The expected failure, or the same bug seen another way (``same_bug``)."""
-    return seen == expected or (seen is not None and same_bug(seen, expected))
+    return seen == expected or (seen is not None and is_same_bug(seen, expected))

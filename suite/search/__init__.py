@@ -1,1 +1,2 @@
-"""Searching config space: explore (Hypothesis generation and shrinking) and the findings store."""
+"""Searching config space: explore (Hypothesis generation and shrinking); the findings it
+makes are kept by :mod:`suite.failures`."""

@@ -27,7 +27,7 @@ fewer warps, then simpler dtypes (parameters whose name holds ``dtype``), then
 the remaining parameters (problem sizes and other options), each in declaration
 order. A value's size is its index in the parameter's ``values``.
 
-Failures persist in a :class:`~suite.search.findings.FindingsStore`; the minimal
+Failures persist in a :class:`~suite.failures.findings.FindingsStore`; the minimal
 failing configs are also kept in Hypothesis's example database and replayed as
 explicit examples before a re-run searches anew.
 """
@@ -42,7 +42,6 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -61,12 +60,12 @@ from suite.engine import (
     Found,
     Outcome,
     Workers,
+    capture_environment,
     capture_source,
 )
-from suite.engine import capture_environment as capture
 from suite.errors import HarnessError
+from suite.failures.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, now_utc
 from suite.search.evaluate import Evaluation, Evaluator, config_key, failure_signature, interesting
-from suite.search.findings import BoundaryStep, Finding, FindingsStore, SeenConfig, kind_of
 from suite.toolchain.limits import limits_for
 
 _SEARCH_SETTINGS = settings(
@@ -251,10 +250,6 @@ def _database_key(repro: str, target: str) -> bytes:
     return f"triton-repro-suite/explore/{repro}/{target}".encode()
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 class _Explorer:
     """The state of one explore: the runs, and the smallest failing config per signature."""
 
@@ -387,7 +382,7 @@ class _Explorer:
     ) -> list[Finding]:
         """One finding per minimal failure. ``stopped``: the search was cut short, so nothing
         more is run (no sanitizer rerun) and a failure not yet mapped has no boundary table."""
-        now = _now()
+        now = now_utc()
         findings = []
         for signature, (config, target) in self.minimal.items():
             failing = [
@@ -402,29 +397,18 @@ class _Explorer:
             )
             evidence = None if stopped else self.evaluate.launch_evidence(config, target)
             findings.append(
-                Finding(
-                    repro=self.repro.id,
-                    signature=signature,
-                    kind=kind_of(result),
-                    outcome=result.outcome.label,
-                    message=result.message,
-                    target=target,
-                    targets=sorted({e.target for e in failing}),
-                    minimal_config=config,
-                    failing_configs=[SeenConfig(e.target, e.config) for e in failing],
-                    passing_neighbours=[
-                        SeenConfig(target, step.config) for step in table if step.passed
-                    ],
+                Finding.of(
+                    result,
+                    signature,
+                    environment,
+                    failing=[SeenConfig(e.target, e.config) for e in failing],
                     boundary=table,
-                    environment=environment,
                     seed=seed,
-                    first_seen=now,
-                    last_seen=now,
                     source=source,
-                    signatures={environment.triton or "unknown": signature},
                     evaluations={"first_failure": failing[0].number, "minimal": minimal},
                     sanitizer=evidence.sanitizer if evidence else None,
                     ptxas=evidence.ptxas if evidence else None,
+                    seen_at=now,
                 )
             )
         return findings
@@ -514,7 +498,7 @@ def explore(
     )
     if seed is None and not test_settings.derandomize:
         seed = random.SystemRandom().randrange(2**32)
-    environment = capture(execution.python)
+    environment = capture_environment(execution.python)
     database = store.example_database()
     output.mkdir(parents=True, exist_ok=True)
     work_dir = Path(tempfile.mkdtemp(prefix=".explore-", dir=output))

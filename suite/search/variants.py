@@ -13,7 +13,7 @@ was:
   reproducer's space holds the value.
 
 A variant that breaks a constraint of the reproducer is left out: it is not a config of
-the reproducer. The rows are :class:`~suite.search.findings.BoundaryStep` records, the
+the reproducer. The rows are :class:`~suite.failures.findings.BoundaryStep` records, the
 boundary table's: a variant is one parameter moved away from the failing config.
 Without a GPU of the target nothing is launched and there is no table (the report says
 it needs one); :func:`variant_table` refuses an evaluator that does not launch there.
@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from suite.engine import Described
+from suite.failures.findings import BoundaryStep
 from suite.search.evaluate import Evaluator, failure_signature, interesting
-from suite.search.findings import BoundaryStep
 
 
 def is_stages(name: str) -> bool:

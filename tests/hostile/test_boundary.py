@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, Kill, boundary, tree_memory
+from suite.engine.boundary import FALLBACK, FORCE_VARIABLE, Kill, case_boundary, tree_memory
 from tests.conftest import repro_cli
 
 HERE = Path(__file__).resolve().parent / "repros"
@@ -35,7 +35,7 @@ def _outcomes(out: Path) -> dict[str, dict]:
     return {json.loads(line)["config"]["fault"]: json.loads(line) for line in lines}
 
 
-@pytest.mark.skipif(boundary().kill is not Kill.CGROUP, reason="no cgroup for a case here")
+@pytest.mark.skipif(case_boundary().kill is not Kill.CGROUP, reason="no cgroup for a case here")
 @pytest.mark.parametrize("isolation", ["warm", "fresh"])
 def test_a_daemon_that_left_the_tree_dies_with_its_case(tmp_path, isolation):
     """Double-forked, out of the session, subreaper and parent-death signal cleared, its
@@ -124,12 +124,12 @@ def test_the_fallback_counts_a_memfd_once_whether_held_open_or_mapped(how):
     assert 64 << 20 <= held < (64 << 20) * 3 // 2, held >> 20
 
 
-@pytest.mark.skipif(boundary().kill is not Kill.CGROUP, reason="no cgroup for a case here")
+@pytest.mark.skipif(case_boundary().kill is not Kill.CGROUP, reason="no cgroup for a case here")
 def test_a_cgroup_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
     """Only this tool's: ``repro-<pid>-...`` of a dead pid; a live pid's and another name stay."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    base = Path(boundary().kill_base)
+    base = Path(case_boundary().kill_base)
     left, live, other = (
         base / f"repro-{dead.pid}-left",
         base / f"repro-{os.getpid()}-live",
@@ -138,7 +138,7 @@ def test_a_cgroup_left_by_a_killed_run_is_removed_by_the_next(tmp_path):
     for folder in (left, live, other):
         folder.mkdir()
     try:
-        code = "from suite.engine.boundary import boundary; boundary()"
+        code = "from suite.engine.boundary import case_boundary; case_boundary()"
         subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
         assert (left.exists(), live.exists(), other.exists()) == (False, True, True)
     finally:

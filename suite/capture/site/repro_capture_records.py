@@ -86,7 +86,7 @@ class KernelSource:
 
 @dataclass
 class ErrorFacts:
-    """An exception seen by the program: what ``suite.engine.signature.judge`` reads."""
+    """An exception seen by the program: what ``suite.engine.signature.classify_ending`` reads."""
 
     type: str
     qualname: str

@@ -11,22 +11,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
-from suite.cuda.differential.descriptors import (
-    BASE_ADDRESS,
-    rebase,
-)
-from suite.cuda.differential.generator import (
-    generate,
-)
-from suite.cuda.differential.records import (
-    AGREE_OK,
-    MODEL_OK_DRIVER_REJECTS,
-    MODEL_REJECTS_DRIVER_OK,
-    SUCCESS,
-    DescriptorRecord,
-    make_record,
-    outcome,
-)
 from suite.cuda.driver import args_from_dict, args_to_dict
 from suite.cuda.footprint import box_bytes
 from suite.cuda.model import (
@@ -41,6 +25,22 @@ from suite.cuda.model import (
     shared_memory_limit,
 )
 from suite.cuda.rules import ATOM_SWIZZLES, check
+from suite.tma_differential.descriptors import (
+    BASE_ADDRESS,
+    rebase,
+)
+from suite.tma_differential.generator import (
+    generate,
+)
+from suite.tma_differential.records import (
+    AGREE_OK,
+    MODEL_OK_DRIVER_REJECTS,
+    MODEL_REJECTS_DRIVER_OK,
+    SUCCESS,
+    DescriptorRecord,
+    make_record,
+    outcome,
+)
 
 
 def _bits(a: TensorMapArgs) -> int:

@@ -5,6 +5,6 @@ Descriptors the model accepts (:mod:`.descriptors`), mutated one step past a rul
 edge the documentation leaves open (:mod:`.generator`); the bookkeeping and the standalone
 script of each disagreement (:mod:`.records`); the rank-1, control and footprint probes
 (:mod:`.probes`); the hypotheses that explain a run (:mod:`.explain`); the run itself
-(:mod:`.run`). A layer above the engine (it writes through :mod:`suite.templating`), while the
-model it judges is below it: its own unit in ``tests/test_architecture.py``.
+(:mod:`.run`). A package above the engine (it writes through :mod:`suite.templating`), while
+the model it judges (``suite.cuda``) is below it, where the engine's triage names its rules.
 """

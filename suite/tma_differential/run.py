@@ -13,20 +13,27 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from suite.cuda import driver as tma_driver
-from suite.cuda.differential.descriptors import (
+from suite.cuda.driver import DriverCall, DriverInfo, driver_call
+from suite.cuda.model import (
+    DescriptorCheck,
+    TensorMapArgs,
+    shared_memory_limit,
+)
+from suite.cuda.rules import OBSERVED_RULES, check
+from suite.tma_differential.descriptors import (
     BASE_ADDRESS,
     rebase,
     round_up,
 )
-from suite.cuda.differential.explain import (
+from suite.tma_differential.explain import (
     Explanation,
     explain,
 )
-from suite.cuda.differential.generator import (
+from suite.tma_differential.generator import (
     coverage,
     generate,
 )
-from suite.cuda.differential.probes import (
+from suite.tma_differential.probes import (
     ControlRow,
     DeviceFacts,
     FootprintConclusions,
@@ -41,7 +48,7 @@ from suite.cuda.differential.probes import (
     rank1_probe_cases,
     rank1_row,
 )
-from suite.cuda.differential.records import (
+from suite.tma_differential.records import (
     DISAGREEMENTS,
     DescriptorRecord,
     Group,
@@ -55,13 +62,6 @@ from suite.cuda.differential.records import (
     rule_confirmation,
     summarize,
 )
-from suite.cuda.driver import DriverCall, DriverInfo, driver_call
-from suite.cuda.model import (
-    TensorMapArgs,
-    Verdict,
-    shared_memory_limit,
-)
-from suite.cuda.rules import OBSERVED_RULES, check
 
 #: Driver crashes after which the rest of a run is not sent (each restart costs a cuInit).
 MAX_CRASHES = 200
@@ -170,7 +170,7 @@ def run(
     }
     log(f"model target: compute capability {cc}, driver {driver_version}; device {facts}")
 
-    def judge(args: TensorMapArgs) -> Verdict:
+    def judge(args: TensorMapArgs) -> DescriptorCheck:
         return check(args, compute_capability=cc, driver_cuda_version=driver_version)
 
     with tma_driver.IsolatedDriver() as drv:

@@ -15,8 +15,8 @@ from typing import Any, NotRequired, TypedDict
 from suite.cuda import driver as tma_driver
 from suite.cuda.driver import DescriptorArgs, DriverCall, DriverInfo, args_to_dict
 from suite.cuda.model import (
+    DescriptorCheck,
     TensorMapArgs,
-    Verdict,
 )
 from suite.templating import template_environment
 
@@ -130,7 +130,7 @@ def outcome(model_ok: bool, driver_result: str) -> str:
     return MODEL_REJECTS_DRIVER_OK if driver_ok else AGREE_REJECT
 
 
-def group_key(args: TensorMapArgs, verdict: Verdict, driver_result: str) -> GroupKey:
+def group_key(args: TensorMapArgs, verdict: DescriptorCheck, driver_result: str) -> GroupKey:
     """The small key disagreements are grouped by."""
     return {
         "rules": ",".join(sorted(verdict.rules)) or "none",
@@ -145,7 +145,7 @@ def group_key(args: TensorMapArgs, verdict: Verdict, driver_result: str) -> Grou
 def make_record(
     index: int,
     args: TensorMapArgs,
-    verdict: Verdict,
+    verdict: DescriptorCheck,
     call: DriverCall | Mapping[str, object],
     driver_result: str,
     mutations: Sequence[str] = (),

@@ -15,7 +15,18 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
-from suite.cuda.differential.descriptors import (
+from suite.cuda.model import (
+    MAX_GLOBAL_DIM,
+    PACKED_ALIGN16_TYPES,
+    PACKED_TYPES,
+    Interleave,
+    OobFill,
+    Swizzle,
+    TensorMapArgs,
+    TensorMapDataType,
+    element_size_bits,
+)
+from suite.tma_differential.descriptors import (
     BOX_EDGES,
     DIM_EDGES,
     F_TYPES,
@@ -28,17 +39,6 @@ from suite.cuda.differential.descriptors import (
     round_up,
     swizzle_width_elements,
     valid_descriptors,
-)
-from suite.cuda.model import (
-    MAX_GLOBAL_DIM,
-    PACKED_ALIGN16_TYPES,
-    PACKED_TYPES,
-    Interleave,
-    OobFill,
-    Swizzle,
-    TensorMapArgs,
-    TensorMapDataType,
-    element_size_bits,
 )
 
 

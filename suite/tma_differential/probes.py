@@ -7,19 +7,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NotRequired, TypedDict, cast
 
-from suite.cuda.differential.descriptors import (
-    BASE_ADDRESS,
-)
-from suite.cuda.differential.records import (
-    SUCCESS,
-)
 from suite.cuda.footprint import box_bytes, driver_box_footprint
 from suite.cuda.model import (
     MAX_RANK,
+    DescriptorCheck,
     TensorMapArgs,
     TensorMapDataType,
-    Verdict,
     element_size_bits,
+)
+from suite.tma_differential.descriptors import (
+    BASE_ADDRESS,
+)
+from suite.tma_differential.records import (
+    SUCCESS,
 )
 
 RANK1_PROBE_LENGTHS: dict[TensorMapDataType, tuple[int, ...]] = {
@@ -152,7 +152,7 @@ def rank1_probe_cases(base: int = BASE_ADDRESS) -> list[Rank1Probe]:
 
 
 def rank1_row(
-    probe: Rank1Probe, global_stride0: int | None, driver: str, verdict: Verdict
+    probe: Rank1Probe, global_stride0: int | None, driver: str, verdict: DescriptorCheck
 ) -> Rank1Row:
     """The probe's labels (in their order), then what the driver and the model answered."""
     return {
@@ -283,7 +283,7 @@ def footprint_probe_cases(base: int = BASE_ADDRESS) -> list[FootprintProbe]:
     return cases
 
 
-def footprint_row(probe: FootprintProbe, driver: str, verdict: Verdict) -> FootprintRow:
+def footprint_row(probe: FootprintProbe, driver: str, verdict: DescriptorCheck) -> FootprintRow:
     """The probe's labels (in their order), then the driver's answer and the model's rules."""
     labels = {name: value for name, value in probe.items() if name != "args"}
     return cast(FootprintRow, {**labels, "driver": driver, "model_rules": verdict.rules})

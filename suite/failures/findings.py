@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -33,10 +34,11 @@ from suite.engine import (
     Outcome,
     Signature,
     family_of,
+    is_same_bug,
     message_of,
+    runtime_failure,
     safe_name,
 )
-from suite.engine import is_same_bug as same_bug
 from suite.errors import UsageError
 from suite.files import locked, own_folder, read_regular, write_replacing
 
@@ -47,6 +49,11 @@ SCHEMA = 1
 BUG = "bug"
 LIMIT = "limit"
 INSUFFICIENT_REGISTERS = "C7602"
+
+
+def now_utc() -> str:
+    """This moment as a finding records it: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def kind_of(result: CaseResult) -> str:
@@ -168,6 +175,57 @@ class Finding:
     sanitizer: dict[str, object] | None = None
     # The failing launch relaunched with other ptxas builds (suite.engine.ptxas.Evidence).
     ptxas: dict[str, object] | None = None
+    # The minimal case's failure site and facts as results.jsonl writes them
+    # (CaseResult.failure_detail); None in a record written before findings kept them.
+    detail: dict[str, object] | None = None
+
+    @classmethod
+    def of(
+        cls,
+        result: CaseResult,
+        signature: str,
+        environment: Environment,
+        *,
+        failing: list[SeenConfig],
+        boundary: list[BoundaryStep] | None = None,
+        seed: int | None = None,
+        source: dict[str, str] | None = None,
+        evaluations: dict[str, int] | None = None,
+        sanitizer: dict[str, object] | None = None,
+        ptxas: dict[str, object] | None = None,
+        seen_at: str = "",
+    ) -> Finding:
+        """The finding of ``result`` (its minimal case) failing with ``signature``, first
+        seen now (``seen_at``, else this moment): the one way a finding is made, by explore
+        and by capture. ``failing`` holds every config seen failing that way (its targets are
+        the finding's); a step of ``boundary`` that passed is a passing neighbour."""
+        seen_at = seen_at or now_utc()
+        steps = list(boundary or [])
+        return cls(
+            repro=result.repro,
+            signature=signature,
+            kind=kind_of(result),
+            outcome=result.outcome.label,
+            message=result.message,
+            target=result.target,
+            targets=sorted({entry.target for entry in failing}),
+            minimal_config=dict(result.config),
+            failing_configs=list(failing),
+            passing_neighbours=[
+                SeenConfig(result.target, step.config) for step in steps if step.passed
+            ],
+            boundary=steps,
+            environment=environment,
+            seed=seed,
+            first_seen=seen_at,
+            last_seen=seen_at,
+            source=source,
+            signatures={environment.triton or "unknown": signature},
+            evaluations=dict(evaluations or {}),
+            sanitizer=sanitizer,
+            ptxas=ptxas,
+            detail=result.failure_detail(),
+        )
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -181,6 +239,38 @@ class Finding:
         """``message changed in 3.7.1: <key>`` for each change ('' when there is none); see
         :func:`change_note`."""
         return change_note(self.signatures.items())
+
+    def failure_detail(self) -> dict[str, object]:
+        """The minimal case's failure site and facts (``CaseResult.failure_detail``): as
+        recorded, or, for a record written before findings kept them, what its signature and
+        message name (the stage and pass, the ptxas code, the resource and its numbers, the
+        rule, the signal)."""
+        if self.detail is not None:
+            return self.detail
+        outcome = Outcome.from_label(self.outcome)
+        parts = Signature(self.signature).family.split(":")
+        first, second = [*parts, "", ""][1:3]
+        detail: dict[str, object] = {
+            "phase": "launch" if runtime_failure(self.signature) else "compile"
+        }
+        if len(parts) < 2:
+            return detail
+        if outcome is Outcome.COMPILER_ERROR:
+            detail["stage"] = first
+            if re.fullmatch(r"[A-Za-z][\w.-]*", second):
+                detail["pass"] = second
+        elif outcome is Outcome.PTXAS_ERROR and re.fullmatch(r"C\d{4,5}", first):
+            detail["ptxas_code"] = first
+        elif outcome is Outcome.RESOURCE_LIMIT:
+            detail["resource"] = first
+            numbers = re.findall(r"(\d+) needed, the \S+ limit is (\d+)", self.message)
+            if numbers:
+                detail["used"], detail["limit"] = int(numbers[0][0]), int(numbers[0][1])
+        elif outcome is Outcome.USER_ERROR:
+            detail["rule"] = first
+        if outcome is Outcome.CRASH:
+            detail["signal"] = first
+        return detail
 
     def configs_seen_failing(self, limit: int = 0) -> list[SeenConfig]:
         """The minimal config first, then every config seen failing (at most ``limit`` in all
@@ -243,6 +333,7 @@ _FIELD_TYPES: dict[str, type | tuple[type, ...]] = {
     "evaluations": dict,
     "reduced": (dict, type(None)),
     "ptxas": (dict, type(None)),
+    "detail": (dict, type(None)),
 }
 
 
@@ -280,9 +371,9 @@ def _version_key(release: str) -> tuple[int, ...]:
 
 def related(finding: Finding, repro: str, signature: str, configs: list[SeenConfig]) -> bool:
     """Whether a failure of ``repro`` with ``signature`` on ``configs`` is ``finding`` with
-    another message: the same bug (``suite.engine.signature.same_bug``) on a config the
+    another message: the same bug (``suite.engine.same_bug.is_same_bug``) on a config the
     finding has seen failing."""
-    if finding.repro != repro or not same_bug(finding.signature, signature):
+    if finding.repro != repro or not is_same_bug(finding.signature, signature):
         return False
     seen = finding.configs_seen_failing()
     return any(entry in seen for entry in configs)
@@ -317,6 +408,7 @@ def merge(previous: Finding | None, current: Finding) -> Finding:
         current.minimal_config, current.target = previous.minimal_config, previous.target
         current.boundary = previous.boundary
         current.passing_neighbours = previous.passing_neighbours
+        current.detail = previous.detail
     return current
 
 
