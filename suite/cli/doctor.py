@@ -295,6 +295,11 @@ def diagnose(python: str, output: Path, baseline: str | None) -> Diagnosis:
 
 def problems(d: Diagnosis, python: str, probe_error: str) -> list[Problem]:
     """What is missing or broken, each with the command that fixes it."""
+    return [*_toolchain_problems(d, python, probe_error), *_storage_problems(d)]
+
+
+def _toolchain_problems(d: Diagnosis, python: str, probe_error: str) -> list[Problem]:
+    """Triton, its ptxas, nvcc, the driver, the release venvs."""
     found: list[Problem] = []
     if d.triton is None:
         found.append(
@@ -351,6 +356,12 @@ def problems(d: Diagnosis, python: str, probe_error: str) -> list[Problem]:
                     False,
                 )
             )
+    return found
+
+
+def _storage_problems(d: Diagnosis) -> list[Problem]:
+    """The output root, the baseline, the findings, the case boundary."""
+    found: list[Problem] = []
     if not d.output.writable:
         found.append(
             Problem(

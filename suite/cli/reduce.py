@@ -42,8 +42,8 @@ from suite.files import check_plain_name, locked, own_folder, write_replacing
 if TYPE_CHECKING:
     from suite.cli.render import Output, View
     from suite.engine import Environment, Found
-    from suite.reduce.reducer import Reduction
     from suite.failures.findings import Finding
+    from suite.reduce.reducer import Reduction
 
 
 #: What ``reduced.py`` does, as the command says it.

@@ -26,8 +26,8 @@ from suite.errors import UsageError
 from suite.files import locked, write_replacing
 
 if TYPE_CHECKING:
-    from suite.releases.bisect import Bisection
     from suite.failures.findings import Finding
+    from suite.releases.bisect import Bisection
     from suite.toolchain.venvs import Release
 
 

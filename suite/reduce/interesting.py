@@ -6,7 +6,7 @@ finding's release (its interpreter) for the finding's target and config, must fa
 exactly the finding's signature. A pass, a skip, a harness error or another failure is not
 interesting, so a reduction never slips from one bug to another.
 
-- :class:`Expectation` is what a finding expects (signature, target, config, interpreter);
+- :class:`ReductionGoal` is what a finding expects (signature, target, config, interpreter);
 - :func:`answer_for` answers for a result already in hand;
 - :class:`SignatureTest` runs a source file through the engine's isolation
   (:func:`suite.engine.session.run_one`, warm workers when given) and judges it;
