@@ -14,6 +14,7 @@ machine's release only.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,10 @@ from suite.engine.same_bug import is_same_bug
 
 CORPUS = ROOT / "tests" / "data" / "closure"
 SITE = CORPUS / "site"
+#: A name the program reads and does not define: Python's ``NameError: name 'X' is not
+#: defined``, or Triton's ``NameError('X is not defined')`` for a kernel's global. (Triton's
+#: "Cannot access global variable X" is its refusal of a global the release has no value for.)
+UNDEFINED = re.compile(r"NameError\W+(?:name )?'?\w+'? is not defined")
 #: Seconds each reduction may take: the sweep checks what a reduction hands out, not how small.
 REDUCE_BUDGET = "30"
 
@@ -76,18 +81,25 @@ class Agreement:
     program: str
     release: str
     verdict: str
-    expected: int
+    #: None where the engine gave no verdict on the kernel (a harness error: the file could
+    #: not be run there).
+    expected: int | None
     exit: int
     name_error: bool
 
     @property
     def agrees(self) -> bool:
-        return self.exit == self.expected and not self.name_error
+        return self.expected in (None, self.exit) and not self.name_error
 
     def row(self) -> str:
-        mark = "agrees" if self.agrees else "DISAGREES"
+        if self.name_error:
+            mark = "DISAGREES (NameError)"
+        else:
+            mark = "agrees" if self.expected is not None else "no verdict"
+            mark = mark if self.agrees else "DISAGREES"
         verdict = self.verdict if len(self.verdict) < 90 else self.verdict[:87] + "..."
-        cells = (self.program, self.release, verdict, str(self.expected), str(self.exit), mark)
+        expected = "-" if self.expected is None else str(self.expected)
+        cells = (self.program, self.release, verdict, expected, str(self.exit), mark)
         return "| " + " | ".join(cells) + " |"
 
 
@@ -165,8 +177,12 @@ def engine_verdicts(file: Path, config_set: str, releases: list[str], out: Path)
     return row["cells"]
 
 
-def expected_exit(verdict: str, signature: str) -> int:
-    """What repro.py must exit with where the engine says ``verdict``."""
+def expected_exit(verdict: str, signature: str) -> int | None:
+    """What repro.py must exit with where the engine says ``verdict``; None where the engine
+    could not run the file (a harness error: its glue needs what the release lacks, such as
+    3.5's ``triton.constexpr_function`` at the top of the file)."""
+    if verdict.startswith("harness-error"):
+        return None
     if verdict == "passed":
         return 0
     if verdict in ("unsupported", "toolchain-gap"):
@@ -202,7 +218,7 @@ def agreement(origin: Origin, out: Path, releases: list[str], reduce: bool) -> l
         rows.append(
             Agreement(
                 name, release, verdict, expected_exit(verdict, found.signature),
-                done.returncode, "NameError" in done.stdout + done.stderr,
+                done.returncode, bool(UNDEFINED.search(done.stdout + done.stderr)),
             )
         )  # fmt: skip
     return rows
