@@ -199,6 +199,9 @@ HEAVY: dict[str, Heavy] = {
     "PYTHONPATH=. python bench/hostile_probe.py --round 2 --json probe2.json": Heavy(
         ("slow",), "minutes"
     ),
+    "PYTHONPATH=. python bench/hostile_probe.py --round 3 --json probe3.json": Heavy(
+        ("slow",), "46 CPU s; its angles are tests/hostile/test_round3.py's, run by default"
+    ),
     "pip download triton==3.6.0 --no-deps -d wheels": Heavy(("slow", "venv"), "the network"),
     "python bench/report_examples.py --check": Heavy(
         ("slow", "venv"), "two runs and reports under 3.5.0 and 3.9.0; test_repro_script.py's twin"
