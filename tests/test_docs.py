@@ -413,3 +413,27 @@ def test_the_docs_show_commands() -> None:
     """The parser finds the blocks (a test over nothing would pass)."""
     readme = [c for c in ALL if c.where.startswith("README.md:")]
     assert any(c.key == "repro list" for c in readme), [c.key for c in readme]
+
+
+def test_ci_runs_the_readme_test_command_as_written(tmp_path: Path) -> None:
+    """``.ci/run`` runs the README's line that ends ``# the tests``, as written: the command
+    that :data:`NOT_RUN` names as the test command (a ``bash`` first on the path shows what
+    it was handed instead of running it)."""
+    shown = tmp_path / "bin"
+    shown.mkdir()
+    (shown / "bash").write_text(
+        '#!/bin/sh\n[ "$1" = -euo ] && exec echo "$4"\nexec /bin/bash "$@"\n'
+    )
+    (shown / "bash").chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join((str(shown), os.environ["PATH"]))}
+    done = subprocess.run(
+        ["/bin/bash", str(ROOT / ".ci" / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,  # a script that ran the command itself would be stopped here
+    )
+    assert done.returncode == 0, done.stderr
+    (command,) = [c for c in ALL if c.where.startswith("README.md:") and "# the tests" in c.text]
+    assert done.stdout.strip() == command.key
+    assert command.key in NOT_RUN
