@@ -189,7 +189,7 @@ HEAVY: dict[str, Heavy] = {
     f"repro explore tma-gemm-prefetch --target sm_100 --python {_PY350} --seed 0 "
     "--max-examples 10": _BUILT_350,
     "python bench/bench_explore.py --full-grid --workers 2 --json bench-explore.json": Heavy(
-        ("slow",), "the full grid, minutes"
+        ("slow",), "the full grid: 340 CPU s (docs/testing.md)"
     ),
     "repro gate --kernel tma-gemm --current bench/gate/seed003-current.yaml --proposed "
     "bench/gate/seed003-proposed.yaml --targets sm_90 --gpu --sizes 4096,8192": _GPU,
