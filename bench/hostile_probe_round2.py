@@ -93,7 +93,16 @@ def environment_faults(work: Path, check: Callable[..., Any]) -> list[Any]:
     }
     gone = work / "gone"
     gone.mkdir()
-    faults["a deleted working folder"] = {"cwd": gone, "preexec_fn": lambda: os.rmdir(gone)}
+    # Python itself cannot start in a deleted folder with a relative PYTHONPATH entry, as the
+    # docs run this probe (PYTHONPATH=.): "Fatal Python error: error evaluating path", exit 1,
+    # before the tool could say anything. The child gets the entries made absolute.
+    entries = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    absolute = os.pathsep.join(os.path.abspath(entry) for entry in entries if entry)
+    faults["a deleted working folder"] = {
+        "cwd": gone,
+        "preexec_fn": lambda: os.rmdir(gone),
+        "env": {**os.environ, "PYTHONPATH": absolute},
+    }
     checks = []
     for name, options in faults.items():
         why = one_line_exit_2(command(["list"], **options))

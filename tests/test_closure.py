@@ -155,11 +155,14 @@ def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(tmp_p
 
 
 @pytest.mark.venv
-@pytest.mark.parametrize("name", ["module_constants", "package_kernel", "assigned_helper"])
+@pytest.mark.parametrize(
+    "name",
+    ["module_constants", pytest.param("package_kernel", marks=pytest.mark.slow), "assigned_helper"],
+)
 def test_repro_py_made_on_390_agrees_with_the_engine_on_350(tmp_path, name):
     """The same repro.py under triton 3.5.0: exit 1 where the engine sees the same bug there,
     2 where it sees another (``assigned_helper``'s noinline helper fails another pass on 3.9.0
-    than on 3.5.0)."""
+    than on 3.5.0). ``package_kernel`` is a second exit 1 (docs/testing.md)."""
     from suite.toolchain.venvs import for_version
 
     python = str(for_version("3.5.0").python)

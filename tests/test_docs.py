@@ -4,14 +4,15 @@ Each command of a ``bash`` or ``console`` block in README.md and docs/*.md is a 
 with ``bash`` in a fresh copy of the checkout (the folder a user types it in, so relative
 paths mean what they say there), with ``HOME`` and the cache folder in scratch, where
 ``~/.cache/triton-repro-suite/venvs`` is the machine's built release venvs (shared, never
-rebuilt per test). It must exit 0, or the status its comment names (``# exit 1``); after a
-``console`` block's ``$ command`` comes what it prints, compared with ``...`` matching
-anything (doctest's ELLIPSIS). A command costs seconds and needs nothing but this checkout
-unless :data:`HEAVY` says otherwise (``slow``: the nightly job; ``venv``: a release venv;
-``gpu``: a GPU); :data:`NOT_RUN` lists, with the reason, the few that the tests do not run;
-:data:`GIVEN` what a command needs first that the docs say in words ("a reproducer file of
-your own"). Every fence says its language, so a command cannot hide in an untagged block:
-output and diagrams are ``text``, a usage synopsis is ``text``.
+rebuilt per test) for a command marked ``venv`` (those it names, where :data:`HEAVY` names
+them) and an empty folder for the others. It must exit 0, or the status its comment names
+(``# exit 1``); after a ``console`` block's ``$ command`` comes what it prints, compared with
+``...`` matching anything (doctest's ELLIPSIS). A command costs seconds and needs nothing but
+this checkout unless :data:`HEAVY` says otherwise (``slow``: the nightly job; ``venv``: a
+release venv; ``gpu``: a GPU); :data:`NOT_RUN` lists, with the reason, the few that the tests
+do not run; :data:`GIVEN` what a command needs first that the docs say in words ("a reproducer
+file of your own"). Every fence says its language, so a command cannot hide in an untagged
+block: output and diagrams are ``text``, a usage synopsis is ``text``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from suite.toolchain.venvs import venv_root
+from suite.toolchain.venvs import for_version, venv_root
 from tests.conftest import gpu_alone
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +67,9 @@ class Heavy:
     # A program of its own that may fault on the GPU (not `repro`, which takes its turns):
     # run alone there, the GPU checked after it (conftest.gpu_alone).
     alone: bool = False
+    #: With ``venv``: the releases whose venvs its scratch home holds; None: all of the
+    #: machine's (a bisect or a matrix may reach any release).
+    releases: tuple[str, ...] | None = None
 
 
 def fences(path: Path) -> list[tuple[str, int, str]]:
@@ -170,7 +174,7 @@ HEAVY: dict[str, Heavy] = {
     "pytest --repro -n auto --junitxml=repro.xml": _CATALOGUE,
     "repro run --python ~/venvs/triton-3.5.0/bin/python": _BUILT_350,
     "repro doctor --python ~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python": Heavy(
-        ("venv",), "the 3.5.0 release venv"
+        ("venv",), "the 3.5.0 release venv", releases=("3.5.0",)
     ),
     "repro matrix tma-gemm-prefetch -t sm_100 --triton 3.3.1,3.5.0,3.6.0,latest": _RELEASES,
     "repro bisect tma-gemm-prefetch-dd243cf3450f --bad 3.5.0 --good 3.9.0": _FINDING,
@@ -194,7 +198,7 @@ HEAVY: dict[str, Heavy] = {
     f"repro explore tma-gemm-prefetch --target sm_100 --python {_PY350} --seed 0 "
     "--max-examples 10": _BUILT_350,
     "python bench/bench_explore.py --full-grid --workers 2 --json bench-explore.json": Heavy(
-        ("slow",), "the full grid, minutes"
+        ("slow",), "the full grid: 340 CPU s (docs/testing.md)"
     ),
     "repro gate --kernel tma-gemm --current bench/gate/seed003-current.yaml --proposed "
     "bench/gate/seed003-proposed.yaml --target sm_90 --gpu on --sizes 4096,8192": _GPU_SHOWN,
@@ -206,6 +210,9 @@ HEAVY: dict[str, Heavy] = {
     ),
     "PYTHONPATH=. python bench/hostile_probe.py --round 4 --json probe4.json": Heavy(
         ("slow",), "3 GiB memfd and /dev/shm hoards, minutes"
+    ),
+    "PYTHONPATH=. python bench/hostile_probe.py --round 3 --json probe3.json": Heavy(
+        ("slow",), "46 CPU s; its angles are tests/hostile/test_round3.py's, run by default"
     ),
     "pip download triton==3.6.0 --no-deps -d wheels": Heavy(("slow", "venv"), "the network"),
     "python bench/report_examples.py --check": Heavy(
@@ -284,8 +291,6 @@ for _command in ALL:
         GIVEN[_command.key] = _EXPLORED
 
 
-#: Commands that fail today for a reason another change fixes: a strict xfail each, so the
-#: fix shows (XPASS) and the entry goes.
 def _marks(command: Command) -> list[pytest.MarkDecorator]:
     heavy = HEAVY.get(command.key)
     return [getattr(pytest.mark, mark) for mark in heavy.marks] if heavy else []
@@ -321,11 +326,23 @@ def _clone(folder: Path) -> Path:
     return folder
 
 
-def _home(folder: Path) -> Path:
-    """A scratch home whose cache folder holds the machine's release venvs (a link)."""
-    cache = folder / ".cache" / "triton-repro-suite"
-    cache.mkdir(parents=True)
-    (cache / "venvs").symlink_to(venv_root(), target_is_directory=True)
+def _home(folder: Path, heavy: Heavy | None) -> Path:
+    """A scratch home whose cache folder holds the machine's release venvs (a link) for a
+    command marked ``venv`` (only those it names, when it names them), and none for the
+    others, as on a fresh machine: ``repro doctor`` checks each cached venv with an import
+    and a compile (about 0.7 CPU s a venv), and a command that needs none must not depend on
+    what this machine has built."""
+    venvs = folder / ".cache" / "triton-repro-suite" / "venvs"
+    venvs.parent.mkdir(parents=True)
+    if heavy is None or "venv" not in heavy.marks:
+        venvs.mkdir()
+    elif heavy.releases is None:
+        venvs.symlink_to(venv_root(), target_is_directory=True)
+    else:
+        venvs.mkdir()
+        for release in heavy.releases:
+            built = Path(for_version(release).python).parents[1]  # or waited for (prebuild)
+            (venvs / built.name).symlink_to(built, target_is_directory=True)
     return folder
 
 
@@ -343,12 +360,12 @@ def _shown(done: subprocess.CompletedProcess[str]) -> str:
 @pytest.mark.parametrize("command", _params())
 def test_the_command_runs_as_written(command: Command, tmp_path: Path) -> None:
     clone = _clone(tmp_path / "clone")
-    home = _home(tmp_path / "home")
+    home = _home(tmp_path / "home", HEAVY.get(command.key))
     env = {
         **os.environ,
         "HOME": str(home),
         "XDG_CACHE_HOME": str(home / ".cache"),
-        "REPRO_VENV_ROOT": str(venv_root()),
+        "REPRO_VENV_ROOT": str(home / ".cache" / "triton-repro-suite" / "venvs"),
         # The copy's code, as the clone's own `pip install -e .` would run it.
         "PYTHONPATH": os.pathsep.join(p for p in (str(clone), os.environ.get("PYTHONPATH")) if p),
         # `repro`, `pytest`: this interpreter's scripts first.
@@ -410,3 +427,27 @@ def test_the_docs_show_commands() -> None:
     """The parser finds the blocks (a test over nothing would pass)."""
     readme = [c for c in ALL if c.where.startswith("README.md:")]
     assert any(c.key == "repro list" for c in readme), [c.key for c in readme]
+
+
+def test_ci_runs_the_readme_test_command_as_written(tmp_path: Path) -> None:
+    """``.ci/run`` runs the README's line that ends ``# the tests``, as written: the command
+    that :data:`NOT_RUN` names as the test command (a ``bash`` first on the path shows what
+    it was handed instead of running it)."""
+    shown = tmp_path / "bin"
+    shown.mkdir()
+    (shown / "bash").write_text(
+        '#!/bin/sh\n[ "$1" = -euo ] && exec echo "$4"\nexec /bin/bash "$@"\n'
+    )
+    (shown / "bash").chmod(0o755)
+    env = {**os.environ, "PATH": os.pathsep.join((str(shown), os.environ["PATH"]))}
+    done = subprocess.run(
+        ["/bin/bash", str(ROOT / ".ci" / "run")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,  # a script that ran the command itself would be stopped here
+    )
+    assert done.returncode == 0, done.stderr
+    (command,) = [c for c in ALL if c.where.startswith("README.md:") and "# the tests" in c.text]
+    assert done.stdout.strip() == command.key
+    assert command.key in NOT_RUN

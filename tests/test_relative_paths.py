@@ -3,7 +3,8 @@ commands, run from a folder other than the clone with relative paths (the defaul
 root ``reports`` among them), give what they give with absolute ones.
 
 Cheap on purpose: a planted reproducer file (given by its relative path) for explore and
-report, compile-only cases of ``tma-copy`` on sm_90 for run and matrix.
+report, compile-only cases of ``tma-copy`` on sm_90 for run, matrix and a reduce cut short by
+its time budget, and a planted failure of one release line bisected between two releases.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Completed, repro_cli
+from tests.conftest import ROOT, Completed, repro_cli, write_finding
 
 PLANTED = """
 from suite import Choice, Compiled, Reproducer
@@ -38,6 +39,29 @@ def compile_case(case):
         raise RuntimeError("planted bug")
     return Compiled(shared_bytes=0)
 """
+#: A failure of the 3.5 releases alone: bisected between the last of them and 3.6.0.
+PLANTED_RELEASE = """
+import triton
+
+from suite import Choice, Compiled, Reproducer
+
+REPRO = Reproducer(
+    id="planted-release",
+    title="A planted failure of the 3.5 releases",
+    family="test",
+    params=(Choice("BLOCK_K", (64,)),),
+    configs={"trigger": [{"BLOCK_K": 64}]},
+    targets=("sm_90",),
+)
+
+
+@REPRO.compile
+def compile_case(case):
+    if triton.__version__.startswith("3.5."):
+        raise RuntimeError("planted bug")
+    return Compiled(shared_bytes=0)
+"""
+LAST_BAD, FIRST_GOOD = "3.5.1", "3.6.0"
 CONFIGS = """\
 - {BLOCK_M: 256, BLOCK_N: 256, num_stages: 2, num_warps: 4, dtype: fp16}
 - {BLOCK_M: 64, BLOCK_N: 64, num_stages: 2, num_warps: 4, dtype: fp16}
@@ -145,6 +169,65 @@ def test_capture_with_a_relative_output_and_program(elsewhere: Path) -> None:
         captured.append((summary["compile_records"], summary["failures"], kernels))
     assert captured[0] == captured[1]
     assert captured[0][0] == 2
+
+
+@pytest.mark.venv
+def test_bisect_of_a_relative_finding_with_a_relative_baseline(elsewhere: Path) -> None:
+    program = elsewhere / "planted_release.py"
+    program.write_text(PLANTED_RELEASE)
+    answers = []
+    for output in ("reports", str(elsewhere / "absolute-bisect")):
+        stored = write_finding(
+            program,
+            "compiler-error: RuntimeError: planted bug",
+            "compiler-error",
+            elsewhere / output,
+            {"BLOCK_K": 64},
+            name="release",
+        )
+        finding = os.path.relpath(stored, elsewhere)
+        ends = ["--bad", LAST_BAD, "--good", FIRST_GOOD, "--versions", f"{LAST_BAD},{FIRST_GOOD}"]
+        done = repro_cli(
+            "bisect", finding, *ends, "-o", output, "--baseline", "baseline.toml", "--json",
+            cwd=elsewhere,
+        )  # fmt: skip
+        record = _json(done)
+        answers.append((record["tried"], record["configs"], json.loads(stored.read_text())))
+    assert answers[0][:2] == answers[1][:2]
+    assert answers[0][0] == {LAST_BAD: "bad", FIRST_GOOD: "good"}
+    # The finding found by its relative path is the one rewritten with the answer.
+    assert answers[0][2]["first_good"] == answers[1][2]["first_good"] == FIRST_GOOD
+
+
+def test_reduce_of_a_relative_finding_with_a_relative_python(elsewhere: Path) -> None:
+    """Cut short by its time budget: what it reduced depends on the machine's speed, but a
+    child that could not find its files would make the finding not reproduce (exit 2)."""
+    python = os.path.relpath(sys.executable, elsewhere)
+    config = {"BLOCK_M": 256, "BLOCK_N": 256, "num_stages": 2, "num_warps": 4, "dtype": "fp16"}
+    reductions = []
+    for output in ("reports", str(elsewhere / "absolute-reduce")):
+        stored = write_finding(
+            ROOT / "repros" / "tma_copy.py",
+            "resource-limit:shared-memory",
+            "resource-limit",
+            elsewhere / output,
+            config,
+            name="copy",
+        )
+        finding = os.path.relpath(stored, elsewhere)
+        done = repro_cli(
+            "reduce", finding, "-o", output, "--python", python, "-j", "1",
+            "--time-budget", "3", "--json", cwd=elsewhere,
+        )  # fmt: skip
+        record = _json(done)
+        folder = Path(record["path"]).parent
+        assert folder == elsewhere / output / "reduce" / "copy"
+        state = json.loads((folder / "state.json").read_text())
+        assert state["tries"] >= 1
+        original = (folder / "original.py").read_text()
+        reductions.append((done.code, state["signature"], record["original_tokens"], original))
+    assert reductions[0] == reductions[1]
+    assert reductions[0][:2] == (0, "resource-limit:shared-memory")
 
 
 #: Values that are an id or a path (a reproducer, a finding, a run, a release or a wheel):
