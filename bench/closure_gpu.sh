@@ -19,10 +19,12 @@ export PYTHONPATH=$(pwd)${PYTHONPATH:+:$PYTHONPATH}
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
 } > "$out/environment.txt" 2>&1
-timeout -s INT -k 15 260 python3 -m pytest -p no:xdist -q -rA tests/test_closure.py -m gpu \
-  -k verified_and_runs_alone > "$out/verified.log" 2>&1
+# All three (two of them are also `slow`: "slow" in -m opts in, tests/conftest.py).
+timeout -s INT -k 15 260 python3 -m pytest -p no:xdist -q -rA tests/test_closure.py \
+  -m "gpu and (slow or not slow)" -k verified_and_runs_alone > "$out/verified.log" 2>&1
 verified=$?
-timeout -s INT -k 15 240 python3 -m pytest -p no:xdist -q -rA tests/test_closure.py -m gpu \
+timeout -s INT -k 15 240 python3 -m pytest -p no:xdist -q -rA tests/test_closure.py \
+  -m "gpu and (slow or not slow)" \
   -k reduced_and_runs_alone > "$out/reduced.log" 2>&1
 reduced=$?
 timeout 60 python3 -m suite.engine.gpu_check > "$out/gpu_check.log" 2>&1

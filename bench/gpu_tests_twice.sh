@@ -16,13 +16,13 @@
 # what the two processes share, and what a run's time mostly goes to.
 #
 # Knobs: JOBS (the other tests' xdist workers, default 4), RUN_S (one run's bound, default
-# 230 s), REDUCE_S (the fault reduction's --time-budget, default 90 s). With the defaults
-# the whole script stays within 560 s: two runs of at most 235 s, two checks of at most
+# 245 s), REDUCE_S (the fault reduction's --time-budget, default 90 s). With the defaults
+# the whole script stays within 590 s: two runs of at most 250 s, two checks of at most
 # 30 s, and before them the versions and the count of long tests (about 20 s).
 set -u
 OUT=${OUT:-$(mktemp -d)}
 JOBS=${JOBS:-4}
-RUN_S=${RUN_S:-230}
+RUN_S=${RUN_S:-245}
 export REPRO_TEST_REDUCE_S=${REDUCE_S:-90}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # the caller's paths kept (wheels carried there)
 mkdir -p "$OUT"
