@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from suite.engine.defaults import DEFAULTS, Bounds, Work, choose_defaults
     from suite.engine.described import Described, describe
     from suite.engine.discover import Found, catalogue, from_source, select
-    from suite.engine.environment import Environment, capture_environment, gpu_arch
+    from suite.engine.environment import Environment, capture_environment, gpu_arch, local_gpu_ids
     from suite.engine.expand import (
         CaseSpec,
         case_id,

@@ -141,6 +141,19 @@ def _gpu() -> dict[str, Any]:
     }
 
 
+def visible_gpu_ids(count: int) -> tuple[str, ...]:
+    """The GPU ids a launch may be pinned to: ``CUDA_VISIBLE_DEVICES``, else all ``count``."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return tuple(v.strip() for v in visible.split(",") if v.strip())
+    return tuple(str(i) for i in range(count))
+
+
+def local_gpu_ids() -> tuple[str, ...]:
+    """This machine's GPU ids a launch may be pinned to (nvidia-smi's count)."""
+    return visible_gpu_ids(len(_gpu().get("gpus") or ()))
+
+
 def gpu_arch() -> int | None:
     """The visible GPU's compute capability (90 for sm_90), None without one."""
     arch = _gpu().get("gpu_arch")

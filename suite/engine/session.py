@@ -13,7 +13,7 @@ from typing import Any
 
 from suite.engine import discover
 from suite.engine.baseline import Baseline, exit_status
-from suite.engine.environment import Environment, capture_environment
+from suite.engine.environment import Environment, capture_environment, visible_gpu_ids
 from suite.engine.expand import CaseSpec, expand_cases, load_config_file, shard
 from suite.engine.outcome import CaseResult
 from suite.engine.record import RunStore
@@ -61,10 +61,7 @@ class RunOutcome:
 
 def visible_gpus(environment: Environment) -> tuple[str, ...]:
     """The GPU ids a launching case may be pinned to: ``CUDA_VISIBLE_DEVICES``, else all."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        return tuple(v.strip() for v in visible.split(",") if v.strip())
-    return tuple(str(i) for i in range(len(environment.gpus)))
+    return visible_gpu_ids(len(environment.gpus))
 
 
 def plan(selection: Selection, environment: Environment) -> list[CaseSpec]:

@@ -17,12 +17,20 @@ is needed for that part, and the report shows the first pass whose output differ
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.engine import Bounds, Execution, Outcome, Work, needs_gpu, runtime_failure
+from suite.engine import (
+    Bounds,
+    Execution,
+    Outcome,
+    Work,
+    local_gpu_ids,
+    needs_gpu,
+    runtime_failure,
+)
 from suite.errors import UsageError
 from suite.explain.explain import explain
 from suite.failures.findings import BoundaryStep
@@ -90,7 +98,11 @@ def variants_for(subject: Subject, launch_arch: int | None, report_id: str) -> V
     with scratch_folder("variants") as work:
         evaluate = Evaluator(
             found,
-            replace(Execution(python=python), sanitize=False, ptxas_differential=False),
+            # The GPU's machine-wide turns and the check after a launch that failed, as for
+            # every launch the tool makes (a variant may fault).
+            Execution(
+                python=python, gpus=local_gpu_ids(), sanitize=False, ptxas_differential=False
+            ),
             Path(work),
             launch_arch=launch_arch,
         )
