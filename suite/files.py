@@ -292,6 +292,18 @@ def scratch_folder(kind: str) -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user's counts: it cannot be signalled
+    but is there)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _remove_dead_scratch(base: Path) -> None:
     with contextlib.suppress(OSError), os.scandir(base) as entries:
         for entry in entries:

@@ -44,6 +44,7 @@ from pathlib import Path
 import psutil
 
 from suite.engine.template import CGROUP_VARIABLE
+from suite.files import process_alive
 
 __all__ = [
     "CGROUP_VARIABLE",
@@ -300,18 +301,8 @@ def _remove_stale(base: Path) -> None:
     with contextlib.suppress(OSError):
         for folder in base.iterdir():
             owner = folder.name.removeprefix(PREFIX).split("-")[0]
-            if folder.name.startswith(PREFIX) and owner.isdigit() and not _alive(int(owner)):
+            if folder.name.startswith(PREFIX) and owner.isdigit() and not process_alive(int(owner)):
                 _end((folder,), folder if (folder / "cgroup.kill").exists() else None)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def tree_memory(pid: int) -> int:

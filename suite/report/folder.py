@@ -19,7 +19,7 @@ from pathlib import Path
 
 from suite.engine import scrub_secrets, scrub_text
 from suite.errors import UsageError
-from suite.files import check_plain_name, read_regular
+from suite.files import check_plain_name, process_alive, read_regular
 from suite.templating import clip_lines
 
 # A folder holding one of these was written by `repro report`, `repro replay` or `repro explain`.
@@ -111,18 +111,13 @@ def _remove_stale_drafts(folder: Path) -> None:
     for kind in ("new", "old"):
         for draft in folder.parent.glob(f".{glob.escape(folder.name)}.{kind}-*-*"):
             pid = draft.name.removeprefix(f".{folder.name}.{kind}-").split("-")[0]
-            if pid.isdigit() and not draft.is_symlink() and draft.is_dir() and not _alive(int(pid)):
+            if (
+                pid.isdigit()
+                and not draft.is_symlink()
+                and draft.is_dir()
+                and not process_alive(int(pid))
+            ):
                 shutil.rmtree(draft, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _replay_files(folder: Path) -> set[str]:
