@@ -2,10 +2,10 @@
 
 The engine compiles and judges with this module (:mod:`suite.tritonc`,
 :mod:`suite.engine.signature`, :mod:`suite.engine.same_bug`, :mod:`suite.oracles`), and the
-standalone programs the suite hands out carry the sections they run verbatim
-(:func:`carried`): the report's ``repro.py`` (a compile's or a launch's) and the reducer's
-``reduced.py``; the issue's ``snippet.py`` is written in the form :func:`source_form` found in
-the failing release. The engine and ``repro.py`` cannot disagree.
+standalone programs the suite hands out carry the code they run verbatim (the closure of
+the names they call, :func:`suite.report.standalone.carried`): the report's ``repro.py`` (a
+compile's or a launch's) and the reducer's ``reduced.py``; the issue's ``snippet.py`` is
+written in the form :func:`source_form` found in the failing release. The engine and ``repro.py`` cannot disagree.
 
 - **tolerances**: the oracles' (atol, rtol) by dtype;
 - **compile call**: the ``ASTSource`` form and the compile options of the installed release,
@@ -20,7 +20,6 @@ the failing release. The engine and ``repro.py`` cannot disagree.
 Standard library only; triton is imported by the functions that need it, when called.
 """
 
-import ast
 import contextlib
 import difflib
 import inspect
@@ -567,48 +566,3 @@ def attrs_by_name(attrs, arg_names):
             if isinstance(index, int) and index < len(arg_names) and name in value:
                 found.setdefault(arg_names[index], []).append([name, value[name]])
     return found
-
-
-# ---- end ----
-
-
-def carried(*names):
-    """What a standalone program carries: the definitions of ``names`` in this module and of
-    every module-level name they read, transitively, verbatim and in this module's order (each
-    with the comment lines right above it), after the imports they use. The closure, not whole
-    sections: a script carries only the code it runs."""
-    text = inspect.getsource(sys.modules[__name__])
-    lines = text.splitlines()
-    body = ast.parse(text).body
-    bound = {}
-    for node in body:
-        for name in _bound_names(node):
-            bound[name] = node
-    wanted, chosen = list(names), set()
-    while wanted:
-        node = bound[wanted.pop()]
-        if id(node) not in chosen:
-            chosen.add(id(node))
-            wanted += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in bound]
-    chosen_text, after_def = "", False
-    for node in body:
-        if id(node) in chosen and not isinstance(node, (ast.Import, ast.ImportFrom)):
-            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
-            while first > 0 and lines[first - 1].startswith("#") and "----" not in lines[first - 1]:
-                first -= 1
-            is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef))
-            gap = "\n\n\n" if chosen_text and (is_def or after_def) else "\n" if chosen_text else ""
-            chosen_text += gap + "\n".join(lines[first : node.end_lineno])
-            after_def = is_def
-    imports = [line for line in lines if line.startswith("import ")]
-    used = [line for line in imports if re.search(rf"\b{line.split()[1]}\.", chosen_text)]
-    return "\n".join(used) + ("\n\n\n" if used else "") + chosen_text + "\n"
-
-
-def _bound_names(node):
-    if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-        return [node.name]
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    return []
