@@ -5,7 +5,8 @@ The engine compiles and judges with this module (:mod:`suite.tritonc`,
 standalone programs the suite hands out carry the code they run verbatim (the closure of
 the names they call, :func:`suite.report.standalone.carried`): the report's ``repro.py`` (a
 compile's or a launch's) and the reducer's ``reduced.py``; the issue's ``snippet.py`` is
-written in the form :func:`source_form` found in the failing release. The engine and ``repro.py`` cannot disagree.
+written in the form :func:`source_form` found in the failing release. The engine and
+``repro.py`` cannot disagree.
 
 - **tolerances**: the oracles' (atol, rtol) by dtype;
 - **compile call**: the ``ASTSource`` form and the compile options of the installed release,
