@@ -466,14 +466,15 @@ SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 def probe_secret_in_source(work: Path) -> list[Check]:
     leaky = work / "leaky" / "leaky.py"
     leaky.parent.mkdir()
-    text = (ROOT / "tests" / "data" / "dot_mma.py").read_text()
+    # A reproducer whose trigger still fails on the newest release (dot_mma's is refused
+    # there since 3.9.0: its run exited 0 and the check had nothing to read).
+    text = (ROOT / "tests" / "data" / "closure" / "module_constants.py").read_text()
     note = f"    # deploy with GITHUB_TOKEN={SOURCE_SECRET} password=hunter2-in-source\n"
-    text = text.replace(
-        "    rm = tl.arange(0, BLOCK_M)\n", note + "    rm = tl.arange(0, BLOCK_M)\n"
-    )
+    anchor = "    a_desc = tl.make_tensor_descriptor(\n"
+    text = text.replace(anchor, note + anchor)
     leaky.write_text(text)
     out = work / "leaky" / "out"
-    case = "dot-mma-select[sm_90-fp8e4nv-64x64x16]"
+    case = "closure-module-constants[sm_90-True-4-3]"
     ran = repro("run", str(leaky), "-c", "trigger", "-t", "sm_90", "-o", str(out))
     run, _ = run_records(out)
     reported = repro("report", f"{run}:{case}", "-o", str(out), "--id", "leaky")
