@@ -1,4 +1,5 @@
-"""On a GPU machine: what ``repro capture`` adds to a program that launches kernels.
+"""On a GPU machine: what ``repro capture`` adds to a program that launches kernels, and
+which part of it costs.
 
 Two workloads, each timed by the program itself in rounds:
 
@@ -9,28 +10,51 @@ Two workloads, each timed by the program itself in rounds:
   GELU, LayerNorm, Linear, MSE loss, backward, SGD) on Inductor's Triton kernels, a
   synchronize at the end of the round: milliseconds per step.
 
-Each workload runs in two long-lived processes, one plain and one under ``repro capture``
-(started side by side; one Triton and Inductor cache shared; each compiles and warms up
-once). Then ``--pairs`` pairs of rounds, the two processes taking turns (the one GPU is
-never shared within a round), which of the two goes first alternating from pair to pair.
-A round is asked for and answered through two FIFOs, so the processes stay warm and many
-short rounds fit where few whole runs did.
+Each workload runs in long-lived processes, its *arms*, which take turns round by round
+(the one GPU is never shared within a round), the order rotating from cycle to cycle:
+
+- ``plain``: the program alone, the reference every other arm is paired with (its round
+  of the same cycle);
+- ``plain-b``: a second plain process: the bench's own floor (two processes of the same
+  program differ by placement, memory layout, clocks; what ``captured`` shows within this
+  is not capture's);
+- ``captured``: the program under ``repro capture`` (the target: at most 3 us a launch,
+  at most 2% a step; its verdict line);
+- ``hooked``: the program with the environment ``repro capture`` gives it (the hook armed
+  in the process), without ``repro capture`` around it: ``captured`` against ``hooked``
+  is what the processes around the program cost (the supervisor's polls, the keeper, the
+  stderr log), ``hooked`` against ``plain`` what the hook inside it costs;
+- for ``mlp``, the same ``hooked`` process again with parts of the hook switched off
+  between rounds (``hooked:unkept``: Inductor's launches not kept in the ring;
+  ``hooked:unhooked``: Inductor's ``run`` as Torch made it), so that the cost of the
+  launch wrapper and of the references the ring keeps are measured within one process,
+  free of the process-to-process floor.
+
+The plain process of each workload starts first and alone, so that the others load its
+compiled kernels and Inductor's autotuning choices from the shared caches (two processes
+autotuning side by side on one GPU may choose different configs: a difference no round
+can pair away); each process says, once ready, a digest of Inductor's config and of the
+configs its kernels run with. Each round also returns what does not need a clock: CUDA
+allocations a step (a gradient the autograd engine cannot steal is copied: one more),
+device ``cudaMalloc`` calls and the garbage collector's collections and milliseconds.
 
     python bench/capture_overhead.py
 
-prints every round, then per workload the median of each kind with the range of its
-rounds, and the paired difference (captured minus plain, per pair: what drifts over the
-run, the GPU's clocks, the machine's load, cancels within a pair) with its median and a
-distribution-free 95% interval for that median. Targets: at most 3 us added per launch, at
-most 2% per training step; a verdict is ``met`` when the whole interval is within the
-target, ``NOT met`` when all of it is beyond, else ``not resolved`` (more pairs, or a quieter
-machine). Exit 0 when every target is met. ``--budget-s`` (default 80) bounds the pairs'
-time: the run stops pairing there and reports the pairs it has.
+prints every round, then per workload and arm the median with the range of its rounds and
+its counters, and per arm the paired comparison with ``plain`` (the arm minus plain a
+launch, the arm over plain a step) with its median and a distribution-free 95% interval
+for that median. ``captured`` gets the verdict: ``met`` when the whole interval is within
+the target, ``NOT met`` when all of it is beyond, else ``not resolved``. Exit 0 when every
+target is met. ``--budget-s`` (default 80) bounds the rounds' time (shared by the
+workloads): the run stops cycling there and reports the cycles it has.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import gc
+import hashlib
 import json
 import math
 import os
@@ -44,11 +68,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from suite.capture.program import environment
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_US_PER_LAUNCH = 3.0
 TARGET_STEP_RATIO = 1.02
 #: A child's compile and warm-up, at most (a cold Inductor compile of the MLP under the hook).
 START_S = 240.0
+#: The reference arm, and the one the targets are about.
+PLAIN, CAPTURED = "plain", "captured"
+#: The processes of a workload: name -> (run under ``repro capture``, the hook's environment).
+PROCESSES = {
+    PLAIN: (False, False),
+    "plain-b": (False, False),
+    "hooked": (False, True),
+    CAPTURED: (True, False),
+}
+#: What the ``hooked`` process switches off for a round, by workload (``full``: nothing).
+HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "unhooked")}
 
 #: A round of a workload: how many launches or steps -> the time of one, in its unit.
 Round = Callable[[int], float]
@@ -112,7 +149,7 @@ def mlp_workload() -> tuple[Round, str]:
     for _ in range(30):
         step()
     torch.cuda.synchronize()
-    launches = _inductor_launches_in(step)
+    launches, configs = _inductor_launches_in(step)
 
     def one_round(count: int) -> float:
         torch.cuda.synchronize()
@@ -122,19 +159,23 @@ def mlp_workload() -> tuple[Round, str]:
         torch.cuda.synchronize()
         return (time.perf_counter() - start) / count * 1e3
 
-    return one_round, f"{launches} Inductor kernel launches a step"
+    return one_round, f"{launches} Inductor kernel launches a step, {configs}"
 
 
-def _inductor_launches_in(step: Callable[[], None]) -> int:
-    """How many launches of Inductor's kernels one step makes (counted once, in the warm-up:
+def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
+    """How many launches of Inductor's kernels one step makes, and a digest of Inductor's
+    config and of the config each kernel launched with (counted once, in the warm-up:
     ``CachingAutotuner.run`` wrapped for that step alone, the hook's wrapper under it)."""
+    from torch._inductor import config
     from torch._inductor.runtime import triton_heuristics
 
     tuner = triton_heuristics.CachingAutotuner
-    run, counted = tuner.run, [0]
+    run, launched = tuner.run, []
 
     def counting(self: object, *args: object, **kwargs: object) -> object:
-        counted[0] += 1
+        launchers = getattr(self, "launchers", None) or [None]
+        name = getattr(getattr(self, "fn", None), "__name__", "?")
+        launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
         return run(self, *args, **kwargs)
 
     tuner.run = counting
@@ -142,7 +183,14 @@ def _inductor_launches_in(step: Callable[[], None]) -> int:
         step()
     finally:
         tuner.run = run
-    return counted[0]
+    settings = repr(sorted(config.get_config_copy().items(), key=lambda item: item[0]))
+    return len(launched), f"Inductor config {_digest(settings)}, kernel configs " + _digest(
+        "\n".join(sorted(launched))
+    )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
 
 
 WORKLOADS = {
@@ -151,37 +199,108 @@ WORKLOADS = {
 }
 
 
+class _Counters:
+    """What a round did besides taking time: CUDA allocations and device mallocs (the
+    caching allocator's own counts), and the garbage collector's collections and time."""
+
+    def __init__(self) -> None:
+        self.gc_s = 0.0
+        self._gc_began = 0.0
+        gc.callbacks.append(self._on_gc)
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_began = time.perf_counter()
+        else:
+            self.gc_s += time.perf_counter() - self._gc_began
+
+    def now(self) -> dict[str, float]:
+        import torch
+
+        stats = torch.cuda.memory_stats()
+        return {
+            "allocs": float(stats.get("allocation.all.allocated", 0)),
+            "mallocs": float(stats.get("segment.all.allocated", 0)),  # cudaMalloc calls
+            "gc2": float(gc.get_stats()[2]["collections"]),
+            "gc_ms": self.gc_s * 1e3,
+        }
+
+
+def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
+    """In the ``hooked`` process: how to switch parts of the hook off for a round (its own
+    modules, importable there). ``unkept``: Inductor's launches go to an empty ring (no
+    references kept); ``unhooked``: ``CachingAutotuner.run`` as Torch made it."""
+    if HOOK_MODES[workload] == ("full",):
+        return {"full": lambda: None}
+    import repro_capture_inductor as hook
+    from torch._inductor.runtime import triton_heuristics
+
+    tuner = triton_heuristics.CachingAutotuner
+    wrapped = tuner.run
+    original = wrapped.__wrapped__
+    ring = hook.KEPT_RING
+    dropped: collections.deque[object] = collections.deque(maxlen=0)
+
+    def mode(run: object, kept: collections.deque[object]) -> Callable[[], None]:
+        def switch() -> None:
+            tuner.run = run
+            hook.KEPT_RING = kept
+            if kept is not ring:
+                ring.clear()
+
+        return switch
+
+    return {
+        "full": mode(wrapped, ring),
+        "unkept": mode(wrapped, dropped),
+        "unhooked": mode(original, dropped),
+    }
+
+
 def serve(workload: str, requests: str, replies: str) -> int:
-    """The child: set the workload up, say so, then run a round per request line (a count)
-    and answer its time, until ``stop``."""
+    """The child: set the workload up, say so, then run a round per request line (a count
+    and a mode) and answer its time and counters, until ``stop``."""
     one_round, facts = WORKLOADS[workload][0]()
+    counters = _Counters()
+    switch: dict[str, Callable[[], None]] = {}  # the hooked process's, once it is asked to
     with open(requests) as asked, open(replies, "w") as answers:
         answers.write(json.dumps({"ready": facts}) + "\n")
         answers.flush()
         for line in asked:
             if line.strip() == "stop":
                 break
-            answers.write(json.dumps({"value": one_round(int(line))}) + "\n")
+            count, mode = line.split()
+            if mode != "full" or switch:
+                switch = switch or _hook_modes(workload)
+                switch[mode]()
+            before = counters.now()
+            value = one_round(int(count))
+            after = counters.now()
+            answer = {k: after[k] - before[k] for k in after}
+            answer["allocs"] /= int(count)
+            answers.write(json.dumps({"value": value, **answer}) + "\n")
             answers.flush()
     return 0
 
 
 @dataclass
 class Child:
-    """One long-lived workload process (plain or captured) and its FIFOs."""
+    """One long-lived workload process and its FIFOs."""
 
     name: str
     process: subprocess.Popen[bytes]
     log: Path
+    requests: Path
+    replies: Path
     ask: IO[str] | None = None
     answer: IO[str] | None = None
 
-    def connect(self, requests: Path, replies: Path) -> str:
+    def connect(self) -> str:
         """Wait for the child's set-up (at most ``START_S``), then hold both FIFOs."""
         deadline = time.monotonic() + START_S
         while True:  # the child opens ``requests`` once set up: a writer opens then
             try:
-                descriptor = os.open(requests, os.O_WRONLY | os.O_NONBLOCK)
+                descriptor = os.open(self.requests, os.O_WRONLY | os.O_NONBLOCK)
                 break
             except OSError:  # no reader yet (ENXIO)
                 if self.process.poll() is not None or time.monotonic() > deadline:
@@ -194,14 +313,14 @@ class Child:
                 time.sleep(0.2)
         os.set_blocking(descriptor, True)
         self.ask = os.fdopen(descriptor, "w")
-        self.answer = open(replies)  # noqa: SIM115 (closed by stop; the child opens it next)
+        self.answer = open(self.replies)  # noqa: SIM115 (closed by stop; the child opens it next)
         return str(self._read()["ready"])
 
-    def run(self, count: int) -> float:
+    def run(self, count: int, mode: str) -> dict[str, float]:
         assert self.ask is not None
-        self.ask.write(f"{count}\n")
+        self.ask.write(f"{count} {mode}\n")
         self.ask.flush()
-        return float(str(self._read()["value"]))
+        return {k: float(str(v)) for k, v in self._read().items()}
 
     def _read(self) -> dict[str, object]:
         assert self.answer is not None
@@ -223,27 +342,28 @@ class Child:
         return code
 
 
-def start(
-    workload: str, captured: bool, folder: Path, env: dict[str, str]
-) -> tuple[Child, Path, Path]:
-    kind = "captured" if captured else "plain"
-    requests, replies = folder / f"{workload}-{kind}.ask", folder / f"{workload}-{kind}.answer"
+def start(workload: str, name: str, folder: Path, env: dict[str, str]) -> Child:
+    captured, hooked = PROCESSES[name]
+    requests, replies = folder / f"{workload}-{name}.ask", folder / f"{workload}-{name}.answer"
     os.mkfifo(requests)
     os.mkfifo(replies)
     child = [sys.executable, str(Path(__file__).resolve()), "--serve", workload]
     child += [str(requests), str(replies)]
+    command = child
     if captured:
         reports = folder / f"reports-{workload}"
         command = [sys.executable, "-m", "suite.capture", "--output", str(reports), "-q"]
         command += ["--no-confirm", "--", *child]
-    else:
-        command = child
-    log = folder / f"{workload}-{kind}.log"
+    if hooked:
+        hook_folder = folder / f"hooked-{workload}"
+        hook_folder.mkdir()
+        env = environment(hook_folder, keep_all=False, base=env)  # what capture gives it
+    log = folder / f"{workload}-{name}.log"
     with open(log, "wb") as output:
         process = subprocess.Popen(
             command, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=output, stderr=output
         )
-    return Child(f"{workload} ({kind})", process, log), requests, replies
+    return Child(f"{workload} ({name})", process, log, requests, replies)
 
 
 def interval(values: list[float]) -> tuple[float, float]:
@@ -289,12 +409,20 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
 
 
+def arms(workload: str) -> list[str]:
+    """The arms of a workload, each a process and a mode: ``hooked:unkept``, ``plain``."""
+    named = [PLAIN, "plain-b", CAPTURED]
+    return named + [
+        "hooked" if mode == "full" else f"hooked:{mode}" for mode in HOOK_MODES[workload]
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=40, help="pairs of rounds a workload")
+    parser.add_argument("--cycles", type=int, default=60, help="cycles of rounds a workload")
     parser.add_argument("--launches", type=int, default=5000, help="launches a round")
     parser.add_argument("--steps", type=int, default=100, help="MLP steps a round")
-    parser.add_argument("--budget-s", type=float, default=80.0, help="the pairs' time, at most")
+    parser.add_argument("--budget-s", type=float, default=80.0, help="the rounds' time, at most")
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -308,16 +436,21 @@ def main() -> int:
         env = {**os.environ, "TRITON_CACHE_DIR": str(folder / "triton-cache")}
         env["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor-cache")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        # Every process starts (compiles, warms up) side by side, before any round.
-        started = {
-            (w, captured): start(w, captured, folder, env)
-            for w in args.workloads
-            for captured in (False, True)
-        }
+        children: dict[tuple[str, str], Child] = {}
         try:
-            ready_s, seen, ends = _measure(started, args, counts, began)
+            # The plain processes first and alone: the others load what they compiled and
+            # chose; then the others side by side.
+            for names in ([PLAIN], [n for n in PROCESSES if n != PLAIN]):
+                new = {(w, n): start(w, n, folder, env) for w in args.workloads for n in names}
+                children.update(new)
+                for child in new.values():
+                    facts = child.connect()
+                    print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
+            ready_s = time.monotonic() - began
+            seen = _measure(children, args, counts)
+            ends = {child.name: child.stop() for child in children.values()}
         finally:  # a child left waiting on its FIFO would hold its GPU context forever
-            for child, _, _ in started.values():
+            for child in children.values():
                 if child.process.poll() is None:
                     child.process.kill()  # repro capture's keeper kills its program too
                     child.process.wait()
@@ -330,59 +463,76 @@ def main() -> int:
     return 0 if all(verdicts) else 1
 
 
+#: A cycle of a workload: each arm's answer for its round (time and counters).
+Cycle = dict[str, dict[str, float]]
+
+
 def _measure(
-    started: dict[tuple[str, bool], tuple[Child, Path, Path]],
-    args: argparse.Namespace,
-    counts: dict[str, int],
-    began: float,
-) -> tuple[float, dict[str, list[tuple[float, float]]], dict[str, int]]:
-    """Connect to every process, then the pairs of rounds: the seconds until all were
-    ready, each workload's (plain, captured) pairs, and each process's exit status."""
-    children: dict[tuple[str, bool], Child] = {}
-    for key, (child, requests, replies) in started.items():
-        facts = child.connect(requests, replies)
-        children[key] = child
-        print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
-    ready_s = time.monotonic() - began
+    children: dict[tuple[str, str], Child], args: argparse.Namespace, counts: dict[str, int]
+) -> dict[str, list[Cycle]]:
+    """Each workload's cycles: every arm runs one round, the order rotating by one arm
+    from cycle to cycle, until ``--cycles`` or the workload's share of ``--budget-s``."""
     budget = args.budget_s / len(args.workloads)
-    seen: dict[str, list[tuple[float, float]]] = {}
-    print("workload\tpair\tfirst\tplain\tcaptured")
+    seen: dict[str, list[Cycle]] = {}
     for workload in args.workloads:
-        pairs = seen.setdefault(workload, [])
+        names = arms(workload)
+        print("workload\tcycle\t" + "\t".join(names) + "\t(first)")
+        cycles = seen.setdefault(workload, [])
         since = time.monotonic()
-        for pair in range(args.pairs):
+        for number in range(args.cycles):
             if time.monotonic() - since > budget:
-                print(f"{workload}: the budget ({budget:.0f} s) ends the pairs at {pair}")
+                print(f"{workload}: the budget ({budget:.0f} s) ends the cycles at {number}")
                 break
-            order = (False, True) if pair % 2 == 0 else (True, False)
-            value = {c: children[(workload, c)].run(counts[workload]) for c in order}
-            pairs.append((value[False], value[True]))
-            first = "captured" if order[0] else "plain"
-            print(f"{workload}\t{pair}\t{first}\t{value[False]:.4f}\t{value[True]:.4f}")
+            turn = number % len(names)
+            cycle: Cycle = {}
+            for arm in names[turn:] + names[:turn]:
+                process, _, mode = arm.partition(":")
+                child = children[(workload, process)]
+                cycle[arm] = child.run(counts[workload], mode or "full")
+            cycles.append(cycle)
+            values = "\t".join(f"{cycle[a]['value']:.4f}" for a in names)
+            print(f"{workload}\t{number}\t{values}\t({names[turn]})")
             sys.stdout.flush()
-    ends = {child.name: child.stop() for child in children.values()}
-    return ready_s, seen, ends
+    return seen
 
 
-def _summary(workload: str, pairs: list[tuple[float, float]], count: int) -> bool:
+def _summary(workload: str, cycles: list[Cycle], count: int) -> bool:
+    """Per arm its rounds and counters, then each arm paired with ``plain`` (and the
+    hooked modes with the hooked process unhooked); the verdict on ``captured``."""
     unit = WORKLOADS[workload][1]
-    plain, captured = [p for p, _ in pairs], [c for _, c in pairs]
-    print(
-        f"{workload}: {len(pairs)} pairs of rounds of {count}; median (range) plain "
-        f"{_spread(plain)} {unit}, captured {_spread(captured)} {unit}"
-    )
-    if workload == "launches":
-        paired, target, what = [c - p for p, c in pairs], TARGET_US_PER_LAUNCH, "us added a launch"
-    else:
-        paired, target, what = [c / p for p, c in pairs], TARGET_STEP_RATIO, "ratio a step"
-    low, high = interval(paired)
-    middle = statistics.median(paired)
-    verdict = "met" if high <= target else "NOT met" if low > target else "not resolved"
-    print(
-        f"  paired ({what}): median {middle:.4f}, 95% interval {low:.4f} to {high:.4f}, "
-        f"range {min(paired):.4f} to {max(paired):.4f} (target <= {target}): {verdict}"
-    )
-    return verdict == "met"
+    names = arms(workload)
+    print(f"{workload}: {len(cycles)} cycles of rounds of {count}; median (range) a round")
+    for arm in names:
+        rounds = [c[arm] for c in cycles]
+        counters = ", ".join(
+            f"{key} {statistics.median(r[key] for r in rounds):g}"
+            for key in ("allocs", "mallocs", "gc2", "gc_ms")
+        )
+        value = _spread([r["value"] for r in rounds])
+        print(f"  {arm}: {value} {unit}; counters a round (median): {counters}")
+    met = True
+    references = [(arm, PLAIN) for arm in names if arm != PLAIN]
+    if "hooked:unhooked" in names:  # the same process: free of the process-to-process floor
+        references += [("hooked", "hooked:unhooked"), ("hooked:unkept", "hooked:unhooked")]
+    for arm, reference in references:
+        if workload == "launches":
+            what, target = "us added a launch", TARGET_US_PER_LAUNCH
+            paired = [c[arm]["value"] - c[reference]["value"] for c in cycles]
+        else:
+            what, target = "ratio a step", TARGET_STEP_RATIO
+            paired = [c[arm]["value"] / c[reference]["value"] for c in cycles]
+        low, high = interval(paired)
+        line = (
+            f"  paired ({what}) {arm} against {reference}: median "
+            f"{statistics.median(paired):.4f}, 95% interval {low:.4f} to {high:.4f}, "
+            f"range {min(paired):.4f} to {max(paired):.4f}"
+        )
+        if arm == CAPTURED and reference == PLAIN:
+            verdict = "met" if high <= target else "NOT met" if low > target else "not resolved"
+            line += f" (target <= {target}): {verdict}"
+            met = verdict == "met"
+        print(line)
+    return met
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -97,9 +98,12 @@ def program_bounds(timeout_s: float | None, memory_bytes: int | None) -> Bounds:
     )
 
 
-def environment(folder: Path, keep_all: bool) -> dict[str, str]:
-    """The program's environment: this one, plus the hook's folder first on PYTHONPATH."""
-    env = dict(os.environ)
+def environment(
+    folder: Path, keep_all: bool, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The program's environment: ``base`` (this process's by default), plus the hook's
+    folder first on PYTHONPATH."""
+    env = dict(os.environ if base is None else base)
     paths = [str(SITE), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env[ENV_DIR] = str(folder)
