@@ -54,6 +54,17 @@ def test_output_flood_is_bounded_but_counted():
     assert len(exit.stdout.text) < (1 << 16) + 200
 
 
+@pytest.mark.parametrize("cap", [None, 4 << 30])
+def test_memory_is_measured_only_under_a_cap(cap):
+    """Without a cap (``repro capture``'s program by default) the supervisor never walks
+    the case's memory maps, which holds the case's mmap lock while it reads them."""
+    hold = "import time; held = bytearray(64 << 20); time.sleep(1.5)"
+    exit = run_isolated(["python", "-c", hold], bounds=Bounds(memory_bytes=cap))
+    assert exit.returncode == 0
+    assert (exit.peak_memory_bytes >= 64 << 20) == (cap is not None)
+    assert (exit.peak_memory_bytes == 0) == (cap is None)
+
+
 def test_grandchild_in_its_own_session_is_killed():
     script = (
         "import subprocess\n"

@@ -76,7 +76,7 @@ class Exit:
     returncode: int | None
     timed_out: bool
     memory_exceeded: bool
-    peak_memory_bytes: int
+    peak_memory_bytes: int  # the most it held; measured only under a memory cap (else 0)
     duration_s: float
     stdout: BoundedOutput
     stderr: BoundedOutput
@@ -343,9 +343,12 @@ def _supervise(
             timed_out = time.monotonic() - started - waited > bounds.timeout_s or bool(
                 watch and watch.overdue()
             )
-            held = _held(case.pid, group)
-            peak = max(peak, held)
-            memory_exceeded = bounds.memory_bytes is not None and held > bounds.memory_bytes
+            # Measured only under a cap: walking the tree's memory maps (no cgroup) takes
+            # each process's mmap lock, which its own mmap/munmap then waits for.
+            if bounds.memory_bytes is not None:
+                held = _held(case.pid, group)
+                peak = max(peak, held)
+                memory_exceeded = held > bounds.memory_bytes
         if timed_out or memory_exceeded or stopping():
             kill_tree(case.pid)
         returncode = case.wait_for(POLL_SECONDS)
