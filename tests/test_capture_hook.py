@@ -236,6 +236,94 @@ def test_launches_are_kept_by_reference_and_described_at_the_end(tmp_path: Path,
         assert load_uncaught(uncaught).sequence > latest.sequence
 
 
+INDUCTOR_LAUNCHES = """
+import gc, json, weakref
+
+import repro_capture_inductor
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def triton_poi_fused_add_0(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    tl.store(out_ptr0 + offsets, tl.load(in_ptr0 + offsets) + 1, mask=offsets < xnumel)
+
+
+class Tensor:  # what the hook reads of a torch tensor (no torch, no GPU here)
+    def __init__(self, n):
+        self.shape, self.dtype, self.device = (n,), "torch.float32", "cuda:0"
+
+    def stride(self):
+        return (1,)
+
+    def data_ptr(self):
+        return 0
+
+
+class Config:
+    kwargs, num_warps, num_stages = {"XBLOCK": 256}, 4, 1
+
+
+class Launcher:
+    config = Config()
+
+
+class CachingAutotuner:  # what the hook reads of Inductor's (its config chosen)
+    fn, configs, launchers = triton_poi_fused_add_0, [Config()], [Launcher()]
+    triton_meta, inductor_meta = {"constants": {}}, {}
+
+    def _interpret_args_grid(self, args, config):
+        return None, (triton.cdiv(args[2], config.kwargs["XBLOCK"]), 1, 1)
+
+
+# Inductor's run as the hook wraps it, around a launcher that launches nothing.
+run = repro_capture_inductor.inductor_run_wrapper(lambda self, *args, **kwargs: None)
+tuner, outputs = CachingAutotuner(), []
+for n in range(1, 1001):
+    x, out = Tensor(4096), Tensor(4096)
+    run(tuner, x, out, 4096 - n % 2, stream=0)
+    outputs.append(weakref.ref(out))
+del x, out
+gc.collect()
+print(json.dumps(sum(output() is not None for output in outputs)))
+"""
+
+
+def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path) -> None:
+    """The hook keeps an Inductor kernel's launches by their scalars: no tensor the program
+    dropped stays alive (autograd copies a gradient another reference holds, where it
+    would take it over), and what the process's end describes of the last ``KEPT``
+    launches still has each one's scalars and grid, the layouts (Inductor fixes them when
+    it compiles) and the config."""
+    program = tmp_path / "inductor.py"
+    program.write_text(INDUCTOR_LAUNCHES)
+    folder = tmp_path / "capture"
+    folder.mkdir()
+    env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(folder)}
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
+    ran = subprocess.run(
+        [sys.executable, str(program)], capture_output=True, text=True, env=env, check=False
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert json.loads(ran.stdout) == 0  # no output tensor alive once the program dropped it
+    assert not (folder / "hook-errors.txt").exists()
+    kept = json.loads(next((folder / "kept-launches").glob("*.json")).read_text())
+    assert [k["scalars"]["xnumel"] for k in kept] == [4096 - n % 2 for n in range(993, 1001)]
+    assert [k["grid"] for k in kept] == [[16, 1, 1]] * 8
+    for launch in kept:
+        assert launch["tensors"]["out_ptr0"] == {
+            "dtype": "float32",
+            "shape": [4096],
+            "strides": [1],
+            "device": "cuda:0",
+        }
+        assert launch["constexprs"] == {"XBLOCK": "256"} and launch["options"]["num_warps"] == 4
+    # The first launch's xnumel was 4095: a launch with another is said to carry its layouts.
+    noted = [bool(k["problems"]) for k in kept]
+    assert noted == [k["scalars"]["xnumel"] != 4095 for k in kept], [k["problems"] for k in kept]
+
+
 NO_CHILD = """
 import os, sys
 

@@ -27,16 +27,17 @@ Standard library only, like the rest of this folder.
 from __future__ import annotations
 
 import functools
+import operator
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from repro_capture_common import compile_failed_since, next_sequence, note_hook_error
 from repro_capture_launch import (
     KEPT_RING,
-    Kept,
     launch_record,
     record_failed_quietly,
+    tensor_arg,
     write_slot,
 )
 from repro_capture_records import LaunchRecord
@@ -58,38 +59,88 @@ def install_inductor() -> None:
 def inductor_run_wrapper(original: Any) -> Any:
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        kept = (next_sequence(), describe_inductor, self, args, kwargs, None)
-        KEPT_RING.append(kept)
-        if not getattr(self, "_repro_capture_written", False):
-            _write_first_quietly(kept)
+        sequence = next_sequence()
+        try:
+            keep, how = self._repro_capture_keep
+        except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
+            keep, how = _first_quietly(self, args, kwargs, sequence)
+        KEPT_RING.append((sequence, how, self, keep(args), kwargs, None))
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:
-            if not compile_failed_since(kept[0]):
-                record_failed_quietly(kept, exc)
+            if not compile_failed_since(sequence):
+                record_failed_quietly((sequence, describe_inductor, self, args, kwargs, None), exc)
             raise
 
     run._repro_capture = True  # type: ignore[attr-defined]
     return run
 
 
-def _write_first_quietly(kept: Kept) -> None:
+def _first_quietly(
+    tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], sequence: int
+) -> tuple[Callable[[tuple[Any, ...]], tuple[Any, ...]], Any]:
     """The first launch of an Inductor kernel, in full, in its slot (and the second, when
-    the first came before Inductor chose a config)."""
+    the first came before Inductor chose a config); then how its launches are kept: its
+    scalars only (:class:`_Layouts`)."""
     try:
-        sequence, _, tuner, args, kwargs, _ = kept
         record = describe_inductor(tuner, args, kwargs, sequence, where=True)
         if record is None:
-            return
+            tuner._repro_capture_keep = _KEEP_ALL
+            return _KEEP_ALL
         write_slot(record)
+        layouts = _Layouts(args, record.id)
+        kept = (layouts.scalars_of, layouts.describe)
         # Written again at the next call only while no config was chosen (Inductor chooses
         # at the first call of a kernel with several): at most twice per kernel.
         if _chosen_config(tuner) is not None or getattr(tuner, "_repro_capture_unchosen", False):
-            tuner._repro_capture_written = True
+            tuner._repro_capture_keep = kept
         else:
             tuner._repro_capture_unchosen = True
+        return kept
     except Exception:
         note_hook_error("recording an Inductor launch")
+        tuner._repro_capture_keep = _KEEP_ALL
+        return _KEEP_ALL
+
+
+class _Layouts:
+    """How an Inductor kernel's launches are kept: its scalar arguments (sizes, by
+    reference), not its tensors. Inductor fixes a kernel's tensor layouts when it compiles
+    it (a size that varies is a scalar argument), so the layouts of its first launch,
+    described then, are those of every launch; a tensor kept alive by the hook would
+    change what the program does (autograd copies a gradient something else still
+    references, where it would take it over)."""
+
+    def __init__(self, args: tuple[Any, ...], first: str) -> None:
+        self.length = len(args)
+        self.tensors = {i: t for i, t in enumerate(map(tensor_arg, args)) if t is not None}
+        positions = [i for i in range(self.length) if i not in self.tensors]
+        self.first_scalars = tuple(args[i] for i in positions)
+        self.first = first
+        self.positions = positions
+        # One C call a launch, always a tuple (itemgetter of one index gives a bare value).
+        self.scalars_of: Callable[[tuple[Any, ...]], tuple[Any, ...]] = (
+            operator.itemgetter(*positions)
+            if len(positions) > 1
+            else operator.itemgetter(
+                slice(positions[0], positions[0] + 1) if positions else slice(0, 0)
+            )
+        )
+
+    def describe(
+        self, tuner: Any, scalars: Any, kwargs: Mapping[str, Any], sequence: int
+    ) -> LaunchRecord | None:
+        """A kept launch: its scalars, the first launch's layouts, the config chosen now."""
+        args: list[Any] = [None] * self.length
+        for position, value in [*self.tensors.items(), *zip(self.positions, scalars, strict=True)]:
+            args[position] = value
+        record = describe_inductor(tuner, tuple(args), kwargs, sequence)
+        if record is not None and self.tensors and tuple(scalars) != self.first_scalars:
+            record.problems.append(
+                f"tensor layouts as at this kernel's first launch ({self.first}), "
+                "whose scalar arguments differed"
+            )
+        return record
 
 
 def describe_inductor(
@@ -159,3 +210,11 @@ def _grid(tuner: Any, args: tuple[Any, ...], config: Any) -> Any:
         return compute(args, config)[1]
     except Exception:
         return None
+
+
+def _all(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return args
+
+
+#: How a launch is kept when its kernel's layouts could not be read: its arguments.
+_KEEP_ALL = (_all, describe_inductor)

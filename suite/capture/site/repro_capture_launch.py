@@ -366,15 +366,11 @@ def launch_record(
         if name not in bound:
             continue  # a default value: the reproducer's launch leaves it out too
         value = bound[name]
+        layout = None if name in declared else tensor_arg(value)
         if name in declared:
             constexprs[name] = literal(value, problems, name)
-        elif all(hasattr(value, a) for a in ("data_ptr", "shape", "stride", "dtype")):
-            tensors[name] = TensorArg(
-                str(value.dtype).replace("torch.", ""),
-                [int(n) for n in value.shape],
-                [int(n) for n in value.stride()],
-                str(getattr(value, "device", "")),
-            )
+        elif layout is not None:
+            tensors[name] = layout
         else:
             value_plain = plain(value)
             if value_plain is UNREPRESENTABLE:
@@ -398,6 +394,21 @@ def launch_record(
         problems=problems,
         sequence=sequence,
         stderr_start=stderr_offset() if where else None,
+    )
+
+
+def tensor_arg(value: Any) -> TensorArg | None:
+    """A tensor's layout (what the hook reads of a torch tensor; a layout described
+    before is itself), None for anything else."""
+    if isinstance(value, TensorArg):
+        return value
+    if not all(hasattr(value, a) for a in ("data_ptr", "shape", "stride", "dtype")):
+        return None
+    return TensorArg(
+        str(value.dtype).replace("torch.", ""),
+        [int(n) for n in value.shape],
+        [int(n) for n in value.stride()],
+        str(getattr(value, "device", "")),
     )
 
 
