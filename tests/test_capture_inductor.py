@@ -4,6 +4,7 @@ Inductor launches through its ``CachingAutotuner.run`` and a launcher of its own
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,6 +38,24 @@ def test_an_inductor_kernel_launch_is_recorded(tmp_path: Path) -> None:
     assert latest.problems == [], latest.problems
     kernel = latest.kernel.functions[-1]  # the kernel last: its source, carried over
     assert kernel.name == latest.kernel.name and "def triton_" in kernel.text
+
+
+@pytest.mark.gpu
+@pytest.mark.long
+def test_a_training_step_allocates_the_same_under_capture(tmp_path: Path) -> None:
+    """What the hook keeps of Inductor's launches changes nothing the program does: a
+    gradient an Inductor kernel wrote is taken over by autograd, not copied because the
+    hook still held it, so a training step makes as many CUDA allocations under capture
+    as alone."""
+    pytest.importorskip("torch")
+    command = [sys.executable, str(PROGRAMS / "gpu_inductor_training.py")]
+    plain = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    done, summary = capture(tmp_path / "r", command, "--no-confirm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert not (Path(summary["folder"]) / "hook-errors.txt").exists()
+    [said] = [line for line in plain.stdout.splitlines() if line.startswith("allocations")]
+    assert said in done.stdout.splitlines(), (said, done.stdout)
 
 
 def test_the_hook_wraps_inductors_launch_entry_when_the_program_imports_it(tmp_path: Path) -> None:
