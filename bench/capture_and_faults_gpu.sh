@@ -12,7 +12,7 @@ OUT=${OUT:-$(mktemp -d)}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 case "${STEP:-overhead}" in
   overhead)
-    timeout -s INT 170 python bench/capture_overhead.py > "$OUT/capture-overhead.txt" 2>&1
+    timeout -s INT 300 python bench/capture_overhead.py > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     tail -n 8 "$OUT/capture-overhead.txt"
     python bench/capture_launch_cost.py > "$OUT/capture-launch-cost.txt" 2>&1  # CPU, seconds

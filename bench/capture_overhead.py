@@ -26,9 +26,11 @@ Each workload runs in long-lived processes, its *arms*, which take turns round b
   stderr log), ``hooked`` against ``plain`` what the hook inside it costs;
 - for ``mlp``, the same ``hooked`` process again with parts of the hook switched off
   between rounds (``hooked:unkept``: Inductor's launches not kept in the ring;
-  ``hooked:unhooked``: Inductor's ``run`` as Torch made it), so that the cost of the
-  launch wrapper and of the references the ring keeps are measured within one process,
-  free of the process-to-process floor.
+  ``hooked:unhooked``: Inductor's ``run`` as Torch made it) or as it was
+  (``hooked:args-kept``: the ring keeps each launch's arguments, tensors included, which
+  the hook did before it kept Inductor's launches by their scalars), so that the cost of
+  the launch wrapper and of what the ring keeps are measured within one process, free of
+  the process-to-process floor.
 
 The plain process of each workload starts first and alone, so that the others load its
 compiled kernels and Inductor's autotuning choices from the shared caches (two processes
@@ -58,6 +60,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -85,7 +88,7 @@ PROCESSES = {
     CAPTURED: (True, False),
 }
 #: What the ``hooked`` process switches off for a round, by workload (``full``: nothing).
-HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "unhooked")}
+HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "unhooked", "args-kept")}
 
 #: A round of a workload: how many launches or steps -> the time of one, in its unit.
 Round = Callable[[int], float]
@@ -162,6 +165,10 @@ def mlp_workload() -> tuple[Round, str]:
     return one_round, f"{launches} Inductor kernel launches a step, {configs}"
 
 
+#: The Inductor kernels (``CachingAutotuner``) a step launches, seen by its count.
+TUNERS: list[object] = []
+
+
 def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
     """How many launches of Inductor's kernels one step makes, and a digest of Inductor's
     config and of the config each kernel launched with (counted once, in the warm-up:
@@ -173,6 +180,7 @@ def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
     run, launched = tuner.run, []
 
     def counting(self: object, *args: object, **kwargs: object) -> object:
+        TUNERS.append(self)
         launchers = getattr(self, "launchers", None) or [None]
         name = getattr(getattr(self, "fn", None), "__name__", "?")
         launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
@@ -190,7 +198,9 @@ def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:10]
+    """A short digest of ``text``, object addresses left out (a function's differs from
+    process to process)."""
+    return hashlib.sha256(re.sub(r" at 0x[0-9a-f]+", "", text).encode()).hexdigest()[:10]
 
 
 WORKLOADS = {
@@ -227,9 +237,11 @@ class _Counters:
 
 
 def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
-    """In the ``hooked`` process: how to switch parts of the hook off for a round (its own
-    modules, importable there). ``unkept``: Inductor's launches go to an empty ring (no
-    references kept); ``unhooked``: ``CachingAutotuner.run`` as Torch made it."""
+    """In the ``hooked`` process: how to switch parts of the hook off (or back to what it
+    was) for a round, through its own modules, importable there. ``unkept``: Inductor's
+    launches go to an empty ring; ``unhooked``: ``CachingAutotuner.run`` as Torch made it;
+    ``args-kept``: the ring keeps each launch's arguments, tensors included, as the hook
+    did before it kept Inductor's launches by their scalars."""
     if HOOK_MODES[workload] == ("full",):
         return {"full": lambda: None}
     import repro_capture_inductor as hook
@@ -240,20 +252,26 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     original = wrapped.__wrapped__
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
+    kept_so = {id(t): t.__dict__.get("_repro_capture_keep") for t in TUNERS}
 
-    def mode(run: object, kept: collections.deque[object]) -> Callable[[], None]:
+    def mode(run: object, kept: collections.deque[object], all_args: bool) -> Callable[[], None]:
         def switch() -> None:
             tuner.run = run
             hook.KEPT_RING = kept
             if kept is not ring:
                 ring.clear()
+            for each in TUNERS:
+                keep = hook._KEEP_ALL if all_args else kept_so[id(each)]
+                if keep is not None:
+                    each._repro_capture_keep = keep  # type: ignore[attr-defined]
 
         return switch
 
     return {
-        "full": mode(wrapped, ring),
-        "unkept": mode(wrapped, dropped),
-        "unhooked": mode(original, dropped),
+        "full": mode(wrapped, ring, False),
+        "unkept": mode(wrapped, dropped, False),
+        "unhooked": mode(original, dropped, False),
+        "args-kept": mode(wrapped, ring, True),
     }
 
 
@@ -454,6 +472,8 @@ def main() -> int:
                 if child.process.poll() is None:
                     child.process.kill()  # repro capture's keeper kills its program too
                     child.process.wait()
+            for errors in sorted(folder.rglob("hook-errors.txt")):  # the hook's own failures
+                print(f"{errors.relative_to(folder)}:\n{errors.read_text()[-2000:]}")
     print()
     print(f"processes ready in {ready_s:.1f} s; whole run {time.monotonic() - began:.1f} s")
     if any(ends.values()):
@@ -514,6 +534,7 @@ def _summary(workload: str, cycles: list[Cycle], count: int) -> bool:
     references = [(arm, PLAIN) for arm in names if arm != PLAIN]
     if "hooked:unhooked" in names:  # the same process: free of the process-to-process floor
         references += [("hooked", "hooked:unhooked"), ("hooked:unkept", "hooked:unhooked")]
+        references += [("hooked", "hooked:unkept"), ("hooked:args-kept", "hooked")]
     for arm, reference in references:
         if workload == "launches":
             what, target = "us added a launch", TARGET_US_PER_LAUNCH
