@@ -476,11 +476,11 @@ def main() -> int:
                 print(f"{errors.relative_to(folder)}:\n{errors.read_text()[-2000:]}")
     print()
     print(f"processes ready in {ready_s:.1f} s; whole run {time.monotonic() - began:.1f} s")
+    verdicts = [_summary(w, seen[w], counts[w]) for w in args.workloads if seen[w]]
     if any(ends.values()):
         print(f"a process did not exit 0: {ends}")
         return 1
-    verdicts = [_summary(w, seen[w], counts[w]) for w in args.workloads]
-    return 0 if all(verdicts) else 1
+    return 0 if verdicts and all(verdicts) else 1
 
 
 #: A cycle of a workload: each arm's answer for its round (time and counters).
