@@ -4,9 +4,12 @@ Inductor does not launch through ``JITFunction.run``: its ``CachingAutotuner.run
 stream, benchmark_run=False, **kwargs)`` (``torch/_inductor/runtime/triton_heuristics.py``)
 picks a config (autotuning on the first call when it has several) and calls a launcher it
 generated from the compiled kernel. The hook wraps that ``run`` once the module is imported
-(never importing torch itself) and keeps each launch by reference, as ``kernel[grid](...)``
-is (:mod:`repro_capture_launch`); the first launch of each of Inductor's kernels with its
-config chosen is written ahead in full. A launch is described so:
+(never importing torch itself) and keeps each launch in the ring, as ``kernel[grid](...)``
+is (:mod:`repro_capture_launch`), but by its scalar arguments only (:class:`_Layouts`: the
+tensor layouts are the kernel's first launch's, which Inductor fixed when it compiled it;
+a tensor the hook kept alive would change what the program does); the first launch of
+each of Inductor's kernels with its config chosen is written ahead in full. A launch is
+described so:
 
 - the kernel is the autotuner's ``fn`` (a ``JITFunction``); when the program compiled it
   in a worker, ``fn.fn`` was dropped for pickling and the autotuner's own
