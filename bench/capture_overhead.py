@@ -49,9 +49,9 @@ for that median; for a step also the ratio of the two arms' lower quartiles of t
 rounds with a bootstrap 95% interval (interference only slows a round: the faster rounds
 carry less of it). ``captured`` gets the verdict (on the paired median): ``met`` when the
 whole interval is within the target, ``NOT met`` when all of it is beyond, else ``not
-resolved``. Exit 0 when every
-target is met. ``--budget-s`` (default 80) bounds the rounds' time (shared by the
-workloads): the run stops cycling there and reports the cycles it has.
+resolved``. Exit 0 when every target is met. ``--cycles`` (default 60) cycles a workload,
+and ``--budget-s`` (default 80) bounds the rounds' time (shared by the workloads): the run
+stops cycling there and reports the cycles it has.
 """
 
 from __future__ import annotations
