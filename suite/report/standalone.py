@@ -171,11 +171,11 @@ def _prose_lines(text: str) -> set[int]:
     classes (where a statement follows), and the lines that are only a comment."""
     prose: set[int] = set()
     for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if len(node.body) > 1 and ast.get_docstring(node, clean=False):
             head = node.body[0]
-            if len(node.body) > 1 and isinstance(head, ast.Expr):
-                if isinstance(head.value, ast.Constant) and isinstance(head.value.value, str):
-                    prose.update(range(head.lineno - 1, head.end_lineno or head.lineno))
+            prose.update(range(head.lineno - 1, head.end_lineno or head.lineno))
     lines = text.splitlines()
     for token in tokenize.generate_tokens(io.StringIO(text).readline):
         row, column = token.start
