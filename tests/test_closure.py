@@ -177,6 +177,21 @@ def test_repro_py_made_on_390_agrees_with_the_engine_on_350(tmp_path, name):
         assert seen is not None and is_same_bug(seen, there["signature"])
 
 
+@pytest.mark.venv
+def test_a_kernel_from_a_deleted_file_is_judged_on_a_release_that_rereads_its_source(tmp_path):
+    """Triton 3.4.0 reads a kernel's source lines again when it compiles it; the file
+    ``codegen_tempfile`` generated its kernel into is gone by then. The engine judges the
+    kernel there as repro.py (which carries the source) does: the same bug, not a refusal
+    (``OSError: could not get source code``)."""
+    from suite.toolchain.venvs import for_version
+
+    here = engine_run("codegen_tempfile", tmp_path / "here")["trigger"]
+    there = engine_run("codegen_tempfile", tmp_path / "there", str(for_version("3.4.0").python))
+    assert there["trigger"]["outcome"] == "compiler-error", there["trigger"]["message"]
+    assert is_same_bug(there["trigger"]["signature"], here["signature"])
+    assert there["nearest-pass"]["outcome"] == "passed", there["nearest-pass"]["message"]
+
+
 def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(tmp_path):
     """repro.py under a Triton whose ``tl`` lacks what the kernel calls: the compile fails
     otherwise, so 2, never 1. Simulated with this machine's Triton by a script whose kernel

@@ -157,7 +157,7 @@ def reduced(found: Found, out: Path) -> Path:
         "--fixed-release", "none", "--python", found.python, "-o", str(out),
     )  # fmt: skip
     assert done.code == 0, done.stdout + done.stderr
-    return out / "reduce" / found.finding.stem / "reduced.py"
+    return out / "reduce" / found.finding.stem / "reduced_case.py"
 
 
 def engine_verdicts(file: Path, config_set: str, releases: list[str], out: Path) -> dict:

@@ -8,6 +8,7 @@ compiles under this machine's Triton and the release venvs, ``python repro.py`` 
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import subprocess
@@ -75,6 +76,33 @@ def _probe(repro: str, target: str, config: dict) -> CaseResult:
     )
 
 
+def definitions(text: str) -> dict[str, str]:
+    """The code of each top-level function of ``text``, by name: its AST without docstring."""
+    found = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef):
+            if ast.get_docstring(node) is not None and len(node.body) > 1:
+                node.body = node.body[1:]
+            found[node.name] = ast.dump(node, include_attributes=False)
+    return found
+
+
+def test_a_kit_carries_code_not_prose():
+    """The carried blocks hold the code of the closure, line for line, and none of its
+    docstrings or comment lines (those stay in suite/judgement.py): what we hand out is short."""
+    for kit in (COMPILE_KIT, LAUNCH_KIT):
+        code = kit.partition("\n")[2]  # below the block's head
+        assert not [ln for ln in code.splitlines() if ln.strip().startswith("#")]
+        tree = ast.parse(code)
+        assert not [
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef) and ast.get_docstring(n)
+        ]
+        source = inspect.getsource(judgement).splitlines()
+        assert all(line in source for line in code.splitlines())
+
+
 def test_the_engine_judges_with_the_code_every_standalone_program_carries(tmp_path):
     """The engine's same-bug rule, normalisation, stages and tolerances are the module's own
     objects, and the kits the templates carry are its text, verbatim."""
@@ -85,15 +113,11 @@ def test_the_engine_judges_with_the_code_every_standalone_program_carries(tmp_pa
     assert exception_facts.stages_entered is judgement.stages_entered
     assert oracles.tolerance is judgement.tolerance
     assert "from suite.judgement import ast_source" in inspect.getsource(tritonc._ast_source)
-    for function in (
-        judgement.ast_source,
-        judgement.compile_options,
-        judgement.printed_signature,
-        judgement.same_bug,
-        judgement.normalize,
-    ):
-        assert inspect.getsource(function) in COMPILE_KIT, function.__name__
-    assert inspect.getsource(judgement.tolerance) in LAUNCH_KIT
+    compile_kit, launch_kit = definitions(COMPILE_KIT), definitions(LAUNCH_KIT)
+    module = definitions(inspect.getsource(judgement))
+    for name in ("ast_source", "compile_options", "printed_signature", "same_bug", "normalize"):
+        assert compile_kit[name] == module[name], name
+    assert launch_kit["tolerance"] == module["tolerance"]
     # The launch form judges with the engine's tolerances: no fallback of its own.
     text = launch_script(
         template_environment(),

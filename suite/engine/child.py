@@ -17,6 +17,7 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import linecache
 import os
 import sys
 from collections.abc import Callable
@@ -62,6 +63,21 @@ def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
     return [v for v in vars(module).values() if isinstance(v, Reproducer)]
 
 
+def keep_sources_read() -> None:
+    """Keep the lines Python read from a file that is gone since (a code generator writes a
+    kernel to a temporary file, imports it and deletes the file): a release before 3.5 reads
+    a ``@triton.jit`` function's source again when it compiles it
+    (``get_jit_fn_file_line``: ``inspect.getsourcelines``), and would fail with ``OSError:
+    could not get source code`` where 3.5 on keep what they read at the decoration; the
+    kernel's own code is then judged on every release, as the ``repro.py`` that carries its
+    source is. An entry without a modification time is one ``linecache`` never checks
+    against the disk (as for a module a loader gave)."""
+    for name, entry in list(linecache.cache.items()):
+        if len(entry) == 4 and entry[1] is not None and not os.path.exists(entry[3]):
+            size, _, lines, fullname = entry
+            linecache.cache[name] = (size, None, lines, fullname)
+
+
 def run(spec: ChildSpec, emit: EventWriter) -> int:
     emit(Start(sys.version.split()[0], os.environ.get("CUDA_VISIBLE_DEVICES")))
     try:
@@ -71,6 +87,7 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
         if problems:
             raise TypeError("; ".join(problems))
         missing = repro.missing_requirements(case.target.name)
+        keep_sources_read()
     except BaseException as exc:
         emit(describe_exception(exc, "load"))
         return 1

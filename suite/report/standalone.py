@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import io
 import json
 import re
 import sys
 import textwrap
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -134,9 +136,10 @@ def capture_launch(
 
 def carried(module: ModuleType, *names: str) -> str:
     """What a standalone program carries of ``module``: the definitions of ``names`` and of
-    every module-level name they read, transitively, verbatim and in the module's order (each
-    with the comment lines right above it), after the module's imports they use. The closure,
-    not the whole module: a script carries only the code it runs."""
+    every module-level name they read, transitively, in the module's order, after the
+    module's imports they use. The closure, not the whole module, and its code, not its
+    prose: each line of code verbatim, the docstrings and the comment lines left in the
+    module (the block's head names it). A script carries only the code it runs."""
     text = inspect.getsource(module)
     lines = text.splitlines()
     body = ast.parse(text).body
@@ -147,20 +150,38 @@ def carried(module: ModuleType, *names: str) -> str:
         if id(node) not in chosen:
             chosen.add(id(node))
             wanted += [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in bound]
+    prose = _prose_lines(text)
     chosen_text, after_def = "", False
     for node in body:
         if id(node) in chosen and not isinstance(node, (ast.Import, ast.ImportFrom)):
             decorators = getattr(node, "decorator_list", [])
             first = min([node.lineno] + [d.lineno for d in decorators]) - 1
-            while first > 0 and lines[first - 1].startswith("#") and "----" not in lines[first - 1]:
-                first -= 1
+            code = [lines[i] for i in range(first, node.end_lineno or first + 1) if i not in prose]
             is_def = isinstance(node, (ast.FunctionDef, ast.ClassDef))
             gap = "\n\n\n" if chosen_text and (is_def or after_def) else "\n" if chosen_text else ""
-            chosen_text += gap + "\n".join(lines[first : node.end_lineno])
+            chosen_text += gap + "\n".join(code)
             after_def = is_def
     imports = [line for line in lines if line.startswith("import ")]
     used = [line for line in imports if re.search(rf"\b{line.split()[1]}\.", chosen_text)]
     return "\n".join(used) + ("\n\n\n" if used else "") + chosen_text + "\n"
+
+
+def _prose_lines(text: str) -> set[int]:
+    """The (0-based) lines of ``text`` that hold no code: the docstrings of its functions and
+    classes (where a statement follows), and the lines that are only a comment."""
+    prose: set[int] = set()
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if len(node.body) > 1 and ast.get_docstring(node, clean=False):
+            head = node.body[0]
+            prose.update(range(head.lineno - 1, head.end_lineno or head.lineno))
+    lines = text.splitlines()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        row, column = token.start
+        if token.type == tokenize.COMMENT and not lines[row - 1][:column].strip():
+            prose.add(row - 1)
+    return prose
 
 
 def _bound_names(node: ast.stmt) -> list[str]:

@@ -6,6 +6,11 @@ hand), and makes a real mistake: it divides by the lanes it walked, masked ones 
 instead of the row's length. With 64 columns that is right for 1 and 2 stages (64 lanes
 walked) and wrong for 3 (96). The interpreter has no warp specialization: the flag picks
 the second code path a warp-specialized kernel would have, which counts with the mask.
+
+The row length is a ``tl.constexpr``: a loop bound from a runtime argument is a Python
+``range`` over an interpreter tensor, whose ``__index__`` in Triton 3.6.0 is
+``int(np.array([n]))``, a ``TypeError`` under NumPy 2.4 on ("only 0-dimensional arrays can
+be converted to Python scalars"; 3.7.0 squeezes the array first).
 """
 
 import triton
@@ -19,16 +24,21 @@ COLS = 64
 
 @triton.jit
 def row_mean_kernel(
-    x_ptr, y_ptr, cols, BLOCK: tl.constexpr, STAGES: tl.constexpr, WARP_SPECIALIZE: tl.constexpr
+    x_ptr,
+    y_ptr,
+    N_COLS: tl.constexpr,
+    BLOCK: tl.constexpr,
+    STAGES: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
 ):
     row = tl.program_id(0)
     total = 0.0
     count = 0.0
-    for trip in range(0, tl.cdiv(cols, BLOCK * STAGES)):
+    for trip in range(0, tl.cdiv(N_COLS, BLOCK * STAGES)):
         for stage in tl.static_range(STAGES):
             offsets = (trip * STAGES + stage) * BLOCK + tl.arange(0, BLOCK)
-            inside = offsets < cols
-            total += tl.sum(tl.load(x_ptr + row * cols + offsets, mask=inside, other=0.0))
+            inside = offsets < N_COLS
+            total += tl.sum(tl.load(x_ptr + row * N_COLS + offsets, mask=inside, other=0.0))
             if WARP_SPECIALIZE:
                 count += BLOCK  # the mistake: masked lanes counted
             else:
@@ -65,7 +75,7 @@ def _row_mean_launch(case, x):
     row_mean_kernel[(x.shape[0],)](
         x,
         y,
-        x.shape[1],
+        N_COLS=x.shape[1],
         BLOCK=case["BLOCK"],
         STAGES=case["STAGES"],
         WARP_SPECIALIZE=case["WARP_SPECIALIZE"],

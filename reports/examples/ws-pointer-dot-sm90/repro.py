@@ -98,9 +98,6 @@ import sys
 
 
 def source_form():
-    """How the installed release's ``ASTSource`` takes a kernel: ``constexprs`` (3.3 on: a
-    name-keyed signature naming every argument, attrs by path ``(index,)``),
-    ``attrs-descriptor`` (3.2: by name, an ``AttrsDescriptor``) or ``positional`` (3.0, 3.1)."""
     from triton.backends import compiler
     from triton.compiler import ASTSource
 
@@ -110,9 +107,6 @@ def source_form():
 
 
 def ast_source(fn, signature, constexprs, attrs):
-    """``ASTSource`` in the installed release's form. ``signature``: the non-constexpr
-    arguments' types; ``constexprs``: the values; ``attrs``: ``[[attribute, value], ...]`` by
-    argument name (``tt.divisibility`` 16, ``tt.equal_to`` 1)."""
     from triton.compiler import ASTSource
 
     at = {name: i for i, name in enumerate(fn.arg_names)}
@@ -135,8 +129,6 @@ def ast_source(fn, signature, constexprs, attrs):
 
 
 def as_tuples(value):
-    """Lists (JSON's) back to the tuples Triton's options hold: from 3.3 on the options are
-    hashed, and ``cluster_dims=[1, 1, 1]`` raises ``TypeError: unhashable type: 'list'``."""
     if isinstance(value, (list, tuple)):
         return tuple(as_tuples(v) for v in value)
     if isinstance(value, dict):
@@ -145,15 +137,12 @@ def as_tuples(value):
 
 
 def compile_options(options):
-    """``options`` as the installed release's CUDA backend takes them: tuples kept, and only
-    the options it has (``cluster_dims`` went in 3.9, ``launch_pdl`` came in 3.5)."""
     from triton.backends.nvidia.compiler import CUDAOptions
 
     known = CUDAOptions.__dataclass_fields__
     return {k: as_tuples(v) for k, v in options.items() if k in known}
 
 
-#: The functions that run each compile stage, in Triton's backends.
 STAGE_FUNCTIONS = {
     "make_ir": "ttir",
     "ast_to_ttir": "ttir",
@@ -163,23 +152,16 @@ STAGE_FUNCTIONS = {
     "make_ptx": "ptx",
     "make_cubin": "cubin",
 }
-#: Triton's Python turning the kernel into TTIR: its options, the walk of the kernel's source
-#: for its cache key (3.0-3.2 resolve every ``tl.`` name there), the code generator.
 FRONTEND_FUNCTIONS = frozenset({"parse_options", "cache_key", "make_ir", "ast_to_ttir"})
-#: The stages that run MLIR passes, LLVM or ptxas.
 PASS_STAGE_FUNCTIONS = frozenset(STAGE_FUNCTIONS) - FRONTEND_FUNCTIONS
 PASS_FAILURE = re.compile(r"Pipeline failed while executing \[?`([^`]+)`")
-# An MLIR diagnostic: "<location>: error: text" or a bare "error: text".
 MLIR_ERROR = re.compile(r"^(?:.*?:\d+:\d+: |loc\(.*?\): |\S*: )?error: (.*)$", re.MULTILINE)
 GENERIC_MESSAGES = (
     "Failures have been detected while processing an MLIR pass pipeline",
     "PassManager::run failed",
 )
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
-#: An assertion's condition that says nothing of what failed (``assert(false)``).
 SAYS_NOTHING = re.compile(r"!*\(?(?:false|0|nullptr)\)?")
-#: The function an assertion failed in, from glibc's ``file:line: FUNCTION: Assertion`` (the
-#: first name called with ``(``).
 ASSERTING_FUNCTION = re.compile(r":\d+: [^(]*?([A-Za-z_]\w*)\(")
 LLVM_ERROR = re.compile(r"LLVM ERROR: (.+)")
 UNREACHABLE = re.compile(r"(?:^|\n)([^\n]+)\nUNREACHABLE executed")
@@ -187,27 +169,22 @@ TERMINATE = re.compile(
     r"terminate called after throwing an instance of '([^']+)'(?:\s+what\(\):\s*(.+))?"
 )
 PTXAS_CODE = re.compile(r"\b(C\d{4,5})\b")
-# ptxas names the file and line before "error"; the closing "fatal : Ptx assembly aborted due
-# to errors" says only that something was wrong, so it is the fallback.
 PTXAS_ERROR_LINE = re.compile(r"ptxas\b[^\n]*?\berror\s*:\s*(.*)")
 PTXAS_FATAL_LINE = re.compile(r"ptxas\b[^\n]*?\bfatal\s*:\s*(.*)")
 PTXAS_UNKNOWN_ARCH = re.compile(r"Value '(sm_\w+)' is not defined for option 'gpu-name'")
 FAULTHANDLER_FRAME = re.compile(r'File ".*?", line \d+ in (\w+)')
 CARET_LINE = re.compile(r"^\s*\^+\s*$")
 COMPILATION_AT = re.compile(r"^at \d+:\d+:")
-#: Triton's Python refusing what it cannot do yet: the release cannot express the kernel.
 NOT_IMPLEMENTED = re.compile(
     r"\bNYI\b|not (?:yet )?implemented|\bnot supported\b|\bunsupported\b"
     r"|\bonly supports?\b|\bis only supported\b",
     re.IGNORECASE,
 )
-#: Triton's Python refusing the input: a documented limit of the kernel or its options.
 REQUIREMENT = re.compile(
     r"\brequires?\b|\bmust\b|\bshould (?:be|have)\b|\bexpected\b|\bnot allowed\b"
     r"|(?-i:\bGot\b)",  # "... of shape [64, 2]. Got [2, 64, 2]", not "got an unexpected keyword"
     re.IGNORECASE,
 )
-#: The errors Triton's Python raises for a refusal outside its frontend (a slip raises others).
 REFUSAL_TYPES = frozenset(
     {"ValueError", "NotImplementedError", "AssertionError", "CompilationError"}
 )
@@ -229,26 +206,21 @@ MAX_LENGTH = 200
 
 
 def normalize(text):
-    """The stable form of one line of failure text: paths, addresses, numbers, SSA names and
-    shapes stripped, the intrinsic name kept."""
     for pattern, placeholder in _NORMALIZE:
         text = pattern.sub(placeholder, text)
     return text.strip()[:MAX_LENGTH]
 
 
 def compose(family, key=""):
-    """``family`` colon-joined (empty parts dropped), then ``: key`` when there is one."""
     head = ":".join(p for p in family if p)
     return f"{head}: {key}" if key else head
 
 
 def family_of(signature):
-    """The family of a signature: everything before the message key."""
     return signature.split(": ", 1)[0]
 
 
 def message_of(signature):
-    """The normalized message key of a signature ('' when it has none)."""
     parts = signature.split(": ", 1)
     return parts[1] if len(parts) == 2 else ""
 
@@ -258,8 +230,6 @@ def first_line(text):
 
 
 def meaningful_message(text):
-    """The first meaningful message of native output: an assertion, ``LLVM ERROR``, an
-    unreachable, an uncaught C++ exception, else the first non-generic MLIR error."""
     for pattern, shape in (
         (ASSERTION, "Assertion `{}' failed"),
         (LLVM_ERROR, "LLVM ERROR: {}"),
@@ -269,8 +239,6 @@ def meaningful_message(text):
         if found:
             message = shape.format(found.group(1).strip())
             if pattern is ASSERTION and SAYS_NOTHING.fullmatch(found.group(1).strip()):
-                # assert(false) names no condition: the function it failed in tells two such
-                # assertions apart, and is what upstream's issue names.
                 line = (text[: found.start()].splitlines() or [""])[-1]
                 where = ASSERTING_FUNCTION.search(line.replace("(anonymous namespace)", ""))
                 if where:
@@ -288,15 +256,12 @@ def meaningful_message(text):
 
 
 def python_message(kind, text, cause=""):
-    """``Type: message`` of a Python error; a frontend ``CompilationError`` gives the error
-    under its source excerpt (or its cause), not ``at 12:8:``."""
     if kind == "CompilationError":
         lines = text.splitlines()
         carets = [i for i, line in enumerate(lines) if CARET_LINE.match(line)]
         after = first_line("\n".join(lines[carets[-1] + 1 :])) if carets else ""
         if after:
             return after
-        # Older releases keep the message in the cause, newer ones after the excerpt.
         if first_line(cause):
             return re.sub(r"^\w+: ", "", first_line(cause))
         return next(
@@ -309,7 +274,6 @@ def python_message(kind, text, cause=""):
 
 
 def faulthandler_stage(output):
-    """The stage of faulthandler's innermost frame that names one (it lists innermost first)."""
     return next(
         (STAGE_FUNCTIONS[n] for n in FAULTHANDLER_FRAME.findall(output) if n in STAGE_FUNCTIONS),
         None,
@@ -322,7 +286,6 @@ def failed_pass(output):
 
 
 def stage_of(frames):
-    """The compile stage of the innermost frame that names one (frames outermost first)."""
     stage = None
     for name in frames:
         stage = STAGE_FUNCTIONS.get(name, stage)
@@ -331,9 +294,6 @@ def stage_of(frames):
 
 @contextlib.contextmanager
 def stages_entered(on_stage):
-    """Call ``on_stage`` with each compile stage as Triton enters it: a native crash or a
-    hang whose faulthandler frames are lost (libtriton's LLVM may install its signal handlers
-    over faulthandler's) still names its stage."""
     entered: list[str] = []
 
     def profile(frame, event, arg):
@@ -350,18 +310,14 @@ def stages_entered(on_stage):
         sys.setprofile(previous)
 
 
-#: What a standalone program's child prints as it enters a stage (:func:`stages_entered`).
 STAGE_LINE = re.compile(r"^compile stage: (\w+)$", re.MULTILINE)
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 TRACEBACK_FRAME = re.compile(r'^  File "(.+?)", line \d+, in (\S+)', re.MULTILINE)
-#: A file of Triton's own Python (its frontend, runtime or backends).
 TRITON_PACKAGE = re.compile(r"[/\\]triton[/\\](?:compiler|language|runtime|backends|_C)[/\\]")
 CHAINED = re.compile(r"\n\s*\n(?:The above exception|During handling of the above)[^\n]*\n")
 
 
 def printed_error(output):
-    """``(type, message, cause, frames)`` of the last traceback Python printed in ``output``
-    (frames as ``(file, function)``, outermost first); ``None`` when there is none."""
     blocks = output.split(TRACEBACK_HEAD)
     if len(blocks) < 2:
         return None
@@ -374,7 +330,6 @@ def printed_error(output):
 
 
 def _printed(block):
-    """The frames, the type and the message of one printed traceback."""
     lines = block.strip("\n").splitlines()
     at = next((i for i, line in enumerate(lines) if line and not line[0].isspace()), len(lines))
     kind, _, message = "\n".join(lines[at:]).partition(": ")
@@ -384,8 +339,6 @@ def _printed(block):
 
 
 def entered_compile(frames):
-    """Whether Triton's compile (``triton.compile`` or a stage) was running: ``frames`` as
-    ``(file, function)``."""
     return any(
         name in STAGE_FUNCTIONS
         or (name == "compile" and path.replace("\\", "/").endswith("triton/compiler/compiler.py"))
@@ -394,9 +347,6 @@ def entered_compile(frames):
 
 
 def origin_of(names, compiling):
-    """Who raised an exception, from its traceback's function names: ``glue`` (outside
-    Triton's compile), ``frontend`` (Triton's Python making TTIR), ``pipeline`` (a stage
-    running passes, LLVM or ptxas) or ``compile`` (``triton.compile`` around the stages)."""
     if any(name in PASS_STAGE_FUNCTIONS for name in names):
         return "pipeline"
     if not compiling:
@@ -405,10 +355,6 @@ def origin_of(names, compiling):
 
 
 def printed_signature(output, returncode):
-    """The signature of a compile that ran in a child which printed ``output`` and ended with
-    ``returncode`` (negative: killed by that signal; ``None``: killed as hung), as the engine
-    judges a case that ended so; ``None`` when it compiled cleanly, when Triton's own Python
-    refused the kernel, or when the program failed before Triton compiled anything."""
     stages = STAGE_LINE.findall(output)
     stage = faulthandler_stage(output) or (stages[-1] if stages else None)
     if returncode is None:
@@ -460,13 +406,9 @@ def printed_signature(output, returncode):
     )
 
 
-# A pass: CamelCase with at least one lower-case letter (TritonGPUAssignLatencies; never a
-# signal like SIGABRT), or a dashed pipeline name (tritongpu-assign-latencies; never exit-1).
 PASS_NAME = re.compile(r"^(?!SIG)[A-Z]\w*[a-z]\w*$|^(?!exit-\d+$)[a-z]\w*-[\w-]+$")
 _PASS_OUTCOMES = ("compiler-error", "crash", "timeout")
-#: How alike two messages of one family must be (difflib's ratio) to be one bug.
 SIMILAR = 0.6
-#: Words that say nothing about where a failure happened (``Assertion `false' failed``).
 _BOILERPLATE = frozenset(
     {"assertion", "failed", "llvm", "error", "false", "true", "nullptr", "null", "unreachable"}
 )
@@ -474,7 +416,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 def named_pass(signature):
-    """The pass a compile failure's family names, if any."""
     parts = family_of(signature).split(":")
     if parts[0] not in _PASS_OUTCOMES:
         return None
@@ -482,12 +423,6 @@ def named_pass(signature):
 
 
 def same_bug(one, other):
-    """Whether two signatures are one bug whose message may have changed between releases.
-
-    The same family is needed. Where the family names the failing pass, that is enough;
-    without a pass, the messages must also be alike (:data:`SIMILAR`). One exception: a
-    crash in the compile and a compiler error that are one failure reported two ways
-    (:func:`reported_apart`)."""
     if family_of(one) != family_of(other):
         return reported_apart(one, other)
     if one == other or named_pass(one):
@@ -496,13 +431,10 @@ def same_bug(one, other):
 
 
 def informative(key):
-    """Whether a message key names its failure: at least two words that are not boilerplate."""
     return len({w.lower() for w in _WORD.findall(key)} - _BOILERPLATE) >= 2
 
 
 def compile_failure_site(signature):
-    """``(outcome, stage, pass)`` of a crash during the compile or of a compiler error
-    (``None`` for any other signature); stage and pass are ``None`` where not named."""
     parts = family_of(signature).split(":")
     if parts[0] == "crash" and len(parts) > 2 and parts[2] == "compile":
         rest = parts[3:]
@@ -516,11 +448,6 @@ def compile_failure_site(signature):
 
 
 def reported_apart(one, other):
-    """Whether a compile crash and a compiler error (or two crashes, one naming its stage)
-    are one failure reported two ways: Triton 3.0-3.2 run their passes without MLIR's crash
-    recovery, so an assertion aborts (``crash:SIGABRT:compile: ...``) where 3.3 on report it
-    as a failed pass (``compiler-error:ttgir:<pass>: ...``). One bug when the message keys are
-    identical and informative and the stage and pass, where both name one, agree."""
     site_a, site_b = compile_failure_site(one), compile_failure_site(other)
     key = message_of(one)
     if site_a is None or site_b is None or not key or key != message_of(other):
