@@ -22,6 +22,9 @@ from suite.report.standalone import LAUNCH_KIT, capture_launch, compact_headers
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
+#: What a reproducer's declaration calls: the suite's class, or ``dict`` for one declared as
+#: plain data (``suite.api.declared``: the functions are keywords of the call).
+_DECLARING = ("Reproducer", "dict")
 #: Top-level declarations of the suite's parameter space: dropped with the declaration.
 _SPACE = ("Choice", "Pow2", "Size", "Param", "Constraint")
 
@@ -92,7 +95,7 @@ def _declaration(tree: ast.Module, repro_id: str) -> tuple[str, ast.Call] | None
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Name)
-            and node.value.func.id == "Reproducer"
+            and node.value.func.id in _DECLARING
         ):
             ids = [k.value for k in node.value.keywords if k.arg == "id"]
             if ids and isinstance(ids[0], ast.Constant) and ids[0].value == repro_id:
@@ -143,7 +146,11 @@ def launch_source(text: str, repro_id: str) -> LaunchSource | None:
         return None
     holder, call = found
     oracles = next((k.value for k in call.keywords if k.arg == "oracles"), None)
-    roles: dict[str, str] = {}
+    roles = {
+        str(k.arg): k.value.id
+        for k in call.keywords
+        if k.arg in _ROLES and isinstance(k.value, ast.Name)
+    }
     defined: dict[str, ast.stmt] = {}
     for node in tree.body:
         role = _decorated_role(node, holder)
