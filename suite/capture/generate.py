@@ -541,10 +541,10 @@ def _space(
 ) -> tuple[Config, list[tuple[str, tuple[Any, ...]]]]:
     """The captured config and the parameters around it, each as its values.
 
-    Block sizes (powers of two named like one) get a ``Pow2`` domain through the captured
-    value, other integers and booleans a ``Choice`` of it and its neighbours; the compile
-    options a ``Choice`` around theirs; each domain also holds the values of ``also`` (an
-    autotuner's configs). Other constexprs stay fixed.
+    Block sizes (powers of two named like one) get the powers of two through the captured
+    value, other integers and booleans it and its neighbours; the compile options the values
+    around theirs; each domain also holds the values of ``also`` (an autotuner's configs).
+    Other constexprs stay fixed.
     """
     config: Config = {}
     for name, literal in constexprs.items():
