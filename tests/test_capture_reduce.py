@@ -125,6 +125,7 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
     )
     assert script is not None
     assert "gather_scale[CAPTURED_GRID](**tensors" in script and "def _fresh(" in script
+    assert script.count("def set_allocator(") == 1  # the captured file's copy is the kit's
     # By itself (triton and torch only), it launches and dies as the program's launch did.
     (tmp_path / "repro.py").write_text(script)
     ran = run_alone(tmp_path / "repro.py")

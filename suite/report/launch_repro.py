@@ -12,6 +12,7 @@ carried verbatim at the bottom.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from jinja2 import Environment
@@ -221,7 +222,7 @@ def launch_script(
         arch=int(target.removeprefix("sm_").rstrip("af")),
         triton_version=triton_version,
         config=repr(dict(config)),
-        body=compact_headers(source.body),
+        body=compact_headers(_without_the_kit(source.body)),
         inputs=source.inputs,
         launch=source.launch,
         oracles=source.oracles,
@@ -230,6 +231,17 @@ def launch_script(
         oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
         kit=LAUNCH_KIT,
     )
+
+
+def _without_the_kit(body: str) -> str:
+    """``body`` without the top-level definitions the carried kit at the bottom holds word for
+    word (a reproducer that runs by itself carries ``set_allocator`` too): defined once."""
+    lines = body.splitlines()
+    for node in reversed(ast.parse(body).body):
+        text = ast.get_source_segment(body, node)
+        if isinstance(node, ast.FunctionDef) and text and f"\n{text}\n" in LAUNCH_KIT:
+            del lines[node.lineno - 1 : node.end_lineno]
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines))
 
 
 def launch_form(
