@@ -33,6 +33,7 @@ __all__ = [
     "Size",
     "Unsupported",
     "WrongResult",
+    "declared",
 ]
 
 Config = dict[str, Any]
@@ -282,6 +283,53 @@ class Reproducer(ParamSpace):
         """The ``requires`` entries this interpreter lacks for ``target`` (checked in the
         child)."""
         return [r for r in self.requires if not _has(r, target)]
+
+
+#: The module-level name of a reproducer declared as plain data (:func:`declared`).
+DECLARATION = "REPRO"
+#: What a plain-data declaration names besides :class:`Reproducer`'s data fields: its
+#: functions, by the role each has.
+_ROLE_FIELDS = {"compile": "compile_fn", "inputs": "inputs_fn", "launch": "launch_fn"}
+_PLAIN_FIELDS = (
+    "id",
+    "title",
+    "family",
+    "configs",
+    "targets",
+    "references",
+    "requires",
+    "default_sets",
+    "label",
+    "gpu",
+    "description",
+)
+
+
+def declared(namespace: Mapping[str, Any]) -> list[Reproducer]:
+    """The reproducer a module declares as plain data, if it does: ``REPRO = dict(id=...,
+    params={"BLOCK": (16, 32, 64)}, ..., compile=fn, inputs=fn, launch=fn)``, that is
+    :class:`Reproducer`'s keywords with each parameter as its values, smallest first, and the
+    functions by role. Such a file imports nothing of the suite, so it can also run by itself
+    where the suite is not installed (what ``repro capture`` writes: docs/capture.md); the
+    engine turns the declaration into a :class:`Reproducer` here, in the child that
+    imported the file. Constraints and oracles are code of the suite: a file that needs them
+    declares a :class:`Reproducer`."""
+    declaration = namespace.get(DECLARATION)
+    if not isinstance(declaration, Mapping):
+        return []
+    unknown = sorted(set(declaration) - {*_PLAIN_FIELDS, *_ROLE_FIELDS, "params"})
+    if unknown:
+        raise TypeError(
+            f"{DECLARATION} declares unknown field(s) {', '.join(unknown)} (known: "
+            f"{', '.join([*_PLAIN_FIELDS, 'params', *_ROLE_FIELDS])})"
+        )
+    params = declaration.get("params", {})
+    if not isinstance(params, Mapping):
+        raise TypeError(f"{DECLARATION}'s params map each name to its values, smallest first")
+    fields = {k: v for k, v in declaration.items() if k in _PLAIN_FIELDS}
+    roles = {_ROLE_FIELDS[k]: v for k, v in declaration.items() if k in _ROLE_FIELDS}
+    space = [Param(str(name), tuple(values)) for name, values in params.items()]
+    return [Reproducer(params=space, **fields, **roles)]
 
 
 def space_problems(params: Sequence[Param], config: Mapping[str, Any]) -> list[str]:

@@ -3,7 +3,7 @@
 The engine compiles and judges with this module (:mod:`suite.tritonc`,
 :mod:`suite.engine.signature`, :mod:`suite.engine.same_bug`, :mod:`suite.oracles`), and the
 standalone programs the suite hands out carry the code they run verbatim (the closure of
-the names they call, :func:`suite.report.standalone.carried`): the report's ``repro.py`` (a
+the names they call, :func:`suite.standalone_kit.carried`): the report's ``repro.py`` (a
 compile's or a launch's) and the reducer's ``reduced.py``; the issue's ``snippet.py`` is
 written in the form :func:`source_form` found in the failing release. The engine and
 ``repro.py`` cannot disagree.
@@ -13,7 +13,8 @@ written in the form :func:`source_form` found in the failing release. The engine
   probed from its API, never read from a version number;
 - **launch**: the scratch allocator of a release that has one;
 - **evidence**: the normalisation of failure text across releases' wordings, the signature of
-  a compile that a child ran and printed (:func:`printed_signature`), and the same-bug rule
+  a compile (or a launch) that a child ran and printed (:func:`printed_signature`,
+  :func:`printed_launch_signature`), and the same-bug rule
   the matrix, bisect and ``repro.py`` apply (:func:`same_bug`);
 - **engine** (carried by none): the bundled ptxas, a launcher built without a launch, a
   captured ``ASTSource``'s attributes in any release's form, the options a release derives.
@@ -424,6 +425,29 @@ def printed_signature(output, returncode):
         ["compiler-error", stage_of([n for _, n in frames]), pass_name],
         normalize(found) if found else "",
     )
+
+
+def printed_launch_signature(output, returncode):
+    """The signature of a launch that ran in a child which printed ``output`` and ended with
+    ``returncode``, as the engine's child judges a launch that ends so: killed as hung, killed
+    by a signal (with the native message), or raising (``runtime-error:launch:<type>``); ``None``
+    when it launched cleanly."""
+    if returncode is None:
+        return compose(["timeout", "launch"])
+    raw = meaningful_message(output)
+    key = normalize(raw) if raw else ""
+    if returncode < 0:
+        import signal
+
+        name = signal.Signals(-returncode).name
+        return compose(["crash", name, "launch", failed_pass(output)], key)
+    if returncode == 0:
+        return None
+    error = printed_error(output)
+    if error is None:
+        return compose(["crash", f"exit-{returncode}", "launch"], key)
+    kind, message, _, _ = error
+    return compose(["runtime-error", "launch", kind], normalize(first_line(message)))
 
 
 # A pass: CamelCase with at least one lower-case letter (TritonGPUAssignLatencies; never a

@@ -104,7 +104,17 @@ def compile_kernel(
     spec = specialization(signature, divisible, equal_to_1, attrs, fn.arg_names)
     source = _ast_source(fn, dict(signature), dict(constexprs), spec)
     target = GPUTarget("cuda", case.target.arch, 32)
-    kernel = triton.compile(source, target=target, options=compile_options(case.options))
+    return compiled_facts(
+        triton.compile(source, target=target, options=compile_options(case.options))
+    )
+
+
+def compiled_facts(kernel: Any) -> Compiled:
+    """What ``triton.compile`` returned, in the engine's terms: the shared memory and tensor
+    memory it uses, its cubin and what the cubin says of registers and spills. A compile
+    function may return either (a reproducer that runs without the suite returns Triton's)."""
+    import triton
+
     metadata = kernel.metadata
     cubin = kernel.asm.get("cubin")
     extra: dict[str, object] = {"triton_version": triton.__version__}
@@ -128,10 +138,17 @@ def _ast_source(
 
     if source_form() != "constexprs":
         _only_divisibility(spec)
-    ones = {name: 1 for name in spec.equal_to_1}
+    ones, attrs = ast_attrs(spec)
+    return ast_source(fn, signature, {**constexprs, **ones}, attrs)
+
+
+def ast_attrs(spec: Specialization) -> tuple[dict[str, int], dict[str, list[list[Any]]]]:
+    """``spec`` as :func:`suite.judgement.ast_source` takes it: the constexprs an integer
+    equal to 1 adds, and the attributes by argument name (``tt.equal_to`` 1 for those)."""
+    ones = {name: 1 for name in sorted(spec.equal_to_1)}
     attrs = {n: [list(pair) for pair in pairs] for n, pairs in spec.attrs.items()}
     attrs.update({n: [["tt.equal_to", 1]] for n in ones})
-    return ast_source(fn, signature, {**constexprs, **ones}, attrs)
+    return ones, attrs
 
 
 def _only_divisibility(spec: Specialization) -> list[str]:

@@ -72,6 +72,17 @@ def test_user_file_that_fails_to_import(tmp_path):
     _bad(repro_cli("run", str(path)), "cannot import", "not_a_module_anywhere")
 
 
+def test_a_plain_data_declaration_with_an_unknown_field_is_named(tmp_path):
+    """``REPRO = dict(...)`` (docs/writing-reproducers.md) with a field the engine does not
+    know: one line naming it, never a reproducer that silently drops it."""
+    path = tmp_path / "plain_repro.py"
+    path.write_text(
+        "REPRO = dict(id='plain', title='t', family='f', params={'A': (1, 2)},\n"
+        "             configs={'c': [{'A': 1}]}, targets=('sm_90',), oracles=())\n"
+    )
+    _bad(repro_cli("run", str(path)), "cannot import", "unknown field(s) oracles")
+
+
 def test_missing_user_file(tmp_path):
     _bad(repro_cli("run", str(tmp_path / "missing.py")), "missing.py")
 

@@ -109,7 +109,7 @@ def test_assign_latencies_in_a_child_process_reproduces_and_reports(tmp_path: Pa
     assert record["state"] == "failed" and record["triton"] == "3.5.0"
     assert record["options"] == {"num_warps": 4, "num_stages": 2}
     source = Path(failure["file"]).read_text()
-    assert "Pow2('BLOCK_K', 16, 64)" in source and "Choice('num_stages', (1, 2, 3))" in source
+    assert "'BLOCK_K': (16, 32, 64)," in source and "'num_stages': (1, 2, 3)," in source
     assert "'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 32, 'num_warps': 4, 'num_stages': 2" in source
     assert f"{PROGRAMS / 'several_kernels.py'}:37" in source  # where the kernel was defined
 
@@ -386,7 +386,7 @@ def test_a_failure_after_the_launch_is_tied_to_the_last_launch(tmp_path: Path) -
     assert "'x_ptr': ('float16', (4096,), (1,))" in source
     assert "CAPTURED_SCALARS = {'n': 4096, 'factor': 2.0}" in source
     # Fresh inputs of those layouts, one launch: the engine synchronizes and judges it.
-    assert "@REPRO.inputs\ndef captured_inputs(case):" in source
+    assert "inputs=captured_inputs,\n    launch=launch_captured," in source
     assert "scale[CAPTURED_GRID](**tensors, **CAPTURED_SCALARS" in source
     compile(source, "captured.py", "exec")
 

@@ -100,7 +100,9 @@ def _captured(tmp_path: Path) -> Path:
     ran = ProgramRun(summary["command"], summary["program"]["pid"], 1)
     [late] = generate.failures(summary_path.parent, ran)
     path = tmp_path / "captured.py"
-    path.write_text(generate.render(late))
+    # As capture rewrites it once the isolated run confirmed it: judged by itself against the
+    # engine's signature (a SIGSEGV under the interpreter), not the program's CUDA error.
+    path.write_text(generate.render(late, expected=SIGNATURE))
     return path
 
 
@@ -123,10 +125,16 @@ def test_a_captured_launch_failure_is_reduced_and_its_repro_launches(tmp_path: P
     )
     assert script is not None
     assert "gather_scale[CAPTURED_GRID](**tensors" in script and "def _fresh(" in script
+    assert script.count("def set_allocator(") == 1  # the captured file's copy is the kit's
     # By itself (triton and torch only), it launches and dies as the program's launch did.
     (tmp_path / "repro.py").write_text(script)
     ran = run_alone(tmp_path / "repro.py")
     assert ran.returncode == -signal.SIGSEGV, ran.stdout + ran.stderr[-2000:]
+    # The captured file itself, by itself, launches in a child and judges what it printed
+    # with the engine's same-bug rule, carried: the bug's evidence is exit 1, never a death.
+    ran = run_alone(captured)
+    assert ran.returncode == 1 and "REPRODUCED" in ran.stdout, ran.stdout + ran.stderr[-2000:]
+    assert f"seen:     {SIGNATURE}" in ran.stdout
 
     config = found.repro.configs["captured"][0]
     finding = write_finding(

@@ -481,7 +481,10 @@ def test_a_kernel_package_built_ahead_of_time_is_captured_carried_and_reported(t
     """An AOT build script compiles kernlib's kernel (installed, read from a sibling module)
     through ``triton.compile`` with ``cluster_dims=(1, 1, 1)``: the captured reproducer carries
     kernlib's helpers and constants instead of importing kernlib, the options stay tuples, and
-    the report's repro.py is verified and runs alone."""
+    the report's repro.py is verified and runs alone. The captured reproducer itself runs
+    alone too, with neither the suite nor kernlib importable: exit 1 on the bug the engine's
+    run of the same file saw (capture's isolated run: ``repro run`` of the file, its target
+    and its ``captured`` config), 0 at the nearest passing config."""
     output = tmp_path / "reports"
     program = CORPUS / "programs" / "aot_package.py"
     done = subprocess.run(
@@ -496,6 +499,13 @@ def test_a_kernel_package_built_ahead_of_time_is_captured_carried_and_reported(t
     captured = Path(failure["file"]).read_text()
     assert not re.search(r"^\s*(?:from|import) kernlib\b", captured, re.M), captured
     assert "'cluster_dims': (1, 1, 1)" in captured
+    assert_standalone(captured)
+    alone = run_alone(Path(failure["file"]))
+    assert alone.returncode == 1 and "REPRODUCED" in alone.stdout, alone.stdout + alone.stderr
+    (seen,) = re.findall(r"^seen: +(.*)$", alone.stdout, re.M)
+    assert is_same_bug(failure["isolated"], seen), (failure["isolated"], seen)
+    passing = at_the_nearest_pass(Path(failure["file"]))
+    assert run_alone(passing).returncode == 0
     reported = repro_cli("report", failure["finding"], "-o", str(output), "--verify")
     assert reported.code == 0, reported.stdout + reported.stderr
     folder = output / failure["finding"]

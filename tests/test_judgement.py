@@ -24,14 +24,13 @@ from suite.engine.outcome import CaseResult, Outcome
 from suite.report.launch_repro import launch_script
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import (
-    COMPILE_KIT,
-    LAUNCH_KIT,
     capture_compile,
     foreign_imports,
     minimal_snippet,
     repro_script,
 )
 from suite.report.verify import clean_env
+from suite.standalone_kit import COMPILE_KIT, LAUNCH_KIT
 from suite.templating import template_environment
 
 CONSTANTS = ROOT / "tests" / "data" / "closure" / "module_constants.py"

@@ -10,12 +10,11 @@ import pytest
 
 from suite.report.launch_repro import launch_script
 from suite.report.standalone import (
-    KIT_HEAD,
-    LAUNCH_KIT,
     REPRO_LINES,
     foreign_imports,
     glance_lines,
 )
+from suite.standalone_kit import KIT_HEAD, LAUNCH_KIT
 from suite.templating import template_environment
 from tests.conftest import run_alone
 

@@ -19,13 +19,13 @@ from conftest import ROOT, repro_cli
 from suite.engine.same_bug import is_same_bug
 from suite.report.script_output import signature_of_run
 from suite.report.standalone import (
-    COMPILE_KIT,
     REPRO_LINES,
     compact_header,
     foreign_imports,
     glance_lines,
 )
 from suite.report.verify import clean_env
+from suite.standalone_kit import COMPILE_KIT
 from suite.templating import MARKDOWN_WIDTH
 
 USER = ROOT / "tests" / "data" / "user"

@@ -32,7 +32,9 @@ from suite.capture.site.repro_capture_records import (
 from suite.engine import Error, exception_facts
 from suite.engine import signature as signatures
 from suite.judgement import DERIVED_OPTIONS, STAGE_FUNCTIONS, as_tuples
+from suite.standalone_kit import CAPTURED_LAUNCH_KIT, COMPILE_KIT, hang_after_s
 from suite.templating import template_environment
+from suite.tritonc import ast_attrs, specialization
 
 CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3}  # the CUDA backend's, when none was given
@@ -365,10 +367,23 @@ def reproducer_id(failure: Failure) -> str:
     return f"captured-{name}-{digest}"
 
 
-def render(failure: Failure, also: Sequence[Mapping[str, object]] | None = None) -> str:
+def render(
+    failure: Failure,
+    also: Sequence[Mapping[str, object]] | None = None,
+    expected: str | None = None,
+) -> str:
     """The reproducer file's text for ``failure`` (a kernel that compiled, with ``--all``);
-    ``also`` are configs its parameter domains must hold (its autotuner's)."""
+    ``also`` are configs its parameter domains must hold (its autotuner's); ``expected``: the
+    signature it exits 1 on when run by itself (by default the one the program showed)."""
     context = _context(failure)
+    spec = specialization(
+        context.signature,
+        context.divisible,
+        context.equal_to_1,
+        context.attrs,
+        arguments={*context.signature, *context.constexprs, *context.equal_to_1},
+    )
+    ones, attrs = ast_attrs(spec)
     record = failure.compile or failure.launch
     assert record is not None
     kernel = failure.kernel
@@ -408,12 +423,17 @@ def render(failure: Failure, also: Sequence[Mapping[str, object]] | None = None)
         "signature": context.signature,
         "param_constexprs": [n for n in config if n not in CONFIG_OPTIONS],
         "fixed_constexprs": fixed,
-        "divisible": context.divisible,
-        "equal_to_1": context.equal_to_1,
-        "attrs": context.attrs,
+        "equal_to_1": ones,
+        "attrs": attrs,
         "options": as_tuples(context.other_options),
         "launch": context.launch,
         "deferred": failure.deferred,
+        "arch": int(failure.target.removeprefix("sm_").rstrip("af")),
+        # What running the file by itself judges with (templates/standalone_check.py.j2).
+        "expected": failure.signature if expected is None else expected,
+        "launches": context.launch is not None,
+        "kit": CAPTURED_LAUNCH_KIT if context.launch is not None else COMPILE_KIT,
+        "timeout_s": hang_after_s(),
     }
     return template_environment().get_template("captured_repro.py.j2").render(**values)
 
@@ -518,13 +538,13 @@ def _other_options(options: dict[str, object]) -> dict[str, object]:
 
 def _space(
     constexprs: dict[str, str], options: dict[str, object], also: Sequence[Mapping[str, object]]
-) -> tuple[Config, list[str]]:
-    """The captured config and the parameters around it, as ``Pow2(...)``/``Choice(...)``.
+) -> tuple[Config, list[tuple[str, tuple[Any, ...]]]]:
+    """The captured config and the parameters around it, each as its values.
 
-    Block sizes (powers of two named like one) get a ``Pow2`` domain through the captured
-    value, other integers and booleans a ``Choice`` of it and its neighbours; the compile
-    options a ``Choice`` around theirs; each domain also holds the values of ``also`` (an
-    autotuner's configs). Other constexprs stay fixed.
+    Block sizes (powers of two named like one) get the powers of two through the captured
+    value, other integers and booleans it and its neighbours; the compile options the values
+    around theirs; each domain also holds the values of ``also`` (an autotuner's configs).
+    Other constexprs stay fixed.
     """
     config: Config = {}
     for name, literal in constexprs.items():
@@ -545,9 +565,11 @@ def _space(
     return config, params
 
 
-def _domain(name: str, value: Any, seen: set[Any]) -> str:
+def _domain(name: str, value: Any, seen: set[Any]) -> tuple[str, tuple[Any, ...]]:
+    """``name``'s values, smallest first: a power-of-two range for a block size, else the
+    value and its neighbours."""
     if isinstance(value, bool):
-        return f"Choice({name!r}, (False, True))"
+        return name, (False, True)
     values = {value, *seen}
     if name == "num_warps":
         values |= {max(1, value // 2), value * 2}
@@ -556,8 +578,8 @@ def _domain(name: str, value: Any, seen: set[Any]) -> str:
     elif name in ("num_ctas", "maxnreg"):
         pass
     elif all(v > 0 and v & (v - 1) == 0 for v in values) and BLOCK_NAME.search(name):
-        low = min(max(min(value, 16), value // 4), *values)
-        return f"Pow2({name!r}, {low}, {max(value * 2, *values)})"
+        low, high = min(max(min(value, 16), value // 4), *values), max(value * 2, *values)
+        return name, tuple(1 << bit for bit in range(low.bit_length() - 1, high.bit_length()))
     else:
         values |= {value - 1, value + 1}
-    return f"Choice({name!r}, {tuple(sorted(values))!r})"
+    return name, tuple(sorted(values))

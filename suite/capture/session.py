@@ -210,6 +210,11 @@ def confirm(capture: Capture, execution: Execution, on_result: Callable[[str], N
             )
         captured.reproduced = bool(captured.evidence)
         if captured.reproduced and captured.isolated:
+            if captured.isolated != failure.signature:
+                # Run by itself, the file judges what it prints against the engine's own
+                # signature of it, not against what the program could show.
+                text = generate.render(failure, expected=captured.isolated)
+                captured.file.write_text(scrub_secrets(text))
             captured.finding = _remember(store, captured, result, outcome.environment)
         verdict = f"reproduced ({captured.evidence})" if captured.reproduced else "NOT reproduced"
         on_result(

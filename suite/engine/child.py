@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from suite.api import Case, Reproducer, Target, Unsupported
+from suite.api import Case, Compiled, Reproducer, Target, Unsupported, declared
 from suite.engine.exception_facts import describe_exception, stages_entered
 from suite.engine.launch import COMPILE_LAUNCHES, compile_launches, run_launch
 from suite.engine.protocol import (
@@ -37,6 +37,7 @@ from suite.engine.protocol import (
     Stage,
     Start,
 )
+from suite.tritonc import compiled_facts
 
 
 def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
@@ -60,7 +61,7 @@ def load_reproducers(source: dict[str, str]) -> list[Reproducer]:
                 raise
     else:
         module = importlib.import_module(source["module"])
-    return [v for v in vars(module).values() if isinstance(v, Reproducer)]
+    return [v for v in vars(module).values() if isinstance(v, Reproducer)] + declared(vars(module))
 
 
 def keep_sources_read() -> None:
@@ -134,7 +135,8 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
             emit(describe_exception(exc, phase))
             return 1
         if phase == "compile" and compiled is not None:
-            emit(CompiledEvent(compiled.shared_bytes, compiled.tmem_columns, compiled.extra))
+            facts = compiled if isinstance(compiled, Compiled) else compiled_facts(compiled)
+            emit(CompiledEvent(facts.shared_bytes, facts.tmem_columns, facts.extra))
     emit(Done())
     return 0
 

@@ -12,16 +12,21 @@ carried verbatim at the bottom.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from jinja2 import Environment
 
 from suite.api import Config
 from suite.engine import CaseResult, capture_source, runtime_failure
-from suite.report.standalone import LAUNCH_KIT, capture_launch, compact_headers
+from suite.report.standalone import capture_launch, compact_headers
+from suite.standalone_kit import LAUNCH_KIT
 
 #: The calls of a ``Reproducer`` that register a function.
 _ROLES = ("inputs", "launch", "compile")
+#: What a reproducer's declaration calls: the suite's class, or ``dict`` for one declared as
+#: plain data (``suite.api.declared``: the functions are keywords of the call).
+_DECLARING = ("Reproducer", "dict")
 #: Top-level declarations of the suite's parameter space: dropped with the declaration.
 _SPACE = ("Choice", "Pow2", "Size", "Param", "Constraint")
 
@@ -92,7 +97,7 @@ def _declaration(tree: ast.Module, repro_id: str) -> tuple[str, ast.Call] | None
             and isinstance(node.targets[0], ast.Name)
             and isinstance(node.value, ast.Call)
             and isinstance(node.value.func, ast.Name)
-            and node.value.func.id == "Reproducer"
+            and node.value.func.id in _DECLARING
         ):
             ids = [k.value for k in node.value.keywords if k.arg == "id"]
             if ids and isinstance(ids[0], ast.Constant) and ids[0].value == repro_id:
@@ -143,7 +148,11 @@ def launch_source(text: str, repro_id: str) -> LaunchSource | None:
         return None
     holder, call = found
     oracles = next((k.value for k in call.keywords if k.arg == "oracles"), None)
-    roles: dict[str, str] = {}
+    roles = {
+        str(k.arg): k.value.id
+        for k in call.keywords
+        if k.arg in _ROLES and isinstance(k.value, ast.Name)
+    }
     defined: dict[str, ast.stmt] = {}
     for node in tree.body:
         role = _decorated_role(node, holder)
@@ -214,7 +223,7 @@ def launch_script(
         arch=int(target.removeprefix("sm_").rstrip("af")),
         triton_version=triton_version,
         config=repr(dict(config)),
-        body=compact_headers(source.body),
+        body=compact_headers(_without_the_kit(source.body)),
         inputs=source.inputs,
         launch=source.launch,
         oracles=source.oracles,
@@ -223,6 +232,17 @@ def launch_script(
         oracle_names=", ".join(n.lower() for n in _ORACLES if n in source.used) or "fault",
         kit=LAUNCH_KIT,
     )
+
+
+def _without_the_kit(body: str) -> str:
+    """``body`` without the top-level definitions the carried kit at the bottom holds word for
+    word (a reproducer that runs by itself carries ``set_allocator`` too): defined once."""
+    lines = body.splitlines()
+    for node in reversed(ast.parse(body).body):
+        text = ast.get_source_segment(body, node)
+        if isinstance(node, ast.FunctionDef) and text and f"\n{text}\n" in LAUNCH_KIT:
+            del lines[node.lineno - 1 : node.end_lineno]
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(lines))
 
 
 def launch_form(
