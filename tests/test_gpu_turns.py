@@ -27,6 +27,7 @@ import pytest
 from suite.engine import discover
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_check import GpuStopped, alone_on
+from suite.engine.gpu_lock_log import LOCK_LOG, HoldEnd, held_for, read_holds
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution, Workers, run_case
@@ -69,10 +70,15 @@ def test_without_workers_to_share_it_a_case_has_the_gpu_to_itself(tmp_path, monk
     assert result.outcome is Outcome.TIMEOUT, result.message
 
 
-def test_a_faulting_case_holds_its_gpu_until_its_process_has_ended(tmp_path, monkeypatch):
-    """With ``faults``, a case's process (its context torn down, a fault's included) is gone
-    before the next case launches on the GPU: here each lingers 1 s after its launch."""
+def test_in_a_reduction_a_case_that_did_not_raise_lets_its_gpu_go_after_its_launch(
+    tmp_path, monkeypatch
+):
+    """With ``faults`` (a reduction of a launch fault) a case whose launch returned needs no
+    turn for its exit: the next case launches while it lingers 5 s. Each hold is in the lock
+    log (``REPRO_GPU_LOCK_LOG``): both launches let go, and the parent checked the GPU after
+    each case."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv(LOCK_LOG, str(tmp_path / "holds.jsonl"))
     found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
     log = tmp_path / "launches.jsonl"
     execution = Execution(warm=False, workers=2, bounds=Bounds(timeout_s=60), faults=True)
@@ -80,7 +86,7 @@ def test_a_faulting_case_holds_its_gpu_until_its_process_has_ended(tmp_path, mon
     with Workers(execution) as workers:
 
         def one(n: int) -> None:
-            config = {"SECONDS": 0.5, "LOG": str(log), "N": n, "LINGER": 1.0}
+            config = {"SECONDS": 0.5, "LOG": str(log), "N": n, "LINGER": 5.0}
             spec = CaseSpec(found, config, "sm_90", gpu=True)
             results[n] = run_case(spec, tmp_path / f"case{n}", execution, workers)
 
@@ -92,13 +98,21 @@ def test_a_faulting_case_holds_its_gpu_until_its_process_has_ended(tmp_path, mon
     assert [results[n].outcome for n in (0, 1)] == [Outcome.PASSED] * 2, results
     (_first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
     first_exit = min(json.loads(line) for line in Path(f"{log}.exits").read_text().splitlines())
-    assert first_exit <= second[0], f"launched before the first case ended: {first_exit} {second}"
+    assert second[0] < first_exit, f"waited for the first case's exit: {first_exit} {second}"
+    holds = read_holds((tmp_path / "holds.jsonl").read_text().splitlines())
+    launches = [h for h in holds if h.who == "launch"]
+    assert [h.until for h in launches] == [HoldEnd.RELEASED] * 2, holds
+    assert all(h.held_s is not None and h.held_s >= 0.5 for h in launches), launches
+    assert {h.process.split()[-1] for h in launches} == {
+        str(tmp_path / f"case{n}" / "spec.json") for n in (0, 1)
+    }
 
 
 def test_a_launch_that_raised_holds_its_gpu_until_its_process_has_ended(tmp_path, monkeypatch):
     """Not a reduction (no ``faults``): the case whose launch raised keeps the GPU until its
     process (its context) is gone; it lingers 4 s, and the next case's launch waits."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setenv(LOCK_LOG, str(tmp_path / "holds.jsonl"))
     found = discover.from_source({"path": str(SLOW)}, str(SLOW))[0]
     log = tmp_path / "launches.jsonl"
     execution = Execution(warm=False, workers=2, bounds=Bounds(timeout_s=60))
@@ -121,6 +135,12 @@ def test_a_launch_that_raised_holds_its_gpu_until_its_process_has_ended(tmp_path
     (_first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
     (first_exit,) = (json.loads(line) for line in Path(f"{log}.exits").read_text().splitlines())
     assert first_exit <= second[0], f"launched beside the faulted process: {first_exit} {second}"
+    # The lock log: the hold to the process's end, as long as the next launch waited for it.
+    holds = read_holds((tmp_path / "holds.jsonl").read_text().splitlines())
+    kept, let_go = holds
+    assert (kept.until, kept.why, kept.held_s) == (HoldEnd.PROCESS_END, "its launch raised", None)
+    assert let_go.until is HoldEnd.RELEASED and let_go.waited_s > 0, holds
+    assert held_for(holds)[0] >= 4.0, held_for(holds)
 
 
 def test_what_runs_alone_on_a_gpu_holds_its_machine_wide_lock(tmp_path, monkeypatch):

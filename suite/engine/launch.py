@@ -10,13 +10,13 @@ reproducer with ``@REPRO.inputs`` is judged by its oracles (``suite.oracles``); 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from suite.api import Case, Reproducer
+from suite.engine.gpu_lock_log import GpuLock
 from suite.engine.protocol import GpuWait, Judged, LaunchEvent, LaunchFinished, started
 from suite.judgement import build_launcher
 from suite.oracles import (
@@ -50,7 +50,7 @@ GPU_LOCK = "REPRO_GPU_LOCK"
 #: another launches beside it.
 GPU_HOLD = "REPRO_GPU_HOLD"
 
-_HELD: list[Any] = []  # the lock file held to the process's exit (GPU_HOLD, or a launch raised)
+_HELD: list[GpuLock] = []  # the lock held to the process's exit (GPU_HOLD, or a launch raised)
 
 
 @contextlib.contextmanager
@@ -62,10 +62,10 @@ def gpu_turn(emit: Emit) -> Iterator[None]:
         yield
         return
     emit(GpuWait(time.monotonic()))
-    lock = open(path, "a")  # noqa: SIM115 (closed below, or by the process's end: GPU_HOLD)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the case dies
+    lock = GpuLock(path, "launch")
     if os.environ.get(GPU_HOLD) == "1":
-        _HELD.append(lock)  # never closed: the lock goes with the process
+        _HELD.append(lock)  # never released: the lock goes with the process
+        lock.keep_to_exit("held from its first launch to its exit (REPRO_GPU_HOLD)")
         yield
         return
     try:
@@ -74,8 +74,9 @@ def gpu_turn(emit: Emit) -> Iterator[None]:
         # A launch that raised (a fault) leaves a context torn down only at the process's
         # end: no launch beside it on this GPU before then (the parent checks the GPU).
         _HELD.append(lock)
+        lock.keep_to_exit("its launch raised")
         raise
-    lock.close()
+    lock.release()
 
 
 def _synchronize() -> None:
@@ -162,3 +163,15 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
         JITFunction.run = original
         if turns is not None:
             os.environ[GPU_LOCK] = turns
+
+
+def build_ahead(repro: Reproducer, case: Case) -> None:
+    """Before a case asks for its GPU turn: build what its launch will launch (its launch
+    code run as :func:`compile_launches` runs it: kernels compiled and loaded, launchers
+    built, no kernel launched), so that the turn holds launches, not Triton's compiler or a
+    C compiler. Only a head start: what it raises the launch meets again and reports (a
+    self-checking launch stops at its first check: later kernels build in the turn). Work a
+    launch does beside its Triton kernels (torch's own ops) runs here outside the turn, as
+    its inputs and oracles always do."""
+    with contextlib.suppress(Exception):
+        compile_launches(repro, case, [dict(case.config)])

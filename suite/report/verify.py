@@ -85,7 +85,7 @@ def run_script(python: str, script: Path) -> Verification:
     if "import torch" in script.read_text():  # the launch form: it launches (and may fault)
         gpu = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
         env["CUDA_VISIBLE_DEVICES"] = gpu
-        alone = alone_on(gpu)  # no other repro launch there meanwhile; the GPU checked after
+        alone = alone_on(gpu, f"{command} (report --verify)")  # the GPU checked after it
     with scratch_folder("verify-cache") as cache, alone:
         ended = run_isolated(
             [python, script.name],
