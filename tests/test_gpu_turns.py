@@ -26,8 +26,8 @@ import pytest
 
 from suite.engine import discover
 from suite.engine.expand import CaseSpec
-from suite.engine.gpu_check import GpuStopped, alone_on
-from suite.engine.gpu_lock_log import LOCK_LOG, HoldEnd, held_for, read_holds
+from suite.engine.gpu_check import GpuStopped, alone_on, machine_lock
+from suite.engine.gpu_lock_log import LOCK_LOG, GpuLock, HoldEnd, held_for, read_holds
 from suite.engine.isolate import Bounds
 from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution, Workers, run_case
@@ -208,3 +208,45 @@ def test_two_runs_take_turns_on_a_real_gpu(tmp_path, monkeypatch):
     (first, second) = sorted(json.loads(line) for line in log.read_text().splitlines())
     assert first[1] <= second[0], f"the launches overlapped: {first} {second}"
     assert (tmp_path / f"repro-gpu-locks-{os.getuid()}" / "gpu-0.lock").is_file()  # kept
+
+
+def test_a_gate_child_takes_the_gpus_machine_wide_lock_and_holds_it_to_its_exit(
+    tmp_path, monkeypatch
+):
+    """``repro gate``'s GPU child launches configs nobody has run: once it uses the GPU it
+    takes the same machine-wide lock as every repro launch (waiting while another holds it)
+    and keeps it to its exit. The real child on a spec whose kernel does not load: it takes
+    the lock, then stops (here without torch, or at the kernel)."""
+    from suite.gate import gpu
+    from suite.gate.events import GpuSpec
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the GPUs' locks go
+    monkeypatch.setenv(LOCK_LOG, str(tmp_path / "holds.jsonl"))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    spec = GpuSpec(
+        source={"module": "repros.none"},
+        kernel="gemm",
+        events=str(tmp_path / "events-1.jsonl"),
+        sizes=[[512, 512, 512]],
+        check_shapes=[[512, 512, 512]],
+        items=[],
+        prior={},
+        deadline=None,
+    )
+    lock = machine_lock("0")
+    assert lock is not None and lock.parent.parent == tmp_path
+    mine = GpuLock(lock, "a test")
+    ended = {}
+    child = threading.Thread(
+        target=lambda: ended.update(exit=gpu.run_child(spec, tmp_path, 1, 120, sys.executable))
+    )
+    child.start()
+    time.sleep(2.0)  # the child asks for the lock meanwhile
+    released = time.time()
+    mine.release()
+    child.join()
+    assert ended["exit"].returncode == 1, ended["exit"].stderr.text  # the kernel never loaded
+    holds = read_holds((tmp_path / "holds.jsonl").read_text().splitlines())
+    (held,) = [h for h in holds if h.who == "gate child"]
+    assert held.until is HoldEnd.PROCESS_END and held.pid != os.getpid(), holds
+    assert held.asked_at + held.waited_s >= released, (held, released)

@@ -82,6 +82,12 @@ def machine_locks() -> Path | None:
     return folder
 
 
+def first_visible_gpu() -> str:
+    """The GPU a program that names none launches on (a ``CUDA_VISIBLE_DEVICES`` id): the
+    first visible one."""
+    return (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+
+
 def machine_lock(gpu: str) -> Path | None:
     """The machine-wide lock file of ``gpu`` (a ``CUDA_VISIBLE_DEVICES`` id), None without
     the folder of this user's locks."""

@@ -53,6 +53,18 @@ GPU_HOLD = "REPRO_GPU_HOLD"
 _HELD: list[GpuLock] = []  # the lock held to the process's exit (GPU_HOLD, or a launch raised)
 
 
+def hold_to_exit(who: str, why: str) -> None:
+    """Take this process's GPU lock (``GPU_LOCK``, if named) and hold it until the process
+    ends (the lock goes with it, whatever the way it ends): for a process whose every launch
+    from here on may fault. ``who`` and ``why`` name the hold in the lock log."""
+    path = os.environ.get(GPU_LOCK)
+    if not path or _HELD:
+        return
+    lock = GpuLock(path, who)
+    _HELD.append(lock)  # never released here
+    lock.keep_to_exit(why)
+
+
 @contextlib.contextmanager
 def gpu_turn(emit: Emit) -> Iterator[None]:
     """Hold this case's GPU for one launch, or to the process's end when the launch raised
@@ -62,12 +74,11 @@ def gpu_turn(emit: Emit) -> Iterator[None]:
         yield
         return
     emit(GpuWait(time.monotonic()))
-    lock = GpuLock(path, "launch")
     if os.environ.get(GPU_HOLD) == "1":
-        _HELD.append(lock)  # never released: the lock goes with the process
-        lock.keep_to_exit("held from its first launch to its exit (REPRO_GPU_HOLD)")
+        hold_to_exit("launch", "held from its first launch to its exit (REPRO_GPU_HOLD)")
         yield
         return
+    lock = GpuLock(path, "launch")
     try:
         yield
     except BaseException:
