@@ -45,9 +45,10 @@ COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 GPU_LOCK = "REPRO_GPU_LOCK"
 
 #: Environment knob, with ``GPU_LOCK``: once the case has launched, it holds its GPU's lock
-#: until it exits (``"1"``). For candidates that fault: one process with a launched, maybe
+#: until it exits (``"1"``). For a run again of a launch that failed (a sanitizer's rerun, a
+#: ptxas relaunch), every launch of which may fault: one process with a launched, maybe
 #: faulted, context per GPU at a time, and its context torn down (the process gone) before
-#: another launches beside it.
+#: another launches beside it; its start, context and compiles still run beside others.
 GPU_HOLD = "REPRO_GPU_HOLD"
 
 _HELD: list[GpuLock] = []  # the lock held to the process's exit (GPU_HOLD, or a launch raised)
@@ -153,15 +154,24 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
     """Build what launching ``case`` under each of ``configs`` would build (Triton's
     ``warmup``: compiled, not launched), oracle variants included; launches nothing. What the
     first config's launch raises (its kernel does not compile, say) is raised."""
+    from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
 
     original = JITFunction.run
+    tuned = Autotuner.run
 
     def build_only(self: JITFunction, *args: Any, **kwargs: Any) -> Any:
         kwargs["warmup"] = True
         return build_launcher(original(self, *args, **kwargs))
 
+    def build_every_config(self: Autotuner, *args: Any, **kwargs: Any) -> Any:
+        # Each config built, none timed: timing launches that are not made would pick (and
+        # cache, for the launch after) a config at random.
+        kwargs.pop("warmup", None)
+        return self.warmup(*args, **kwargs)
+
     JITFunction.run = build_only
+    Autotuner.run = build_every_config
     turns = os.environ.pop(GPU_LOCK, None)  # nothing is launched: no GPU turn to wait for
     try:
         first, *others = configs
@@ -172,6 +182,7 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
                 run_launch(repro, _variant(case, config), lambda event: None)
     finally:
         JITFunction.run = original
+        Autotuner.run = tuned
         if turns is not None:
             os.environ[GPU_LOCK] = turns
 
