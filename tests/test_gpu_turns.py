@@ -4,9 +4,10 @@ Cases that launch run up to ``Execution.workers`` at a time on a GPU, each holdi
 lock only around a launch and the synchronize after it (``suite.engine.launch.gpu_turn``);
 the time a case waits for its turn does not count against its timeout. A launch that raises
 (a fault) keeps it until its process has ended, and the GPU is checked after it; cases
-expected to fault (``Execution.faults``) hold it from their launch to their exit, and the GPU
-is checked after each. Real child processes under Triton's interpreter, whose launches take
-1.5 s each.
+expected to fault (``Execution.faults``) let it go after their launches unless one raised, and
+the GPU is checked after each that launched. A gate's GPU child holds it from its first use
+of the GPU to its exit. Every hold can be logged (``suite.engine.gpu_lock_log``). Real child
+processes under Triton's interpreter, whose launches take 1.5 s each.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from suite.engine.outcome import Outcome
 from suite.engine.runner import Execution, Workers, run_case
 
 SLOW = Path(__file__).parent / "data" / "gpu_turns" / "slow_launch.py"
+NO_LAUNCH = SLOW.with_name("no_launch.py")
 
 
 def test_launches_take_turns_and_the_wait_is_not_counted_against_the_timeout(tmp_path, monkeypatch):
@@ -174,6 +176,11 @@ def test_a_gpu_that_gives_no_context_after_a_faulting_case_stops_the_run(tmp_pat
     execution = Execution(warm=False, gpus=("0",), faults=True)
     with pytest.raises(GpuStopped, match="made no CUDA context on GPU 0"):
         run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "c", execution)
+    # A case that never launched (its inputs failed, as a candidate that does not compile
+    # fails) left the GPU as it was: not checked, even in a reduction of a fault.
+    never = discover.from_source({"path": str(NO_LAUNCH)}, str(NO_LAUNCH))[0]
+    refused = run_case(CaseSpec(never, {}, "sm_90", gpu=True), tmp_path / "n", execution)
+    assert "no inputs: nothing is launched" in refused.message, refused.message
     plain = Execution(warm=False, gpus=("0",))  # a case not expected to fault: not checked
     result = run_case(CaseSpec(found, config, "sm_90", gpu=True), tmp_path / "d", plain)
     assert result.outcome is Outcome.PASSED, result.message

@@ -62,8 +62,8 @@ class Execution:
     sanitize: bool = True
     # ... and relaunched with its PTX assembled by another ptxas build and at -O0.
     ptxas_differential: bool = True
-    # Cases expected to fault (a reduction of a launch fault): after each case on a GPU of
-    # ``gpus`` a fresh process must make a CUDA context there, else the run stops
+    # Cases expected to fault (a reduction of a launch fault): after each case that launched
+    # on a GPU of ``gpus`` a fresh process must make a CUDA context there, else the run stops
     # (``GpuStopped``). A case whose launch raised holds its GPU to its exit, as always; one
     # that did not lets it go after its launches (its oracles and its exit need no turn).
     faults: bool = False
@@ -77,7 +77,7 @@ class Workers:
     ``execution.workers`` cases per GPU run side by side, and their launches on one GPU are
     one at a time. A launch that raises (a fault) keeps the lock until its process has ended,
     and on a real GPU the GPU is checked after it (holding the lock: no launch meanwhile).
-    With ``execution.faults`` the GPU is checked after each case.
+    With ``execution.faults`` the GPU is checked after each case that launched.
     """
 
     def __init__(self, execution: Execution, specs: Sequence[CaseSpec] = ()) -> None:
@@ -165,8 +165,12 @@ class Workers:
                 try:
                     # A launch that did not finish (a fault, a crash, a hang killed) held the
                     # GPU until its process ended: the GPU answers before the next launch.
-                    unfinished = watch is not None and watch.unfinished()
-                    if (self.execution.faults or unfinished) and self.execution.gpus:
+                    # A reduction of a fault checks after every case that launched; a case
+                    # that never launched (its kernel did not compile) left the GPU as it was.
+                    checked = watch is not None and (
+                        watch.unfinished() or (self.execution.faults and watch.launched())
+                    )
+                    if checked and self.execution.gpus:
                         self._check(gpu_id)
                 finally:
                     self._gpus.put(gpu_id)
