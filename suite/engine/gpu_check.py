@@ -12,10 +12,12 @@ fails the check ends the run (:class:`GpuStopped`, exit 4) before more faults la
 What may fault or hang runs alone on its GPU, machine-wide: every ``repro`` process of this
 user takes the GPU's lock file in :func:`machine_locks` around its launches
 (``suite.engine.launch.gpu_turn``); a launch that raised keeps it until its process has
-ended, and the parent checks the GPU before the next launch there. A whole process that is
-expected to fault (a sanitizer's rerun of a fault, a ptxas relaunch, a report's ``repro.py``
-run by itself) runs under :func:`alone_on`: the lock held from its start to its end, then
-the check.
+ended, and the parent checks the GPU before the next launch there (:func:`check_after`). A
+rerun of a failed launch (a sanitizer's, a ptxas relaunch) and a gate's GPU child hold the
+lock from their first launch to their exit, then the check; a program that takes no turns
+of its own (a report's ``repro.py`` run by itself) runs under :func:`alone_on`: the lock held
+from its start to its end, then the check. Every hold can be logged
+(``suite.engine.gpu_lock_log``).
 """
 
 from __future__ import annotations
