@@ -258,7 +258,7 @@ def gpu_alone() -> Iterator[None]:
     if gpu_arch() is None:
         yield
         return
-    with alone_on(the_gpus()[0]):
+    with alone_on(the_gpus()[0], "a test's own process"):
         yield
 
 

@@ -28,6 +28,12 @@ def test_builtins_launch_and_check_on_the_gpu(tmp_path):
         "sm_90",
         "--gpu",
         "on",
+        # The launch path and the verdicts only: reruns under compute-sanitizer and with other
+        # ptxas builds run alone on the GPU and have GPU tests of their own
+        # (tests/test_sanitizer.py, tests/test_ptxas_differential.py); the nightly GPU job
+        # (.github/workflows/nightly.yml) runs the whole catalogue with both.
+        "--no-sanitizer",
+        "--no-ptxas-differential",
         "-j",
         "4",
         "-o",

@@ -50,7 +50,14 @@ if TYPE_CHECKING:
         load_config_file,
         shard,
     )
-    from suite.engine.gpu_check import GpuStopped, alone_on, context_check
+    from suite.engine.gpu_check import (
+        GpuStopped,
+        alone_on,
+        check_after,
+        context_check,
+        first_visible_gpu,
+        machine_lock,
+    )
     from suite.engine.gpu_evidence import (
         NEEDS_GPU,
         command_there,
@@ -59,7 +66,7 @@ if TYPE_CHECKING:
         runtime_failure,
     )
     from suite.engine.isolate import Exit, run_isolated
-    from suite.engine.launch import COMPILE_LAUNCHES
+    from suite.engine.launch import COMPILE_LAUNCHES, GPU_LOCK, hold_to_exit
     from suite.engine.outcome import (
         TOOLCHAIN_GAP,
         UNSUPPORTED,

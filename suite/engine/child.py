@@ -26,7 +26,13 @@ from typing import Any
 
 from suite.api import Case, Compiled, Reproducer, Target, Unsupported, declared
 from suite.engine.exception_facts import describe_exception, stages_entered
-from suite.engine.launch import COMPILE_LAUNCHES, compile_launches, run_launch
+from suite.engine.launch import (
+    COMPILE_LAUNCHES,
+    GPU_LOCK,
+    build_ahead,
+    compile_launches,
+    run_launch,
+)
 from suite.engine.protocol import (
     ChildSpec,
     CompiledEvent,
@@ -127,6 +133,8 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
                     compiled = fn(case)
             else:
                 compiled = None
+                if os.environ.get(GPU_LOCK) and not ahead and not skip_compile:
+                    build_ahead(repro, case)  # built outside the GPU turn
                 run_launch(repro, case, emit)
         except Unsupported as exc:
             emit(Skipped(f"unsupported: {exc}"))

@@ -12,16 +12,17 @@ fails the check ends the run (:class:`GpuStopped`, exit 4) before more faults la
 What may fault or hang runs alone on its GPU, machine-wide: every ``repro`` process of this
 user takes the GPU's lock file in :func:`machine_locks` around its launches
 (``suite.engine.launch.gpu_turn``); a launch that raised keeps it until its process has
-ended, and the parent checks the GPU before the next launch there. A whole process that is
-expected to fault (a sanitizer's rerun of a fault, a ptxas relaunch, a report's ``repro.py``
-run by itself) runs under :func:`alone_on`: the lock held from its start to its end, then
-the check.
+ended, and the parent checks the GPU before the next launch there (:func:`check_after`). A
+rerun of a failed launch (a sanitizer's, a ptxas relaunch) and a gate's GPU child hold the
+lock from their first launch to their exit, then the check; a program that takes no turns
+of its own (a report's ``repro.py`` run by itself) runs under :func:`alone_on`: the lock held
+from its start to its end, then the check. Every hold can be logged
+(``suite.engine.gpu_lock_log``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
 import subprocess
@@ -30,6 +31,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from suite.engine.gpu_lock_log import GpuLock
 from suite.errors import HarnessError
 
 #: A driver that hangs on a new context counts as a GPU that stopped answering.
@@ -82,23 +84,51 @@ def machine_locks() -> Path | None:
     return folder
 
 
+def first_visible_gpu() -> str:
+    """The GPU a program that names none launches on (a ``CUDA_VISIBLE_DEVICES`` id): the
+    first visible one."""
+    return (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+
+
+def machine_lock(gpu: str) -> Path | None:
+    """The machine-wide lock file of ``gpu`` (a ``CUDA_VISIBLE_DEVICES`` id), None without
+    the folder of this user's locks."""
+    folder = machine_locks()
+    return folder / f"gpu-{gpu}.lock" if folder is not None else None
+
+
 @contextlib.contextmanager
-def alone_on(gpu: str) -> Iterator[None]:
+def alone_on(gpu: str, who: str = "a process alone") -> Iterator[None]:
     """Run a process that may fault or hang on ``gpu`` (a ``CUDA_VISIBLE_DEVICES`` id) alone:
     holding the GPU's machine-wide lock (no launch of another ``repro`` process there
     meanwhile) and, when it has ended (or raised: a fault, say), still holding it, check that
-    a fresh process makes a CUDA context there; :class:`GpuStopped` when none does."""
-    with contextlib.ExitStack() as held:
-        folder = machine_locks()
-        if folder is not None:  # else nobody else's lock could be shared either
-            lock = held.enter_context(open(folder / f"gpu-{gpu}.lock", "a"))
-            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+    a fresh process makes a CUDA context there; :class:`GpuStopped` when none does. ``who``
+    names the holder in the lock log (``suite.engine.gpu_lock_log``)."""
+    path = machine_lock(gpu)
+    # Without the folder nobody else's lock could be shared either: the process just runs.
+    lock = GpuLock(path, who) if path is not None else None
+    try:
         try:
             yield
         except Exception:
             _stop_unless_answering(gpu)  # the GPU's state first: it explains the error
             raise
         _stop_unless_answering(gpu)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def check_after(gpu: str, lock_path: Path | None) -> None:
+    """After a process that may have faulted on ``gpu`` has ended: holding the GPU's lock
+    (``lock_path``, if any: no launch there meanwhile), a fresh process makes a CUDA context
+    there; :class:`GpuStopped` when none does."""
+    lock = GpuLock(lock_path, "context check") if lock_path is not None else None
+    try:
+        _stop_unless_answering(gpu)
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def _stop_unless_answering(gpu: str) -> None:

@@ -10,13 +10,13 @@ reproducer with ``@REPRO.inputs`` is judged by its oracles (``suite.oracles``); 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from suite.api import Case, Reproducer
+from suite.engine.gpu_lock_log import GpuLock
 from suite.engine.protocol import GpuWait, Judged, LaunchEvent, LaunchFinished, started
 from suite.judgement import build_launcher
 from suite.oracles import (
@@ -45,12 +45,25 @@ COMPILE_LAUNCHES = "REPRO_COMPILE_LAUNCHES"
 GPU_LOCK = "REPRO_GPU_LOCK"
 
 #: Environment knob, with ``GPU_LOCK``: once the case has launched, it holds its GPU's lock
-#: until it exits (``"1"``). For candidates that fault: one process with a launched, maybe
+#: until it exits (``"1"``). For a run again of a launch that failed (a sanitizer's rerun, a
+#: ptxas relaunch), every launch of which may fault: one process with a launched, maybe
 #: faulted, context per GPU at a time, and its context torn down (the process gone) before
-#: another launches beside it.
+#: another launches beside it; its start, context and compiles still run beside others.
 GPU_HOLD = "REPRO_GPU_HOLD"
 
-_HELD: list[Any] = []  # the lock file held to the process's exit (GPU_HOLD, or a launch raised)
+_HELD: list[GpuLock] = []  # the lock held to the process's exit (GPU_HOLD, or a launch raised)
+
+
+def hold_to_exit(who: str, why: str) -> None:
+    """Take this process's GPU lock (``GPU_LOCK``, if named) and hold it until the process
+    ends (the lock goes with it, whatever the way it ends): for a process whose every launch
+    from here on may fault. ``who`` and ``why`` name the hold in the lock log."""
+    path = os.environ.get(GPU_LOCK)
+    if not path or _HELD:
+        return
+    lock = GpuLock(path, who)
+    _HELD.append(lock)  # never released here
+    lock.keep_to_exit(why)
 
 
 @contextlib.contextmanager
@@ -62,20 +75,20 @@ def gpu_turn(emit: Emit) -> Iterator[None]:
         yield
         return
     emit(GpuWait(time.monotonic()))
-    lock = open(path, "a")  # noqa: SIM115 (closed below, or by the process's end: GPU_HOLD)
-    fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or the case dies
     if os.environ.get(GPU_HOLD) == "1":
-        _HELD.append(lock)  # never closed: the lock goes with the process
+        hold_to_exit("launch", "held from its first launch to its exit (REPRO_GPU_HOLD)")
         yield
         return
+    lock = GpuLock(path, "launch")
     try:
         yield
     except BaseException:
         # A launch that raised (a fault) leaves a context torn down only at the process's
         # end: no launch beside it on this GPU before then (the parent checks the GPU).
         _HELD.append(lock)
+        lock.keep_to_exit("its launch raised")
         raise
-    lock.close()
+    lock.release()
 
 
 def _synchronize() -> None:
@@ -141,15 +154,24 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
     """Build what launching ``case`` under each of ``configs`` would build (Triton's
     ``warmup``: compiled, not launched), oracle variants included; launches nothing. What the
     first config's launch raises (its kernel does not compile, say) is raised."""
+    from triton.runtime.autotuner import Autotuner
     from triton.runtime.jit import JITFunction
 
     original = JITFunction.run
+    tuned = Autotuner.run
 
     def build_only(self: JITFunction, *args: Any, **kwargs: Any) -> Any:
         kwargs["warmup"] = True
         return build_launcher(original(self, *args, **kwargs))
 
+    def build_every_config(self: Autotuner, *args: Any, **kwargs: Any) -> Any:
+        # Each config built, none timed: timing launches that are not made would pick (and
+        # cache, for the launch after) a config at random.
+        kwargs.pop("warmup", None)
+        return self.warmup(*args, **kwargs)
+
     JITFunction.run = build_only
+    Autotuner.run = build_every_config
     turns = os.environ.pop(GPU_LOCK, None)  # nothing is launched: no GPU turn to wait for
     try:
         first, *others = configs
@@ -160,5 +182,18 @@ def compile_launches(repro: Reproducer, case: Case, configs: list[dict[str, Any]
                 run_launch(repro, _variant(case, config), lambda event: None)
     finally:
         JITFunction.run = original
+        Autotuner.run = tuned
         if turns is not None:
             os.environ[GPU_LOCK] = turns
+
+
+def build_ahead(repro: Reproducer, case: Case) -> None:
+    """Before a case asks for its GPU turn: build what its launch will launch (its launch
+    code run as :func:`compile_launches` runs it: kernels compiled and loaded, launchers
+    built, no kernel launched), so that the turn holds launches, not Triton's compiler or a
+    C compiler. Only a head start: what it raises the launch meets again and reports (a
+    self-checking launch stops at its first check: later kernels build in the turn). Work a
+    launch does beside its Triton kernels (torch's own ops) runs here outside the turn, as
+    its inputs and oracles always do."""
+    with contextlib.suppress(Exception):
+        compile_launches(repro, case, [dict(case.config)])

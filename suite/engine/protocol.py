@@ -438,6 +438,7 @@ class LaunchWatch:
         self._open: LaunchStarted | None = None
         self._waiting_since: float | None = None
         self._waited = 0.0
+        self._launched = False
 
     def _read(self) -> None:
         try:
@@ -458,6 +459,7 @@ class LaunchWatch:
                 self._waiting_since = event.at
             elif isinstance(event, LaunchStarted):
                 self._open = event
+                self._launched = True
                 if self._waiting_since is not None:
                     self._waited += max(0.0, event.at - self._waiting_since)
                     self._waiting_since = None
@@ -470,6 +472,11 @@ class LaunchWatch:
         if running is None or not running.bound_s:
             return False
         return time.monotonic() - running.at > running.bound_s
+
+    def launched(self) -> bool:
+        """A launch was started (the case used its GPU)."""
+        self._read()
+        return self._launched
 
     def unfinished(self) -> bool:
         """A launch started and did not finish (it raised, crashed, hung or was killed)."""

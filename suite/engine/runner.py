@@ -9,7 +9,6 @@ pass lands beside the case's captured output.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import queue
 import shutil
@@ -26,9 +25,8 @@ from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.expand import CaseSpec
 from suite.engine.gpu_check import (
-    GpuStopped,
-    alone_on,
-    context_check,
+    check_after,
+    machine_lock,
     machine_locks,
     machine_locks_path,
 )
@@ -64,9 +62,10 @@ class Execution:
     sanitize: bool = True
     # ... and relaunched with its PTX assembled by another ptxas build and at -O0.
     ptxas_differential: bool = True
-    # Cases expected to fault (a reduction of a launch fault): a case holds its GPU from its
-    # first launch to its exit (``GPU_HOLD``), and after each case on a GPU of ``gpus`` a
-    # fresh process must make a CUDA context there, else the run stops (``GpuStopped``).
+    # Cases expected to fault (a reduction of a launch fault): after each case that launched
+    # on a GPU of ``gpus`` a fresh process must make a CUDA context there, else the run stops
+    # (``GpuStopped``). A case whose launch raised holds its GPU to its exit, as always; one
+    # that did not lets it go after its launches (its oracles and its exit need no turn).
     faults: bool = False
 
 
@@ -78,8 +77,7 @@ class Workers:
     ``execution.workers`` cases per GPU run side by side, and their launches on one GPU are
     one at a time. A launch that raises (a fault) keeps the lock until its process has ended,
     and on a real GPU the GPU is checked after it (holding the lock: no launch meanwhile).
-    With ``execution.faults`` every case holds the lock from its first launch to its exit, and
-    the GPU is checked after each.
+    With ``execution.faults`` the GPU is checked after each case that launched.
     """
 
     def __init__(self, execution: Execution, specs: Sequence[CaseSpec] = ()) -> None:
@@ -152,8 +150,6 @@ class Workers:
         try:
             if gpu_id is not None:
                 env = {**env, GPU_LOCK: str(self._lock_path(gpu_id))}
-                if self.execution.faults:
-                    env[GPU_HOLD] = "1"
             if gpu_id is not None and self.execution.gpus:
                 env = {**env, "CUDA_VISIBLE_DEVICES": gpu_id}
             template = self._warm() if self.execution.warm else None
@@ -169,8 +165,12 @@ class Workers:
                 try:
                     # A launch that did not finish (a fault, a crash, a hang killed) held the
                     # GPU until its process ended: the GPU answers before the next launch.
-                    unfinished = watch is not None and watch.unfinished()
-                    if (self.execution.faults or unfinished) and self.execution.gpus:
+                    # A reduction of a fault checks after every case that launched; a case
+                    # that never launched (its kernel did not compile) left the GPU as it was.
+                    checked = watch is not None and (
+                        watch.unfinished() or (self.execution.faults and watch.launched())
+                    )
+                    if checked and self.execution.gpus:
                         self._check(gpu_id)
                 finally:
                     self._gpus.put(gpu_id)
@@ -178,11 +178,7 @@ class Workers:
     def _check(self, gpu_id: str) -> None:
         """A fresh process makes a CUDA context on the GPU, no case launching there
         meanwhile; ``GpuStopped`` when it does not."""
-        with open(self._lock_path(gpu_id), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            reason = context_check(gpu_id)
-        if reason:
-            raise GpuStopped(reason)
+        check_after(gpu_id, self._lock_path(gpu_id))
 
     def _lock_path(self, gpu_id: str) -> Path:
         return self._lock_folder() / f"gpu-{gpu_id}.lock"
@@ -415,19 +411,22 @@ def _child_again(
     scratch = case_dir / "tmp"
     scratch.mkdir(exist_ok=True)
     gpu = env.get("CUDA_VISIBLE_DEVICES") if execution.gpus else None
-    # It relaunches a launch that failed: alone on its GPU (the whole process holds the GPU's
-    # lock, so the child takes no turns of its own), the GPU checked after it.
-    alone = alone_on(gpu) if gpu else contextlib.nullcontext()
+    # It relaunches a launch that failed: its start, CUDA context and compiles side by side
+    # with others, then the GPU's lock held from its first launch to its exit (nothing
+    # launches beside it), and the GPU checked after it (still nothing launching there).
+    lock = machine_lock(gpu) if gpu else None
+    turns = {GPU_LOCK: str(lock), GPU_HOLD: "1"} if lock is not None else {}
     try:
-        with alone:
-            ended = run_isolated(
-                [*prefix, execution.python, "-m", "suite.engine.child", str(again)],
-                env={k: v for k, v in env.items() if k != GPU_LOCK},
-                cwd=str(case_dir),
-                bounds=execution.bounds,
-            )
+        ended = run_isolated(
+            [*prefix, execution.python, "-m", "suite.engine.child", str(again)],
+            env={**{k: v for k, v in env.items() if k not in (GPU_LOCK, GPU_HOLD)}, **turns},
+            cwd=str(case_dir),
+            bounds=execution.bounds,
+        )
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    if gpu:
+        check_after(gpu, lock)
     return ended, report
 
 

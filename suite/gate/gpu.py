@@ -9,7 +9,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.engine import Bounds, Exit, Found, Unreadable, child_env, read_lines, run_isolated
+from suite.engine import (
+    GPU_LOCK,
+    Bounds,
+    Exit,
+    Found,
+    Unreadable,
+    check_after,
+    child_env,
+    first_visible_gpu,
+    gpu_arch,
+    machine_lock,
+    read_lines,
+    run_isolated,
+)
 from suite.gate import events
 from suite.gate.events import CONTEXT_LOST, CUBLAS
 from suite.gate.inputs import GateConfig, JitKernel, size_label
@@ -241,10 +254,26 @@ def _kind(final: bool, screen: bool) -> str:
 def run_child(
     spec: events.GpuSpec, folder: Path, number: int, timeout_s: float, python: str
 ) -> Exit:
-    """One isolated child on ``spec``; its spec and captured output kept in ``folder``."""
+    """One isolated child on ``spec``; its spec and captured output kept in ``folder``.
+
+    It launches configs nobody has run, which may fault: it takes its GPU's machine-wide
+    lock once it uses the GPU and holds it to its exit (``suite.gate.gpu_child``'s
+    ``take_the_gpu``), as every repro process's launches take turns there; after it, on a
+    real GPU, a fresh process must make a CUDA context there (``GpuStopped``, exit 4, if not).
+    """
     spec_path = folder / f"spec-{number}.json"
     spec_path.write_text(spec.to_json())
-    env = child_env({"TRITON_CACHE_DIR": str(folder / "cache"), "PYTHONUNBUFFERED": "1"})
+    gpu = first_visible_gpu()
+    lock = machine_lock(gpu)
+    turns = {GPU_LOCK: str(lock)} if lock is not None else {}
+    env = child_env(
+        {
+            "TRITON_CACHE_DIR": str(folder / "cache"),
+            "PYTHONUNBUFFERED": "1",
+            "CUDA_VISIBLE_DEVICES": gpu,
+            **turns,
+        }
+    )
     memory = int(_total_memory() * 0.75) or None
     ended = run_isolated(
         [python, *GPU_CHILD, str(spec_path)],
@@ -252,6 +281,8 @@ def run_child(
         cwd=str(folder),
         bounds=Bounds(timeout_s=timeout_s, memory_bytes=memory),
     )
+    if gpu_arch() is not None:  # a real GPU (a test's stand-in child launches nothing)
+        check_after(gpu, lock)
     for name, captured in (("stdout", ended.stdout), ("stderr", ended.stderr)):
         if captured.text:
             (folder / f"{name}-{number}.txt").write_text(captured.text)

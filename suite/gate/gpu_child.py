@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suite.engine import Unreadable
+from suite.engine import Unreadable, hold_to_exit
 from suite.gate.events import (
     CONTEXT_LOST,
     CUBLAS,
@@ -154,6 +154,14 @@ def start_compiles(state: ChildState) -> None:
             state.warmer.submit(item.key, item.config, state.shapes)
     for item in state.screen:
         state.warmer.submit(item.key, item.config, spec.sizes[:1])
+
+
+def take_the_gpu(state: ChildState) -> None:
+    """From here the child uses the GPU, and what it launches (unproven configs) may fault:
+    it holds the GPU's machine-wide lock (``GPU_LOCK``, given by the parent) to its exit, so
+    no other repro process launches beside it, while its compiles, started before, go on.
+    The parent checks the GPU after it (:func:`suite.gate.gpu.run_child`)."""
+    hold_to_exit("gate child", "a gate child's checks and timing, to its exit")
 
 
 def announce(state: ChildState) -> None:
@@ -333,6 +341,7 @@ def finish(state: ChildState) -> None:
 CHILD_STEPS: tuple[Callable[[ChildState], None], ...] = (
     plan,
     start_compiles,
+    take_the_gpu,
     announce,
     screen,
     pick_finalists,

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from suite.engine import DEFAULTS, alone_on, home_to_tilde, is_same_bug, run_isolated
+from suite.engine import (
+    DEFAULTS,
+    alone_on,
+    first_visible_gpu,
+    home_to_tilde,
+    is_same_bug,
+    run_isolated,
+)
 from suite.errors import UsageError
 from suite.files import scratch_folder
 from suite.report.script_output import signature_of_run
@@ -83,9 +90,9 @@ def run_script(python: str, script: Path) -> Verification:
     env = clean_env()
     alone: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if "import torch" in script.read_text():  # the launch form: it launches (and may fault)
-        gpu = (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0].strip()
+        gpu = first_visible_gpu()
         env["CUDA_VISIBLE_DEVICES"] = gpu
-        alone = alone_on(gpu)  # no other repro launch there meanwhile; the GPU checked after
+        alone = alone_on(gpu, f"{command} (report --verify)")  # the GPU checked after it
     with scratch_folder("verify-cache") as cache, alone:
         ended = run_isolated(
             [python, script.name],
