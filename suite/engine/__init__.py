@@ -71,15 +71,7 @@ if TYPE_CHECKING:
         Verdict,
         site_and_facts,
     )
-    from suite.engine.protocol import (
-        EVENTS,
-        Error,
-        FailureSite,
-        Unreadable,
-        errors_in,
-        read_lines,
-        typed,
-    )
+    from suite.engine.protocol import EVENTS, Error, FailureSite, errors_in
     from suite.engine.record import RESULTS, RunStore, case_folder_name, safe_name, unique_folder
     from suite.engine.runner import CaseInterrupted, Execution, Workers
     from suite.engine.same_bug import completed_stage, is_same_bug, named_pass
@@ -110,6 +102,7 @@ if TYPE_CHECKING:
         reproducer_family,
         triage_of,
     )
+    from suite.engine.wire import JsonRecord, Message, Unreadable, json_object, read_lines
 
 
 @cache

@@ -49,9 +49,10 @@ from typing import Any
 from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
-from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in, parse_lines, read_lines
+from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in
 from suite.engine.ptxas import AssemblerBlame
 from suite.engine.signature import TRITON_REJECTS
+from suite.engine.wire import parse_lines, read_lines
 from suite.toolchain.limits import (
     PROGRAMMING_GUIDE,
     REGISTER_SOURCE,
