@@ -25,8 +25,8 @@ from suite.engine.protocol import (
     read_request,
 )
 from suite.engine.shim import child_env
-from suite.engine.wire import Unreadable
 from suite.engine.warm import Template, run_warm
+from suite.engine.wire import Unreadable
 from suite.failures.findings import Finding
 from suite.gate.events import Begin, Done, GateEvent, GpuSpec, Prior, SpecItem, Start, Timed
 from suite.gate.gpu import GpuEvents, GpuRun

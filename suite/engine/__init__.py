@@ -94,7 +94,6 @@ if TYPE_CHECKING:
         normalize,
     )
     from suite.engine.sources import capture_source, reproducer_for
-    from suite.engine.template import keeper_argv, keeper_report
     from suite.engine.triage import (
         Triage,
         TriageKind,
