@@ -464,8 +464,8 @@ def decide(
     kind, body_file = "issue", ""
     if fixed_in or known is not None:
         kind, body_file = "comment", "comment.md"
-    elif found_triage.label == TriageKind.COMPILER_BUG:
+    elif found_triage.kind is TriageKind.COMPILER_BUG:
         body_file = "issue.md"
-    if not fixed_in and found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG):
+    if not fixed_in and found_triage.kind in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
     return ReportDecision(kind, status, body_file, fixed_in, upstream)
