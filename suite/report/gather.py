@@ -199,9 +199,10 @@ def gather(
 
 
 def rerun(subject: Subject, python: str | None, work: Path, skip: bool) -> Ran:
-    """Rerun: a finding's minimal config again, to capture its output and MLIR reproducer
-    (:func:`suite.subject.recapture`; :class:`suite.subject.NotReproduced` when it does not
-    fail the same way)."""
+    """Rerun: the reproducer loaded as it ran, then a finding's minimal config again, to
+    capture its output and MLIR reproducer (:func:`suite.subject.recapture`;
+    :class:`suite.subject.NotReproduced` when it does not fail the same way)."""
+    subject.load_reproducer()
     if skip:
         return Ran("rerun", said="--no-rerun: the finding's record as it was")
     if subject.finding is None or not subject.is_finding:
