@@ -4,6 +4,7 @@ concern, modules of a readable size."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -160,6 +161,93 @@ def test_verdicts_are_compared_as_members_of_their_enum():
     assert {name: seen for name, seen in found.items() if words & set(seen)} == {}
 
 
+def _classes_setting(attribute: str) -> list[tuple[str, str]]:
+    """``(module, class)`` for each class of ``suite/`` whose body sets ``attribute``."""
+    found = []
+    for path in sorted(SUITE.rglob("*.py")):
+        module = ".".join(("suite", *path.relative_to(SUITE).with_suffix("").parts))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for item in node.body:
+                target = item.target if isinstance(item, ast.AnnAssign) else None
+                targets = item.targets if isinstance(item, ast.Assign) else [target]
+                if any(isinstance(t, ast.Name) and t.id == attribute for t in targets):
+                    found.append((module, node.name))
+    return found
+
+
+def test_every_parent_child_message_derives_from_the_one_base():
+    """Every JSON-lines dialect between a parent and its child is a direct subclass of
+    ``suite.engine.Message``: one discriminator, one registry, one reader; no dialect keeps
+    a registry, a writer or a reader of its own."""
+    import importlib
+
+    from suite.engine.wire import KIND_KEY, REGISTRY, Message
+
+    kinds = _classes_setting("KIND")
+    assert len(kinds) >= 30, kinds
+    dialects = set()
+    for module, name in kinds:
+        kind = getattr(importlib.import_module(module), name)
+        assert issubclass(kind, Message), (module, name)
+        if kind is Message:
+            continue
+        dialects.add(kind.dialect())
+        if kind.KIND:
+            assert REGISTRY[kind.dialect()][kind.KIND] is kind, (module, name)
+            # No field hides the discriminator or a method of the base (record, line, ...).
+            names = {f.name for f in dataclasses.fields(kind)}
+            assert not names & {KIND_KEY, *dir(Message)}, (module, name)
+    assert {d.__name__ for d in dialects} == {
+        "Event",
+        "TemplateMessage",
+        "GateEvent",
+        "ReplayMessage",
+    }
+    own = ("to_line", "read_message", "EVENT_TYPES", "MESSAGE_TYPES")
+    names = _top_level_names()
+    assert {n: names[n] for n in own if names.get(n)} == {}
+    writers = [
+        str(path.relative_to(SUITE))
+        for path in SUITE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and node.name == "to_line"
+    ]
+    assert writers == []
+
+
+def _gate_words(path: Path) -> list[str]:
+    """Each string a gate's status or verdict (``.status``, ``.verdict``, ``["status"]``,
+    ``["verdict"]``) is compared with in the file at ``path``."""
+
+    def is_word_holder(node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("status", "verdict")
+        return isinstance(node, ast.Subscript) and (
+            isinstance(node.slice, ast.Constant) and node.slice.value in ("status", "verdict")
+        )
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Compare) and any(
+            is_word_holder(n) for n in (node.left, *node.comparators)
+        ):
+            for side in (node.left, *node.comparators):
+                items = side.elts if isinstance(side, (ast.Tuple, ast.List, ast.Set)) else [side]
+                found += [n.value for n in items if isinstance(n, ast.Constant)]
+    return found
+
+
+def test_the_gate_compares_its_verdicts_as_members_of_their_enums():
+    """The gate's static status, a config's acceptance and the proposal's outcome are enums
+    (``suite.gate.static.StaticStatus``, ``suite.gate.decide.Acceptance``,
+    ``ProposalOutcome``), never compared with their words."""
+    files = [*(SUITE / "gate").glob("*.py"), SUITE / "cli" / "gate.py"]
+    found = {str(path.relative_to(SUITE)): _gate_words(path) for path in files}
+    assert {name: words for name, words in found.items() if words} == {}
+
+
 # The TMA model's rules are one table, kept whole on purpose.
 MODULE_LINES = 600
 ONE_TABLE = "cuda/rules.py"
@@ -236,7 +324,8 @@ def test_the_engine_door_lists_each_name_once_under_its_own_name():
     assert [a.name for a in aliases if a.asname] == []
     names = [a.name for a in aliases]
     assert len(names) == len(set(names)) == len(suite.engine.__all__)
-    assert "parse_lines" not in names
+    internals = {"parse_lines", "typed", "fits", "keeper_argv", "keeper_report"}
+    assert internals & set(names) == set()
 
 
 SHIMS = ("tma_model", "static_check", "nvcc")

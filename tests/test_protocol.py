@@ -21,14 +21,14 @@ from suite.engine.protocol import (
     Forked,
     Ready,
     Refused,
-    Unreadable,
-    read_message,
+    TemplateMessage,
     read_request,
 )
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, run_warm
+from suite.engine.wire import Unreadable
 from suite.failures.findings import Finding
-from suite.gate.events import Begin, Done, GpuSpec, Prior, SpecItem, Start, Timed
+from suite.gate.events import Begin, Done, GateEvent, GpuSpec, Prior, SpecItem, Start, Timed
 from suite.gate.gpu import GpuEvents, GpuRun
 from suite.replay.bindings import Binding
 from suite.replay.passes import ProbeReader, ir_types, probe
@@ -36,11 +36,9 @@ from suite.replay.protocol import (
     PassPlan,
     Probed,
     Probing,
+    ReplayMessage,
     TypesSaid,
     Version,
-)
-from suite.replay.protocol import (
-    read_message as read_replay_message,
 )
 
 PASSING = """
@@ -74,7 +72,7 @@ for fd in os.listdir("/proc/self/fd"):
     except (OSError, IndexError, ValueError):
         continue
     if target.startswith("pipe:") and flags & 3 == os.O_WRONLY:
-        os.write(int(fd), b'not json\\n{"message": "forked", "id": "seven"}\\n')
+        os.write(int(fd), b'not json\\n{"event": "forked", "id": "seven"}\\n')
 """
 
 
@@ -83,20 +81,20 @@ for fd in os.listdir("/proc/self/fd"):
     [
         b"not json at all\n",
         b"[1, 2, 3]\n",
-        b'{"event": "start"}\n',  # a child event, no message
-        b'{"message": "launch-rockets"}\n',
-        b'{"message": "forked", "id": 3}\n',  # pid missing
-        b'{"message": "forked", "id": 3, "pid": "12"}\n',
-        b'{"message": "exited", "pid": 12, "code": true}\n',
-        b'{"message": "fork", "id": 1, "spec": "s", "env": {"A": 1}, "cwd": "/",'
+        b'{"event": "start"}\n',  # an event of a case's child: another dialect
+        b'{"event": "launch-rockets"}\n',
+        b'{"event": "forked", "id": 3}\n',  # pid missing
+        b'{"event": "forked", "id": 3, "pid": "12"}\n',
+        b'{"event": "exited", "pid": 12, "code": true}\n',
+        b'{"event": "fork", "id": 1, "spec": "s", "env": {"A": 1}, "cwd": "/",'
         b' "stdout": "o", "stderr": "e"}\n',  # an environment value that is no string
-        b'{"message": "ready", "pid": 5, "failed_warm_up": ["90"]}\n',
+        b'{"event": "ready", "pid": 5, "failed_warm_up": ["90"]}\n',
         b"\xff\xfe\n",
     ],
 )
 def test_a_malformed_or_foreign_message_is_unreadable(line):
     with pytest.raises(Unreadable):
-        read_message(line)
+        TemplateMessage.from_line(line)
     assert isinstance(read_request(line), Refused)
 
 
@@ -109,8 +107,10 @@ def test_every_message_reads_back_as_itself():
         Refused("not JSON", None),
         Refused("a forked message is no request", 7),
     ):
-        assert read_message(message.to_line()) == message
-    assert read_request(Forked(7, 43).to_line()) == Refused("a forked message is no request", 7)
+        assert TemplateMessage.from_line(message.line()) == message
+    assert read_request(Forked(7, 43).line().encode()) == Refused(
+        "a forked message is no request", 7
+    )
 
 
 def test_the_warm_template_refuses_foreign_lines_and_keeps_serving(tmp_path):
@@ -124,7 +124,7 @@ def test_the_warm_template_refuses_foreign_lines_and_keeps_serving(tmp_path):
         assert any("not JSON" in line for line in template.unreadable), template.unreadable
         assert any("forked" in line for line in template.unreadable), template.unreadable
         # Lines the template cannot take as a request: refused, and it serves on.
-        template._stdin.write(b"garbage\n" + Exited(1, 0).to_line() + b'{"message": "fork"}\n')
+        template._stdin.write(b"garbage\n" + Exited(1, 0).line().encode() + b'{"event": "fork"}\n')
         template._stdin.flush()
         case = tmp_path / "case"
         case.mkdir()
@@ -203,16 +203,16 @@ def test_the_gate_child_refuses_a_malformed_spec_in_one_line(tmp_path):
 
 def test_the_gate_parent_skips_ill_typed_events_and_says_so(tmp_path):
     events = tmp_path / "events-1.jsonl"
-    lines = [
-        Start(device="H100", capability=[9, 0], seed=1).to_json(),
-        Begin(key="k1", stage="check").to_json(),
+    lines: list[GateEvent | str] = [
+        Start(device="H100", capability=[9, 0], seed=1),
+        Begin(key="k1", stage="check"),
         json.dumps({"event": "time", "key": "k1", "size": [512, 512, 512], "ms": "fast"}),
         json.dumps({"event": "check", "key": "k1", "stage": "check", "ok": "yes"}),
         json.dumps({"event": "a-future-event", "key": "k1"}),
-        Timed(key="k1", size=[512, 512, 512], input_set=0, ms=0.25).to_json(),
-        Done().to_json(),
+        Timed(key="k1", size=[512, 512, 512], input_set=0, ms=0.25),
+        Done(),
     ]
-    events.write_text("\n".join(lines) + "\n")
+    events.write_text("".join(x.line() if isinstance(x, GateEvent) else x + "\n" for x in lines))
     run = GpuRun("sm_90")
     seen = GpuEvents(run).feed(events)
     assert seen.done and run.device is not None and run.device.device == "H100"
@@ -255,13 +255,13 @@ def test_a_probe_file_with_torn_and_foreign_lines_reads_what_it_can():
     good = Binding("passes.common.add_cse", pass_key="cse", params=())
     text = "".join(
         [
-            Version("3.9.0").to_line(),
+            Version("3.9.0").line(),
             "a warning some library printed\n",
-            Probing("passes.common.add_cse").to_line(),
-            Probed(good.to_json()).to_line(),
-            Probing("passes.common.add_bad").to_line(),
-            Probed({"pass": "no path"}).to_line(),  # ill-formed binding: skipped
-            '{"said": "probed", "binding": ',  # torn: the probe died mid-line
+            Probing("passes.common.add_cse").line(),
+            Probed(good.to_json()).line(),
+            Probing("passes.common.add_bad").line(),
+            Probed({"pass": "no path"}).line(),  # ill-formed binding: skipped
+            '{"event": "probed", "binding": ',  # torn: the probe died mid-line
         ]
     )
     table: dict[str, Binding] = {}
@@ -283,9 +283,9 @@ def test_the_replay_child_s_answers_read_back(tmp_path):
     types = ir_types(sys.executable, ir)
     assert types is not None and types.ops == 4 and types.results == {"3": ["i32"]}
     said = TypesSaid(2, {"3": ["i32"]})
-    assert read_replay_message(said.to_line()) == said
+    assert ReplayMessage.from_line(said.line()) == said
     with pytest.raises(Unreadable):
-        read_replay_message('{"said": "types", "ops": "2", "results": {}}')
+        ReplayMessage.from_line('{"event": "types", "ops": "2", "results": {}}')
 
 
 # ---------------------------------------------------------------------- the environment

@@ -27,7 +27,7 @@ from suite.engine.outcome import CaseResult, Signature
 from suite.engine.record import RunStore
 from suite.engine.runner import Execution, run_case
 from suite.engine.scrub import scrub_text
-from suite.engine.triage import triage_of
+from suite.engine.triage import TriageKind, triage_of
 from suite.errors import UsageError
 from suite.failures.findings import DirectoryFindingsStore
 from suite.report.script_output import signature_of_run
@@ -330,7 +330,7 @@ def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, ca
     (result,) = RunStore(run).results()
     found = triage_of(result)
     assert found is not None and found.label == "user-error:shared-memory"
-    assert found.rule == "shared-memory"
+    assert found.kind is TriageKind.USER_ERROR and found.rule == "shared-memory"
     assert "232448" in found.explanation and str(result.facts.used) in found.explanation
     assert "Programming Guide" in found.source
     assert report(f"{run}:{result.case_id}", "-o", str(tmp_path)) == 0

@@ -50,7 +50,7 @@ from typing import IO
 import psutil
 
 from suite.capture.site.repro_capture_records import ENV_ALL, ENV_DIR
-from suite.engine import Bounds, isolate, keeper_argv, keeper_report
+from suite.engine import Bounds, isolate
 
 SITE = Path(__file__).resolve().parent / "site"
 STDERR_LOG = "stderr.log"
@@ -151,8 +151,7 @@ def run(
     stop = threading.Event()
     copier = threading.Thread(target=_copy_stderr, args=(log_path, stop), daemon=True)
     log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    report, report_write = os.pipe()
-    told = b""
+    keeper = isolate.KeeperPipe()
     try:
         sys.stdout.flush()
         started = time.monotonic()
@@ -161,19 +160,19 @@ def run(
             # The keeper is the program's parent: a child subreaper that kills everything
             # below it when the program ends, or when this process dies, even SIGKILLed.
             process = subprocess.Popen(
-                keeper_argv(sys.executable, command, report_write),
+                keeper.command(command),
                 env=env,
                 stdout=2 if stdout_to_stderr else None,
                 stderr=log,
                 preexec_fn=functools.partial(_own_group, terminal),
-                pass_fds=(report_write,),
+                pass_fds=(keeper.write_fd,),
             )
         finally:
             os.close(log)
-            os.close(report_write)
+            keeper.started()
         # The keeper writes the program's pid at once, in one write (then what it killed).
-        told = os.read(report, 64)
-        program_pid = keeper_report(told)[0] or process.pid
+        keeper.read()
+        program_pid = keeper.pid or process.pid
 
         def interrupt(signum: int, frame: object) -> None:
             with contextlib.suppress(OSError):
@@ -202,9 +201,8 @@ def run(
         stop.set()
         if copier.is_alive():
             copier.join()
-        with contextlib.suppress(OSError):
-            told += os.read(report, 64)  # the keeper has exited: the rest of its report
-        os.close(report)
+        keeper.read()  # the keeper has exited: the rest of its report
+        keeper.close()
     assert ended.returncode is not None
     return ProgramRun(
         command=list(command),
@@ -212,7 +210,7 @@ def run(
         returncode=ended.returncode,
         timed_out=ended.timed_out,
         memory_exceeded=ended.memory_exceeded,
-        left_behind=ended.stragglers_killed + left + keeper_report(told)[1],
+        left_behind=ended.stragglers_killed + left + keeper.killed,
         stopped=stopped.is_set(),
         duration_s=ended.duration_s,
     )

@@ -105,6 +105,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from suite.cli import render
     from suite.gate.gate import run_gate
     from suite.gate.inputs import GateOptions, parse_sizes
+    from suite.gate.static import StaticStatus
 
     if args.workers < 1 or args.timeout <= 0 or args.memory_cap <= 0:
         raise UsageError("--workers, --timeout and --memory-cap must be positive")
@@ -164,7 +165,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
             check["status"],
             check["triage"],
             check["signature"] or check["reason"],
-            style="red" if check["status"] == "reject" else "",
+            style="red" if check["status"] == StaticStatus.REJECT else "",
         )
     verdict = f"gate: {result.report['verdict']} (exit {result.exit_status})"
     view = render.View(

@@ -141,7 +141,6 @@ def report_subject(
         out.steps("report", 2) as steps,
     ):
         steps.begin(f"resolving {args.subject}")
-        subject.load_reproducer()
         try:
             reran = rerun(subject, args.python, Path(scratch), skip=args.no_rerun)
         except NotReproduced as refusal:

@@ -78,15 +78,7 @@ if TYPE_CHECKING:
         Verdict,
         site_and_facts,
     )
-    from suite.engine.protocol import (
-        EVENTS,
-        Error,
-        FailureSite,
-        Unreadable,
-        errors_in,
-        read_lines,
-        typed,
-    )
+    from suite.engine.protocol import EVENTS, Error, FailureSite, errors_in
     from suite.engine.record import RESULTS, RunStore, case_folder_name, safe_name, unique_folder
     from suite.engine.runner import CaseInterrupted, Execution, Workers
     from suite.engine.same_bug import completed_stage, is_same_bug, named_pass
@@ -109,7 +101,6 @@ if TYPE_CHECKING:
         normalize,
     )
     from suite.engine.sources import capture_source, reproducer_for
-    from suite.engine.template import keeper_argv, keeper_report
     from suite.engine.triage import (
         Triage,
         TriageKind,
@@ -117,6 +108,7 @@ if TYPE_CHECKING:
         reproducer_family,
         triage_of,
     )
+    from suite.engine.wire import JsonRecord, Message, Unreadable, json_object, read_lines
 
 
 @cache

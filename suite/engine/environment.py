@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suite.engine.protocol import Unreadable, typed
 from suite.engine.scrub import home_to_tilde, safe_variables
+from suite.engine.wire import Unreadable, typed
 
 
 @dataclass(frozen=True)

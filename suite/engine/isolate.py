@@ -171,17 +171,51 @@ class Started(Protocol):
         the number of stragglers it killed itself, if it says."""
 
 
+class KeeperPipe:
+    """The pipe a keeper (``suite.engine.template.keep``) reports on, seen from the process
+    that starts it: the case's pid once the keeper started it, then, as it exits, how many
+    processes it killed below the case."""
+
+    def __init__(self) -> None:
+        self.read_fd, self.write_fd = os.pipe()
+        self.told = b""
+
+    def command(self, argv: Sequence[str]) -> list[str]:
+        """``argv`` run under a keeper that reports here (``write_fd`` passed to it)."""
+        return keeper_argv(sys.executable, list(argv), self.write_fd)
+
+    def started(self) -> None:
+        """The keeper started (or could not): this process's write end is closed, so that a
+        read ends once the keeper exits."""
+        os.close(self.write_fd)
+
+    def read(self) -> None:
+        with contextlib.suppress(OSError):
+            self.told += os.read(self.read_fd, 64)
+
+    def close(self) -> None:
+        os.close(self.read_fd)
+
+    @property
+    def pid(self) -> int | None:
+        return keeper_report(self.told)[0]
+
+    @property
+    def killed(self) -> int:
+        return keeper_report(self.told)[1]
+
+
 class _FreshCase:
     """A case started as a fresh process (``subprocess.Popen``), as the supervisor watches
     it; a warm template's forked case is ``suite.engine.warm._ForkedCase``."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], report: int) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], keeper: KeeperPipe) -> None:
         self.proc = proc
         self.pid = proc.pid
         assert proc.stdout is not None and proc.stderr is not None
         self.stdout: IO[bytes] = proc.stdout
         self.stderr: IO[bytes] = proc.stderr
-        self._report = report
+        self._keeper = keeper
 
     def wait_for(self, timeout: float) -> int | None:
         try:
@@ -193,12 +227,10 @@ class _FreshCase:
         """How many processes the keeper killed below the case (none told when it was killed
         itself: the supervisor counts those)."""
         try:
-            told = os.read(self._report, 64)
-        except OSError:
-            told = b""
+            self._keeper.read()
         finally:
-            os.close(self._report)
-        return keeper_report(told)[1]
+            self._keeper.close()
+        return self._keeper.killed
 
 
 def new_token() -> str:
@@ -224,26 +256,26 @@ def run_isolated(
     started = time.monotonic()
     # Under a keeper (``suite.engine.template.keep``): the case and everything it starts die
     # with this process, even a SIGKILLed one.
-    report, report_write = os.pipe()
+    keeper = KeeperPipe()
     try:
         proc = subprocess.Popen(
-            keeper_argv(sys.executable, list(argv), report_write),
+            keeper.command(argv),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=child_env,
             cwd=cwd,
             start_new_session=True,
-            pass_fds=(report_write,),
+            pass_fds=(keeper.write_fd,),
         )
     except BaseException:
-        os.close(report)
+        keeper.close()
         if group is not None:
             group.end()
         raise
     finally:
-        os.close(report_write)
-    return supervise(_FreshCase(proc, report), token, bounds or Bounds(), started, watch, group)
+        keeper.started()
+    return supervise(_FreshCase(proc, keeper), token, bounds or Bounds(), started, watch, group)
 
 
 def _check_runnable(program: str, env: Mapping[str, str], cwd: str | None) -> None:

@@ -15,8 +15,9 @@ from enum import Enum
 from typing import Any
 
 from suite.api import Config
-from suite.engine.protocol import FailureSite, fits
+from suite.engine.protocol import FailureSite
 from suite.engine.signature import family_of, message_of
+from suite.engine.wire import fits
 
 
 class Outcome(Enum):

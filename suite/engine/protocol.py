@@ -15,19 +15,18 @@ from __future__ import annotations
 
 import json
 import time
-import types
 import typing
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
+
+from suite.engine.wire import KIND_KEY, Message, Unreadable, parse_lines, read_lines
 
 NOT_STARTED = "start"
 """The phase of a child that sent no event: it never read its spec or loaded the suite."""
 
 #: The file a case's child writes its events to, in the case's folder.
 EVENTS = "events.jsonl"
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -72,13 +71,8 @@ class FailureSite:
 
 
 @dataclass(frozen=True)
-class Event:
-    """One line of ``events.jsonl``; ``KIND`` goes under ``event``."""
-
-    KIND: ClassVar[str] = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"event": self.KIND, **asdict(self)}
+class Event(Message):
+    """One line of ``events.jsonl``: the dialect of a case's child."""
 
 
 @dataclass(frozen=True)
@@ -140,8 +134,8 @@ class Skipped(Event):
     reason: str
     toolchain_gap: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        record = super().to_json()
+    def record(self) -> dict[str, Any]:
+        record = super().record()
         if not self.toolchain_gap:
             del record["toolchain_gap"]
         return record
@@ -198,109 +192,10 @@ class Done(Event):
 
 
 LaunchEvent = GpuWait | LaunchStarted | LaunchFinished | Judged
-EVENT_TYPES: dict[str, type[Event]] = {
-    kind.KIND: kind
-    for kind in (
-        Start,
-        Phase,
-        Stage,
-        Error,
-        CompiledEvent,
-        Skipped,
-        GpuWait,
-        LaunchStarted,
-        LaunchFinished,
-        Judged,
-        Done,
-    )
-}
 
 
 def started(launch: str, role: str, bound_s: float | None) -> LaunchStarted:
     return LaunchStarted(launch, role, bound_s, time.monotonic())
-
-
-class Unreadable(ValueError):
-    """An event of a known kind whose fields are missing or of the wrong type."""
-
-
-def fits(hint: Any, value: Any) -> bool:
-    """Whether a decoded JSON ``value`` is of the type ``hint`` (a field's annotation)."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(fits(h, value) for h in typing.get_args(hint))
-    if hint is Any:
-        return True
-    if typing.is_typeddict(hint):
-        return isinstance(value, dict)
-    if hint is type(None):
-        return value is None
-    origin = typing.get_origin(hint) or hint
-    if origin is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if origin is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    args = typing.get_args(hint)
-    if origin is list and args:
-        return isinstance(value, list) and all(fits(args[0], item) for item in value)
-    if origin is dict and args:
-        return isinstance(value, dict) and all(
-            fits(args[0], k) and fits(args[1], v) for k, v in value.items()
-        )
-    return isinstance(value, origin)
-
-
-def typed(kind: type[T], record: Mapping[str, object], name: str) -> T:
-    """``kind`` made of the fields of ``record`` (other keys ignored), each checked against
-    its annotation. Raises :class:`Unreadable` for a missing or ill-typed field."""
-    hints = typing.get_type_hints(kind)
-    values = {}
-    for f in fields(kind):  # type: ignore[arg-type]
-        if f.name not in record:
-            continue
-        if not fits(hints[f.name], record[f.name]):
-            raise Unreadable(f"{name}: {f.name} is {type(record[f.name]).__name__}")
-        values[f.name] = record[f.name]
-    try:
-        return kind(**values)
-    except TypeError as exc:  # a required field is missing
-        raise Unreadable(f"{name}: {exc}") from None
-
-
-def decode(record: Any) -> Event | None:
-    """The typed event of one decoded JSON line; None when it is no event of a known kind.
-
-    Raises :class:`Unreadable` for a known kind with a missing or ill-typed field.
-    """
-    if not isinstance(record, dict):
-        return None
-    name = record.get("event")
-    kind = EVENT_TYPES.get(name) if isinstance(name, str) else None
-    if kind is None:
-        return None
-    return typed(kind, record, kind.KIND)
-
-
-def parse_lines(text: str) -> list[dict[str, Any]]:
-    """The JSON objects of a JSON-lines text; a torn line (its writer died mid-write) or a
-    line that is no object is skipped. The one reader of a child's events file (the gate's
-    GPU child writes one too)."""
-    records = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict):
-            records.append(record)
-    return records
-
-
-def read_lines(path: Path | str | None, limit: int = 64 << 20) -> list[dict[str, Any]]:
-    """:func:`parse_lines` of a file (of nothing when there is none)."""
-    if not path or not Path(path).is_file():
-        return []
-    with open(path, errors="replace") as handle:
-        return parse_lines(handle.read(limit))
 
 
 class EventWriter:
@@ -310,7 +205,7 @@ class EventWriter:
         self.stream = stream
 
     def __call__(self, event: Event) -> None:
-        self.stream.write(json.dumps(event.to_json(), default=str) + "\n")
+        self.stream.write(event.line())
         self.stream.flush()
 
 
@@ -344,10 +239,10 @@ class ChildReport:
         return cls.of(read_lines(path))
 
     def feed(self, record: dict[str, Any]) -> None:
-        if isinstance(record.get("event"), str):
+        if isinstance(record.get(KIND_KEY), str):
             self.any_event = True
         try:
-            event = decode(record)
+            event = Event.decode(record)
         except Unreadable:
             self.unreadable = True
             return
@@ -418,7 +313,7 @@ def errors_in(records: list[dict[str, Any]]) -> list[Error]:
     found = []
     for record in records:
         try:
-            event = decode(record)
+            event = Event.decode(record)
         except Unreadable:
             continue
         if isinstance(event, Error):
@@ -452,7 +347,7 @@ class LaunchWatch:
         self._partial = lines.pop()
         for record in parse_lines(b"\n".join(lines).decode(errors="replace")):
             try:
-                event = decode(record)
+                event = Event.decode(record)
             except Unreadable:
                 continue
             if isinstance(event, GpuWait):
@@ -493,18 +388,12 @@ class LaunchWatch:
 
 
 @dataclass(frozen=True)
-class Message:
-    """One JSON line between the parent and its warm template; ``KIND`` goes under
-    ``message``."""
-
-    KIND: ClassVar[str] = ""
-
-    def to_line(self) -> bytes:
-        return json.dumps({"message": self.KIND, **asdict(self)}).encode() + b"\n"
+class TemplateMessage(Message):
+    """One JSON line between the parent and its warm template: the template's dialect."""
 
 
 @dataclass(frozen=True)
-class Fork(Message):
+class Fork(TemplateMessage):
     """Parent to template: fork a child for the case whose spec file is ``spec``; its
     stdout and stderr go to the FIFOs the parent reads."""
 
@@ -518,7 +407,7 @@ class Fork(Message):
 
 
 @dataclass(frozen=True)
-class Ready(Message):
+class Ready(TemplateMessage):
     """Template to parent, once: imports done; the targets whose warm-up compile failed."""
 
     KIND: ClassVar[str] = "ready"
@@ -527,7 +416,7 @@ class Ready(Message):
 
 
 @dataclass(frozen=True)
-class Forked(Message):
+class Forked(TemplateMessage):
     """The child of request ``id`` runs as ``pid``."""
 
     KIND: ClassVar[str] = "forked"
@@ -536,7 +425,7 @@ class Forked(Message):
 
 
 @dataclass(frozen=True)
-class Exited(Message):
+class Exited(TemplateMessage):
     """The child ``pid`` ended with ``code`` (negative: the signal that killed it)."""
 
     KIND: ClassVar[str] = "exited"
@@ -545,7 +434,7 @@ class Exited(Message):
 
 
 @dataclass(frozen=True)
-class Refused(Message):
+class Refused(TemplateMessage):
     """The template could not read a request (``id`` when it could tell which): no fork."""
 
     KIND: ClassVar[str] = "refused"
@@ -553,29 +442,10 @@ class Refused(Message):
     id: int | None = None
 
 
-MESSAGE_TYPES: dict[str, type[Message]] = {
-    kind.KIND: kind for kind in (Fork, Ready, Forked, Exited, Refused)
-}
-
-
-def read_message(line: bytes | str) -> Message:
-    """The typed message of one line; raises :class:`Unreadable` for a line that is no
-    message of a known kind with every field of its type (a foreign or torn line)."""
-    try:
-        record = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        raise Unreadable(f"not JSON: {line[:80]!r}") from None
-    name = record.get("message") if isinstance(record, dict) else None
-    kind = MESSAGE_TYPES.get(name) if isinstance(name, str) else None
-    if kind is None:
-        raise Unreadable(f"no message: {line[:80]!r}")
-    return typed(kind, record, kind.KIND)
-
-
 def read_request(line: bytes) -> Fork | Refused:
     """The template's side: the fork request of one line, or why it is refused."""
     try:
-        request = read_message(line)
+        request = TemplateMessage.from_line(line)
     except Unreadable as exc:
         return Refused(str(exc))
     if isinstance(request, Fork):

@@ -34,7 +34,7 @@ from suite.engine.gpu_evidence import needs_gpu
 from suite.engine.isolate import BoundedOutput, Exit, run_isolated, stop_all
 from suite.engine.launch import GPU_HOLD, GPU_LOCK
 from suite.engine.outcome import CaseResult, Outcome, OutputBytes, RunNotes
-from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch, parse_lines
+from suite.engine.protocol import EVENTS, ChildReport, ChildSpec, LaunchWatch
 from suite.engine.ptxas import Relaunch, Relaunched
 from suite.engine.ptxas import gather as ptxas_differential
 from suite.engine.record import RunStore
@@ -42,6 +42,7 @@ from suite.engine.sanitizer import Rerun, gather
 from suite.engine.scrub import scrub_secrets, scrub_tree
 from suite.engine.shim import child_env
 from suite.engine.warm import Template, WarmUnavailable, run_warm
+from suite.engine.wire import parse_lines
 from suite.toolchain.limits import limits_for
 
 # A template that keeps dying (a reproducer that kills it) is given up after this many starts.

@@ -42,7 +42,7 @@ import traceback
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from suite.engine.protocol import Fork, Message
+    from suite.engine.protocol import Fork, TemplateMessage
 
 PRELOAD_VARIABLE = "REPRO_PRELOAD"
 WARM_UP_VARIABLE = "REPRO_WARM_UP"
@@ -241,8 +241,8 @@ def _serve(children: set[int]) -> None:
     gc.freeze()
     out = os.fdopen(protocol, "wb", closefd=False)
 
-    def answer(message: Message) -> None:
-        out.write(message.to_line())
+    def answer(message: TemplateMessage) -> None:
+        out.write(message.line().encode())
         out.flush()
 
     answer(Ready(os.getpid(), failed))

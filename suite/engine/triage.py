@@ -49,9 +49,10 @@ from typing import Any
 from suite.cuda.model import DRIVER_API, MODEL_ONLY, PTX_ISA_URL
 from suite.cuda.static_check import BUFFER_OVERFLOW, BUFFER_SOURCE, TX_BYTES_MISMATCH, TX_SOURCE
 from suite.engine.outcome import TOOLCHAIN_GAP, CaseResult, Outcome
-from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in, parse_lines, read_lines
+from suite.engine.protocol import EVENTS, NOT_STARTED, errors_in
 from suite.engine.ptxas import AssemblerBlame
 from suite.engine.signature import TRITON_REJECTS
+from suite.engine.wire import parse_lines, read_lines
 from suite.toolchain.limits import (
     PROGRAMMING_GUIDE,
     REGISTER_SOURCE,
@@ -102,21 +103,27 @@ ARCH_SUFFIX_SOURCE = (
 class Triage:
     """What one failing result is.
 
-    ``label`` is ``compiler-bug``, ``driver-bug``, ``ptxas-bug``, ``toolchain-gap`` or
-    ``user-error:<rule>``;
-    ``rule`` is the rule id for user errors; ``explanation`` is one line naming the rule, the
-    values that broke it and what would satisfy it; ``source`` is the documentation section
-    the rule comes from (empty for bugs).
+    ``kind`` is whose failure it is; ``rule`` is the rule id for user errors (None for the
+    others); ``explanation`` is one line naming the rule, the values that broke it and what
+    would satisfy it; ``source`` is the documentation section the rule comes from (empty for
+    bugs).
     """
 
-    label: str
+    kind: TriageKind
     rule: str | None
     explanation: str
     source: str
 
     @property
+    def label(self) -> str:
+        """The word ``results.jsonl``, ``report.json`` and the run table carry:
+        ``compiler-bug``, ``driver-bug``, ``ptxas-bug``, ``toolchain-gap`` or
+        ``user-error:<rule>``."""
+        return str(self.kind) if self.rule is None else f"{self.kind}:{self.rule}"
+
+    @property
     def is_bug(self) -> bool:
-        return self.label in (TriageKind.COMPILER_BUG, TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG)
+        return self.kind in (TriageKind.COMPILER_BUG, TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG)
 
 
 @dataclass(frozen=True)
@@ -338,7 +345,7 @@ def failure_text(result: CaseResult) -> str:
 
 
 def _user(rule: str, explanation: str, source: str) -> Triage:
-    return Triage(f"{TriageKind.USER_ERROR}:{rule}", rule, explanation, source)
+    return Triage(TriageKind.USER_ERROR, rule, explanation, source)
 
 
 def _resource(result: CaseResult) -> Triage:

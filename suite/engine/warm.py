@@ -47,8 +47,8 @@ from suite.engine.protocol import (
     Forked,
     Ready,
     Refused,
+    TemplateMessage,
     Unreadable,
-    read_message,
 )
 from suite.engine.template import (
     FOLDER_VARIABLE,
@@ -168,7 +168,7 @@ class Template:
             if not line:
                 return None
             try:
-                said = read_message(line)
+                said = TemplateMessage.from_line(line)
             except Unreadable as exc:
                 self.unreadable.append(str(exc))
                 continue
@@ -187,7 +187,7 @@ class Template:
         for line in self._stdout:
             with self._changed:
                 try:
-                    message = read_message(line)
+                    message = TemplateMessage.from_line(line)
                 except Unreadable as exc:  # skipped: a foreign line never ends the reader
                     self.unreadable.append(str(exc))
                     continue
@@ -245,7 +245,7 @@ class Template:
             streams.append(os.fdopen(read_fd, "rb"))
         request = Fork(request_id, spec, dict(env), cwd, str(fifos[0]), str(fifos[1]))
         with self._lock:
-            self._stdin.write(request.to_line())
+            self._stdin.write(request.line().encode())
             self._stdin.flush()
         with self._changed:
             while request_id not in self._pids:

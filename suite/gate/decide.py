@@ -5,11 +5,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from suite.gate.events import CUBLAS
 from suite.gate.gpu import GpuRun, Measured, tflops
 from suite.gate.inputs import Configs, GateConfig, size_label
-from suite.gate.static import StaticCheck
+from suite.gate.static import StaticCheck, StaticStatus
 
 
 @dataclass
@@ -41,11 +42,36 @@ def speed_row(key: str, role: str, label: str, size: Sequence[int], ms: list[flo
     )
 
 
+class Acceptance(str, Enum):
+    """Whether the gate takes one config. A ``str`` so that gate.json keeps the word."""
+
+    ACCEPT = "accept"
+    REJECT = "reject"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ProposalOutcome(str, Enum):
+    """The gate's answer on the proposed configs; the exit status follows from it. A ``str``
+    so that gate.json keeps the word."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def exit_status(self) -> int:
+        return 0 if self is ProposalOutcome.PASS else 1
+
+
 @dataclass(frozen=True)
 class ConfigVerdict:
     """Accept or reject one config, with every reason (and what is only a warning)."""
 
-    verdict: str  # accept | reject
+    verdict: Acceptance
     reasons: list[str]
     warnings: list[str]
 
@@ -64,7 +90,7 @@ class Comparison:
 
 @dataclass
 class Decision:
-    verdict: str
+    verdict: ProposalOutcome
     reasons: list[str]
     config_verdicts: dict[str, ConfigVerdict]
     speed: dict[str, dict[str, list[SpeedRow]]]  # target -> size -> rows
@@ -95,7 +121,8 @@ def decide(
             comparisons[target][label] = comparison
             if comparison.slower:
                 overall.append(f"{target} at {label}: {comparison.text}")
-    return Decision("fail" if overall else "pass", overall, verdicts, speed, comparisons)
+    outcome = ProposalOutcome.FAIL if overall else ProposalOutcome.PASS
+    return Decision(outcome, overall, verdicts, speed, comparisons)
 
 
 def config_verdict(
@@ -110,9 +137,9 @@ def config_verdict(
         check = static.get((item.key, target))
         if check is None:
             continue
-        if check.status == "reject":
+        if check.status is StaticStatus.REJECT:
             reasons.append(f"{target}: {check.reason}")
-        elif check.status in ("warn", "unchecked"):
+        elif check.status in (StaticStatus.WARN, StaticStatus.UNCHECKED):
             warnings.append(f"{target}: {check.reason}")
     for target, run in gpu.items():
         measured = run.measured.get(item.key)
@@ -120,7 +147,8 @@ def config_verdict(
             failure = measured.failure
             at = f" at {size_label(failure.size)}" if failure.size else ""
             reasons.append(f"{target} (GPU{at}): {failure.outcome}: {failure.message}")
-    return ConfigVerdict("reject" if reasons else "accept", reasons, warnings)
+    acceptance = Acceptance.REJECT if reasons else Acceptance.ACCEPT
+    return ConfigVerdict(acceptance, reasons, warnings)
 
 
 def unfit_proposals(
@@ -134,7 +162,7 @@ def unfit_proposals(
     accepted configs it did not time at every size."""
     overall: list[str] = []
     proposed = configs.with_role("proposed")
-    bad = [c for c in proposed if verdicts[c.key].verdict == "reject"]
+    bad = [c for c in proposed if verdicts[c.key].verdict is Acceptance.REJECT]
     if bad:
         overall.append(
             f"{len(bad)} of {len(proposed)} proposed configs fail to compile, fit, launch "
@@ -146,8 +174,8 @@ def unfit_proposals(
         unmeasured = [
             c.label
             for c in proposed
-            if verdicts[c.key].verdict == "accept"
-            and static[(c.key, target)].status in ("ok", "warn")
+            if verdicts[c.key].verdict is Acceptance.ACCEPT
+            and static[(c.key, target)].status.usable
             and not all(
                 (run.measured.get(c.key) or Measured(c.key)).times.get(size_label(s)) for s in sizes
             )

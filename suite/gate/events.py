@@ -5,9 +5,10 @@ One module for both sides: the child (:mod:`suite.gate.gpu_child`), the parent
 (:func:`suite.gate.gpu.gpu_measure`, and :class:`suite.gate.gpu.GpuEvents`, one method per
 event) and the tests' fake child import these types, so a field renamed on one side cannot
 silently go missing on the other; a line of a known kind with a missing or ill-typed field
-is refused (:class:`suite.engine.Unreadable`), never half-read. Standard library only (and
-:mod:`suite.api`, and the engine's protocol checks, :func:`suite.engine.typed`): the child
-runs in a venv that may hold nothing but triton and torch.
+is refused (:class:`suite.engine.Unreadable`), never half-read. Each event is a
+:class:`suite.engine.Message` of the dialect :class:`GateEvent`. Standard library only (and
+:mod:`suite.api`, and the engine's message base): the child runs in a venv that may hold
+nothing but triton and torch.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar, TypedDict
 
 from suite.api import Config
-from suite.engine import Unreadable, typed
+from suite.engine import JsonRecord, Message, Unreadable, json_object
 
 #: The key cuBLAS's timings go under, beside the configs' keys.
 CUBLAS = "cublas"
@@ -30,7 +31,7 @@ ITEM_KINDS = ("final", "screen", "both")
 
 
 @dataclass(frozen=True)
-class SpecItem:
+class SpecItem(JsonRecord):
     """One config the child measures."""
 
     key: str
@@ -47,7 +48,7 @@ class SpecItem:
 
 
 @dataclass(frozen=True)
-class Prior:
+class Prior(JsonRecord):
     """What an earlier child of the same gate already measured for one config."""
 
     screen: float | None = None  # mean log TFLOPS of the screening medians
@@ -55,7 +56,7 @@ class Prior:
 
 
 @dataclass(frozen=True)
-class GpuSpec:
+class GpuSpec(JsonRecord):
     """Everything one GPU child is told, written as ``spec-N.json``."""
 
     source: dict[str, str]  # {"module": NAME} or {"path": FILE}
@@ -81,21 +82,16 @@ class GpuSpec:
     def from_json(cls, text: str) -> GpuSpec:
         """The spec of ``text``; raises :class:`suite.engine.Unreadable` for one that is not
         (a missing or ill-typed field)."""
-        try:
-            record = json.loads(text)
-        except ValueError:
-            raise Unreadable("the GPU spec is not JSON") from None
-        if not isinstance(record, dict):
-            raise Unreadable("the GPU spec is no JSON object")
+        record = json_object(text, "the GPU spec")
         items, prior = record.pop("items", None), record.pop("prior", None) or {}
         if not isinstance(items, list) or not isinstance(prior, dict):
             raise Unreadable("the GPU spec's items or prior are malformed")
         values = {k: v for k, v in record.items() if v is not None or k == "deadline"}
-        spec = typed(cls, {**values, "items": [], "prior": {}}, "GPU spec")
+        spec = cls.from_record({**values, "items": [], "prior": {}}, "GPU spec")
         return replace(
             spec,
-            items=[typed(SpecItem, _object(i), "spec item") for i in items],
-            prior={str(k): typed(Prior, _object(p), "prior") for k, p in prior.items()},
+            items=[SpecItem.from_record(_object(i), "spec item") for i in items],
+            prior={str(k): Prior.from_record(_object(p), "prior") for k, p in prior.items()},
         )
 
     def prior_of(self, key: str) -> Prior:
@@ -109,13 +105,11 @@ def _object(value: object) -> dict[str, object]:
 
 
 @dataclass(frozen=True)
-class GateEvent:
-    """Base of every event; ``name`` is what the JSON line's ``event`` field says."""
+class GateEvent(Message):
+    """One line of the GPU child's events file: the gate's dialect. ``t``: when the child
+    wrote it (its wall clock, for a reader of the file)."""
 
-    name: ClassVar[str] = ""
-
-    def to_json(self) -> str:
-        return json.dumps({"event": self.name, "t": time.time(), **asdict(self)}, default=str)
+    t: float = field(default_factory=time.time, kw_only=True)
 
 
 class FlushCheck(TypedDict, total=False):
@@ -132,7 +126,7 @@ class FlushCheck(TypedDict, total=False):
 class Start(GateEvent):
     """The child is up: the device it measures on and how it measures."""
 
-    name: ClassVar[str] = "start"
+    KIND: ClassVar[str] = "start"
     device: str = ""
     capability: list[int] = field(default_factory=list)
     torch: str = ""
@@ -146,7 +140,7 @@ class Start(GateEvent):
 class Begin(GateEvent):
     """The child starts on one config (the item a crash is blamed on)."""
 
-    name: ClassVar[str] = "begin"
+    KIND: ClassVar[str] = "begin"
     key: str = ""
     stage: str = ""
     size: list[int] | None = None
@@ -157,7 +151,7 @@ class Begin(GateEvent):
 class Check(GateEvent):
     """A correctness check (or a compile/launch) passed or failed."""
 
-    name: ClassVar[str] = "check"
+    KIND: ClassVar[str] = "check"
     key: str = ""
     stage: str = ""
     ok: bool = False
@@ -172,7 +166,7 @@ class Check(GateEvent):
 class Screen(GateEvent):
     """One screening median (``--suggest``)."""
 
-    name: ClassVar[str] = "screen"
+    KIND: ClassVar[str] = "screen"
     key: str = ""
     size: list[int] = field(default_factory=list)
     ms: float = 0.0
@@ -182,7 +176,7 @@ class Screen(GateEvent):
 class Timed(GateEvent):
     """One ``do_bench`` median on one input set."""
 
-    name: ClassVar[str] = "time"
+    KIND: ClassVar[str] = "time"
     key: str = ""
     size: list[int] = field(default_factory=list)
     input_set: int = 0
@@ -193,20 +187,20 @@ class Timed(GateEvent):
 class Budget(GateEvent):
     """Screening stopped at the deadline."""
 
-    name: ClassVar[str] = "budget"
+    KIND: ClassVar[str] = "budget"
     screened: int = 0
     left: int = 0
 
 
 @dataclass(frozen=True)
 class Finalists(GateEvent):
-    name: ClassVar[str] = "finalists"
+    KIND: ClassVar[str] = "finalists"
     keys: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Note(GateEvent):
-    name: ClassVar[str] = "note"
+    KIND: ClassVar[str] = "note"
     text: str = ""
 
 
@@ -214,13 +208,13 @@ class Note(GateEvent):
 class ContextLost(GateEvent):
     """The CUDA context is gone after a failure; the parent restarts the child."""
 
-    name: ClassVar[str] = "context-lost"
+    KIND: ClassVar[str] = "context-lost"
     key: str = ""
 
 
 @dataclass(frozen=True)
 class Fatal(GateEvent):
-    name: ClassVar[str] = "fatal"
+    KIND: ClassVar[str] = "fatal"
     type: str = ""
     message: str = ""
     traceback: str = ""
@@ -228,37 +222,7 @@ class Fatal(GateEvent):
 
 @dataclass(frozen=True)
 class Done(GateEvent):
-    name: ClassVar[str] = "done"
-
-
-EVENT_TYPES: dict[str, type[GateEvent]] = {
-    kind.name: kind
-    for kind in (
-        Start,
-        Begin,
-        Check,
-        Screen,
-        Timed,
-        Budget,
-        Finalists,
-        Note,
-        ContextLost,
-        Fatal,
-        Done,
-    )
-}
-
-
-def parse(record: dict[str, object]) -> GateEvent | None:
-    """The typed event of one decoded JSON line; None for a kind this side does not know.
-
-    Raises :class:`suite.engine.Unreadable` for a known kind with a missing or ill-typed
-    field (the parent skips it and says so in the run's notes).
-    """
-    kind = EVENT_TYPES.get(str(record.get("event")))
-    if kind is None:
-        return None
-    return typed(kind, record, kind.name)
+    KIND: ClassVar[str] = "done"
 
 
 class EventLog:
@@ -268,5 +232,5 @@ class EventLog:
         self.stream = open(path, "a", encoding="utf-8")  # noqa: SIM115 (kept open for the run)
 
     def emit(self, event: GateEvent) -> None:
-        self.stream.write(event.to_json() + "\n")
+        self.stream.write(event.line())
         self.stream.flush()

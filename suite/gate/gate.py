@@ -59,7 +59,7 @@ from suite.gate.inputs import (
 )
 from suite.gate.report import build_report, render_markdown, yaml_list
 from suite.gate.state import GateResult, GateState, Ranked, Suggestion
-from suite.gate.static import StaticCheck, static_checks
+from suite.gate.static import StaticCheck, StaticStatus, static_checks
 from suite.toolchain.limits import limits_for
 
 GATE_FOLDER = "gate"
@@ -210,14 +210,14 @@ def gpu_plan(state: GateState, target: str) -> GpuPlan:
     plan = GpuPlan(
         sizes=list(options.sizes),
         input_sets=options.input_sets,
-        final=[c for c in clean if state.static[(c.key, target)].status in ("ok", "warn")],
+        final=[c for c in clean if state.static[(c.key, target)].status.usable],
         timeout_s=max(options.timeout_s, 600.0),
         seed=options.seed if options.seed is not None else int(time.time()) % 100000,
         compile_jobs=max(1, min((os.cpu_count() or 2) - 2, 12)),
     )
     if options.suggest:
         candidates = configs.with_role("candidate")
-        screen = [c for c in candidates if state.static[(c.key, target)].status == "ok"]
+        screen = [c for c in candidates if state.static[(c.key, target)].status is StaticStatus.OK]
         assert state.found is not None
         order = priority(state.found, state.tunable)
         screen.sort(key=lambda c: order(c.config))
@@ -333,7 +333,9 @@ def suggest(
     chosen = [item for _, item in ranked[: options.suggest_count]]
     screened = screening(configs, run, plan)
     eligible = sum(
-        1 for c in configs.with_role("candidate") if static[(c.key, target)].status == "ok"
+        1
+        for c in configs.with_role("candidate")
+        if static[(c.key, target)].status is StaticStatus.OK
     )
     return Suggestion(
         keys=[c.key for c in chosen],

@@ -104,12 +104,12 @@ class GpuEvents:
         unreadable = 0
         for record in read_lines(path):
             try:
-                event = events.parse(record)
+                event = events.GateEvent.decode(record)
             except Unreadable:  # a known event with an ill-typed field: skipped, counted
                 unreadable += 1
                 continue
             if event is not None:
-                getattr(self, "on_" + event.name.replace("-", "_"))(event)
+                getattr(self, "on_" + event.KIND.replace("-", "_"))(event)
         if unreadable:
             self.run.notes.append(f"{unreadable} unreadable event(s) from the GPU child skipped")
         return self

@@ -14,7 +14,7 @@ from suite.gate.events import CUBLAS
 from suite.gate.gpu import CHECK_SHAPES, GpuRun
 from suite.gate.inputs import GateConfig, size_label
 from suite.gate.state import GateState, Report
-from suite.gate.static import StaticCheck
+from suite.gate.static import StaticCheck, StaticStatus
 from suite.templating import template_environment
 from suite.toolchain.limits import limits_for
 
@@ -47,7 +47,7 @@ def summary(state: GateState) -> Report:
     decision = state.decided
     return {
         "verdict": decision.verdict,
-        "exit_status": 0 if decision.verdict == "pass" else 1,
+        "exit_status": decision.verdict.exit_status,
         "scope": "static + GPU"
         if state.gpu
         else "static only (no --gpu: correctness and speed unchecked)",
@@ -119,13 +119,10 @@ def static_section(state: GateState) -> Report:
 
 
 def _static_row(item: GateConfig, check: StaticCheck) -> Report:
-    verdict = {"ok": "ok", "warn": "ok (warning)", "reject": "reject"}.get(
-        check.status, check.status
-    )
     return {
         "role": item.role,
         "config": item.label,
-        "verdict": verdict,
+        "verdict": check.status.shown,
         "shared": kilobytes(check.shared_bytes),
         "registers": "" if check.registers is None else str(check.registers),
         "spills": "" if check.local_bytes is None else f"{check.local_bytes} B",
@@ -141,7 +138,7 @@ def autotune_section(state: GateState) -> Report:
         (item, target, state.static[(item.key, target)])
         for item in _shown(state)
         for target in state.targets
-        if state.static[(item.key, target)].status == "reject"
+        if state.static[(item.key, target)].status is StaticStatus.REJECT
     ]
     lines = [
         (check.dropped, {"config": item.label, "target": target, "reason": _cell(check.summary)})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TypedDict
 
@@ -30,13 +31,36 @@ from suite.toolchain.limits import limits_for
 SILENTLY_DROPPED = (Outcome.PTXAS_ERROR, Outcome.RESOURCE_LIMIT)
 
 
+class StaticStatus(str, Enum):
+    """What the static check of one config on one target found. A ``str`` so that gate.json
+    and gate.md keep the word as written."""
+
+    OK = "ok"
+    WARN = "warn"  # it compiles and fits, but spills or sits at the register cap
+    REJECT = "reject"
+    UNCHECKED = "unchecked"  # skipped: an unmet requirement or a toolchain gap
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def usable(self) -> bool:
+        """Whether the config may be measured on a GPU."""
+        return self in (StaticStatus.OK, StaticStatus.WARN)
+
+    @property
+    def shown(self) -> str:
+        """The word the static table of gate.md shows."""
+        return "ok (warning)" if self is StaticStatus.WARN else self.value
+
+
 @dataclass
 class StaticCheck:
     """One config on one target, without a GPU."""
 
     target: str
     outcome: str
-    status: str  # ok | warn | reject | unchecked
+    status: StaticStatus
     reason: str = ""
     summary: str = ""
     signature: str | None = None
@@ -88,7 +112,7 @@ def judge_static(result: CaseResult) -> StaticCheck:
     check = StaticCheck(
         target=result.target,
         outcome=result.outcome.label,
-        status="ok",
+        status=StaticStatus.OK,
         signature=result.signature.text if result.signature else None,
         shared_bytes=metrics.get("shared_bytes"),
         registers=metrics.get("registers"),
@@ -102,14 +126,14 @@ def judge_static(result: CaseResult) -> StaticCheck:
         limit = limits_for(result.target).registers_per_thread
         if check.registers is not None and check.registers >= limit:
             notes.append(f"{check.registers} registers/thread, at the {limit} cap")
-        check.status = "warn" if notes else "ok"
+        check.status = StaticStatus.WARN if notes else StaticStatus.OK
         check.reason = check.summary = "; ".join(notes)
         return check
     if result.outcome is Outcome.SKIPPED:
-        check.status = "unchecked"
+        check.status = StaticStatus.UNCHECKED
         check.reason = check.summary = f"not checked: {result.message}"
         return check
-    check.status = "reject"
+    check.status = StaticStatus.REJECT
     check.dropped = result.outcome in SILENTLY_DROPPED
     if result.outcome is Outcome.PTXAS_ERROR:
         line = _ptxas_line(result)

@@ -217,7 +217,7 @@ def cmd_probe(out_path: str, skip: list[str]) -> int:
     with open(out_path, "a", encoding="utf-8") as out:
 
         def say(message: ReplayMessage) -> None:
-            out.write(message.to_line())
+            out.write(message.line())
             out.flush()
 
         say(Version(triton.__version__))
@@ -292,7 +292,7 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
         print(f"replay_child: {plan.binding} rejects {args}: {exc}", file=sys.stderr)
         return EXIT_NO_BINDING
     if hasattr(pm, "get_pipeline_str"):
-        print(PipelineSaid(pm.get_pipeline_str()).to_line(), end="", flush=True)
+        print(PipelineSaid(pm.get_pipeline_str()).line(), end="", flush=True)
     print(f"replay_child: running {plan.pass_text or plan.binding}", file=sys.stderr)
     sys.stderr.flush()
     try:
@@ -303,7 +303,7 @@ def cmd_run(ir_path: str, pass_json: str, out_path: str | None) -> int:
     if out_path:
         with open(out_path, "w", encoding="utf-8") as out:
             out.write(_module_text(module))
-    print(PassOk().to_line(), end="", flush=True)
+    print(PassOk().line(), end="", flush=True)
     return EXIT_OK
 
 
@@ -327,7 +327,7 @@ def cmd_types(ir_path: str) -> int:
             lines[int(found.group(1))] = types
 
     module.walk(visit)
-    print(TypesSaid(count[0], {str(k): v for k, v in lines.items()}).to_line(), end="")
+    print(TypesSaid(count[0], {str(k): v for k, v in lines.items()}).line(), end="")
     return EXIT_OK
 
 

@@ -18,9 +18,9 @@ from suite.replay.protocol import (
     Probed,
     ProbeDone,
     Probing,
+    ReplayMessage,
     TypesSaid,
     Version,
-    read_message,
 )
 
 
@@ -65,7 +65,7 @@ def run_pass(
     pipeline = None
     for line in ended.stdout.text.splitlines():  # MLIR may print there too: skipped
         with contextlib.suppress(Unreadable):
-            said = read_message(line)
+            said = ReplayMessage.from_line(line)
             pipeline = said.pipeline if isinstance(said, PipelineSaid) else pipeline
     diagnostic = parse_diagnostic(stderr, ended.signal_name)
     if ended.timed_out:
@@ -108,7 +108,7 @@ class ProbeReader:
     def feed(self, text: str) -> ProbeReader:
         for line in text.splitlines():
             with contextlib.suppress(Unreadable):
-                said = read_message(line)
+                said = ReplayMessage.from_line(line)
                 handler = getattr(self, "on_" + said.KIND.replace("-", "_"), None)
                 if handler is not None:  # another command's message: none of the probe's
                     handler(said)
@@ -167,7 +167,7 @@ def ir_types(python: str, ir: Path, timeout_s: float = 120.0) -> IRTypes | None:
     if ended.returncode != EXIT_OK:
         return None
     try:
-        said = read_message((ended.stdout.text.strip().splitlines() or [""])[-1])
+        said = ReplayMessage.from_line((ended.stdout.text.strip().splitlines() or [""])[-1])
     except Unreadable:
         return None
     return IRTypes(said.ops, said.results) if isinstance(said, TypesSaid) else None

@@ -1,7 +1,8 @@
 """What ``repro replay`` and its child (``python -m suite.replay.child``) say to each other.
 
 The parent (:mod:`suite.replay.passes`) writes a :class:`PassPlan` for ``run``; the child
-answers with JSON lines, each a :class:`ReplayMessage` whose kind goes under ``said``: in the
+answers with JSON lines, each a :class:`ReplayMessage` (a :class:`suite.engine.Message` of
+replay's dialect): in the
 probe's file (``probe``: :class:`Version`, then :class:`Probing` and :class:`Probed` per
 binding, then :class:`ProbeDone`) or on stdout (``run``: :class:`PipelineSaid` and
 :class:`PassOk`; ``types``: :class:`TypesSaid`). A line that is no message of a known kind
@@ -16,15 +17,15 @@ child.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import ClassVar
 
-from suite.engine import Unreadable, typed
+from suite.engine import JsonRecord, Message, Unreadable, json_object
 from suite.replay.bindings import Binding, BindingArg, Mapped
 
 
 @dataclass(frozen=True)
-class PassPlan:
+class PassPlan(JsonRecord):
     """The one pass ``run`` adds: the binding, its arguments, the pass as recorded."""
 
     binding: str
@@ -40,8 +41,8 @@ class PassPlan:
 
     @classmethod
     def from_json(cls, text: str) -> PassPlan:
-        record = _object(text)
-        plan = typed(cls, {**record, "pass_text": record.get("pass")}, "pass plan")
+        record = json_object(text, "the pass plan")
+        plan = cls.from_record({**record, "pass_text": record.get("pass")}, "pass plan")
         for arg in plan.args:
             _binding_arg(arg)
         return plan
@@ -52,13 +53,8 @@ class PassPlan:
 
 
 @dataclass(frozen=True)
-class ReplayMessage:
-    """One JSON line from the replay child; ``KIND`` goes under ``said``."""
-
-    KIND: ClassVar[str] = ""
-
-    def to_line(self) -> str:
-        return json.dumps({"said": self.KIND, **asdict(self)}) + "\n"
+class ReplayMessage(Message):
+    """One JSON line from the replay child: replay's dialect."""
 
 
 @dataclass(frozen=True)
@@ -120,32 +116,6 @@ class TypesSaid(ReplayMessage):
     KIND: ClassVar[str] = "types"
     ops: int
     results: dict[str, list[str]]
-
-
-MESSAGE_TYPES: dict[str, type[ReplayMessage]] = {
-    kind.KIND: kind
-    for kind in (Version, Probing, Probed, ProbeDone, PipelineSaid, PassOk, TypesSaid)
-}
-
-
-def read_message(line: str) -> ReplayMessage:
-    """The typed message of one line; raises :class:`suite.engine.Unreadable` otherwise."""
-    record = _object(line)
-    name = record.get("said")
-    kind = MESSAGE_TYPES.get(name) if isinstance(name, str) else None
-    if kind is None:
-        raise Unreadable(f"no replay message: {line[:80]!r}")
-    return typed(kind, record, kind.KIND)
-
-
-def _object(text: str) -> dict[str, object]:
-    try:
-        record = json.loads(text)
-    except ValueError:
-        raise Unreadable(f"not JSON: {text[:80]!r}") from None
-    if not isinstance(record, dict):
-        raise Unreadable(f"no JSON object: {text[:80]!r}")
-    return record
 
 
 def _binding_arg(record: object) -> BindingArg:

@@ -90,7 +90,7 @@ def issue_title(
         where = where[4:]
     message = headline(result) or repro_title or result.repro
     tail = f" (triton {release})" if release else ""
-    if found_triage.label == TriageKind.DRIVER_BUG:
+    if found_triage.kind is TriageKind.DRIVER_BUG:
         return f"TMA copy {what} on {result.target}: {message}{tail}"
     if where == "the kernel" and repro_title and repro_title != message:
         return f"{repro_title}: {what} on {result.target}: {message}{tail}"

@@ -199,9 +199,10 @@ def gather(
 
 
 def rerun(subject: Subject, python: str | None, work: Path, skip: bool) -> Ran:
-    """Rerun: a finding's minimal config again, to capture its output and MLIR reproducer
-    (:func:`suite.subject.recapture`; :class:`suite.subject.NotReproduced` when it does not
-    fail the same way)."""
+    """Rerun: the reproducer loaded as it ran, then a finding's minimal config again, to
+    capture its output and MLIR reproducer (:func:`suite.subject.recapture`;
+    :class:`suite.subject.NotReproduced` when it does not fail the same way)."""
+    subject.load_reproducer()
     if skip:
         return Ran("rerun", said="--no-rerun: the finding's record as it was")
     if subject.finding is None or not subject.is_finding:
@@ -464,8 +465,8 @@ def decide(
     kind, body_file = "issue", ""
     if fixed_in or known is not None:
         kind, body_file = "comment", "comment.md"
-    elif found_triage.label == TriageKind.COMPILER_BUG:
+    elif found_triage.kind is TriageKind.COMPILER_BUG:
         body_file = "issue.md"
-    if not fixed_in and found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG):
+    if not fixed_in and found_triage.kind in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG):
         kind, body_file = "nvidia", body_file or "nvidia.md"
     return ReportDecision(kind, status, body_file, fixed_in, upstream)

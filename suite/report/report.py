@@ -210,11 +210,11 @@ def render_bodies(
         draft.put(
             "comment.md", env.get_template("comment.md.j2").render(**context, head=60, tail=60)
         )
-    elif found_triage.label == TriageKind.COMPILER_BUG:
+    elif found_triage.kind is TriageKind.COMPILER_BUG:
         draft.put("issue.md", render_postable(env, "issue.md.j2", context))
     ptxas = context["outcome"] == Outcome.PTXAS_ERROR.label
     if not decision.fixed_in and (
-        found_triage.label in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG) or ptxas
+        found_triage.kind in (TriageKind.DRIVER_BUG, TriageKind.PTXAS_BUG) or ptxas
     ):
         draft.put("nvidia.md", render_postable(env, "nvidia.md.j2", context))
 
