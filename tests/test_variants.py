@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from suite.engine import discover
-from suite.engine.environment import capture_environment
+from suite.engine.environment import capture_environment, gpu_arch
 from suite.engine.isolate import Bounds
 from suite.engine.runner import Execution
 from suite.engine.sources import capture_source
@@ -114,6 +114,7 @@ def test_the_report_launches_each_variant_and_isolates_the_stage_count(finding_h
     assert ran["explain"].endswith(", compiled with per-pass dumps")
 
 
+@pytest.mark.skipif(gpu_arch() is not None, reason="a GPU here: the report makes the table")
 def test_without_a_gpu_the_table_is_not_made_and_nothing_passes(finding_home):
     out, finding_id = finding_home
     written = write_report(subject_of(finding_id, out), out / "unlaunched")
