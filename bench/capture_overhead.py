@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import gc
 import hashlib
 import json
@@ -79,8 +78,6 @@ from typing import IO
 from suite.capture.program import environment
 
 ROOT = Path(__file__).resolve().parent.parent
-#: The CPUs every workload process runs its rounds on (``--cpus``), passed in the environment.
-PIN_CPUS = "CAPTURE_OVERHEAD_CPUS"
 TARGET_US_PER_LAUNCH = 3.0
 TARGET_STEP_RATIO = 1.02
 #: A child's compile and warm-up, at most (a cold Inductor compile of the MLP under the hook).
@@ -284,22 +281,10 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     }
 
 
-def _pin(cpus: str) -> None:
-    """Every thread of this process on ``cpus`` (``2,3``): the processes take turns, so all
-    of them on the same CPUs makes the CPU they ran on no difference between them."""
-    if not cpus:
-        return
-    chosen = {int(c) for c in cpus.split(",")}
-    for task in os.listdir("/proc/self/task"):
-        with contextlib.suppress(OSError):  # a thread that ended meanwhile
-            os.sched_setaffinity(int(task), chosen)
-
-
 def serve(workload: str, requests: str, replies: str) -> int:
     """The child: set the workload up, say so, then run a round per request line (a count
     and a mode) and answer its time and counters, until ``stop``."""
     one_round, facts = WORKLOADS[workload][0]()
-    _pin(os.environ.get(PIN_CPUS, ""))  # after the compiles, which want every CPU
     counters = _Counters()
     switch: dict[str, Callable[[], None]] = {}  # the hooked process's, once it is asked to
     with open(requests) as asked, open(replies, "w") as answers:
@@ -463,11 +448,6 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=100, help="MLP steps a round")
     parser.add_argument("--budget-s", type=float, default=80.0, help="the rounds' time, at most")
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
-    parser.add_argument(
-        "--cpus",
-        default="2,3" if (os.cpu_count() or 1) >= 4 else "",
-        help="CPUs every process runs its rounds on ('' for none; default 2,3)",
-    )
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -480,7 +460,6 @@ def main() -> int:
         env = {**os.environ, "TRITON_CACHE_DIR": str(folder / "triton-cache")}
         env["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor-cache")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        env[PIN_CPUS] = args.cpus
         children: dict[tuple[str, str], Child] = {}
         try:
             # The plain processes first and alone: the others load what they compiled and
