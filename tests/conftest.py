@@ -245,6 +245,15 @@ def prefetch_run_350(tmp_path_factory: pytest.TempPathFactory, triton_350: Path)
     return shared_run(tmp_path_factory, "prefetch-350", *args)
 
 
+@pytest.fixture(scope="session")
+def readme_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The README's ``repro run`` (every built-in, on each of its targets, every config set)
+    under the installed Triton, two workers: read by the README command's own check, the
+    upstream ports' outcomes, the default run's files and the fixed bug's pass on the newest
+    release, each of which ran a part of it again (86.6 CPU s, the largest test)."""
+    return shared_run(tmp_path_factory, "readme", "--workers", "2")
+
+
 @contextlib.contextmanager
 def gpu_alone() -> Iterator[None]:
     """Around a test's own process that may fault or hang on the GPU (a repro.py run by
