@@ -125,6 +125,32 @@ def repro_cli(
 
 #: Every release the tests run cases under (CI caches their venvs by this file).
 RELEASES = (ROOT / ".ci" / "releases").read_text().split()
+#: Releases no default test runs a case under: only the checks of every release's table (its
+#: source form, its instrumentation) read them, and those rows are the nightly's, so a fresh
+#: machine's default run builds two venvs fewer.
+NIGHTLY_RELEASES = ("3.7.0", "3.8.0")
+
+
+def per_release(releases: list[str]) -> list:
+    """One test parameter per release; those of :data:`NIGHTLY_RELEASES` are ``slow`` and say
+    their release (``releases``), so the prebuild leaves them to a session that runs them."""
+    return [
+        pytest.param(r, marks=(pytest.mark.slow, pytest.mark.releases(r)))
+        if r in NIGHTLY_RELEASES
+        else r
+        for r in releases
+    ]
+
+
+def prebuilt(items: list[pytest.Item]) -> list[str]:
+    """The releases to prebuild for ``items``: all, but those only skipped tests name."""
+
+    def named(chosen: list[pytest.Item]) -> set[str]:
+        return {v for item in chosen for mark in item.iter_markers("releases") for v in mark.args}
+
+    skipped = [item for item in items if any(True for _ in item.iter_markers("skip"))]
+    left_out = named(skipped) - named([item for item in items if item not in skipped])
+    return [r for r in RELEASES if r not in left_out]
 
 
 class Prebuild:
@@ -176,7 +202,7 @@ def pytest_collection_finish(session):
         return
     if not any(item.get_closest_marker("venv") for item in session.items):
         return
-    missing = [r for r in RELEASES if not (folder_for(r) / CHECKED).exists()]
+    missing = [r for r in prebuilt(session.items) if not (folder_for(r) / CHECKED).exists()]
     if missing:
         PREBUILD.start(missing)
 
