@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ SHARED_CACHE = cache_root()
 SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 os.environ.setdefault("REPRO_VENV_ROOT", str(SHARED_CACHE / "venvs"))
 SESSION_CACHE = tempfile.mkdtemp(prefix="repro-test-cache-")
+#: When this process began (each xdist worker's is its own, seconds after the first's): a
+#: release venv checked after it was built during this session, from nothing.
+SESSION_STARTED = time.time()
 os.environ["XDG_CACHE_HOME"] = SESSION_CACHE
 
 PLANTED = """
