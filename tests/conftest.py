@@ -12,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,9 @@ SHARED_CACHE = cache_root()
 SOURCE_SECRET = "ghp_" + "Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8Nn"
 os.environ.setdefault("REPRO_VENV_ROOT", str(SHARED_CACHE / "venvs"))
 SESSION_CACHE = tempfile.mkdtemp(prefix="repro-test-cache-")
+#: When this process began (each xdist worker's is its own, seconds after the first's): a
+#: release venv checked after it was built during this session, from nothing.
+SESSION_STARTED = time.time()
 os.environ["XDG_CACHE_HOME"] = SESSION_CACHE
 
 PLANTED = """
@@ -66,8 +70,10 @@ def compile_case(case):
     if mode == "abort":
         os.abort()
     if mode == "pyhang":
+        # A hang in Python code, asleep there: a busy loop burned the whole timeout (15 CPU s
+        # in test_isolation.py) for the same timeout, kill and traceback.
         while True:
-            pass
+            time.sleep(0.05)
     if mode == "chang":
         ctypes.CDLL(None).pause()
     if mode == "flood":
@@ -125,6 +131,32 @@ def repro_cli(
 
 #: Every release the tests run cases under (CI caches their venvs by this file).
 RELEASES = (ROOT / ".ci" / "releases").read_text().split()
+#: Releases no default test runs a case under: only the checks of every release's table (its
+#: source form, its instrumentation) read them, and those rows are the nightly's, so a fresh
+#: machine's default run builds two venvs fewer.
+NIGHTLY_RELEASES = ("3.7.0", "3.8.0")
+
+
+def per_release(releases: list[str]) -> list:
+    """One test parameter per release; those of :data:`NIGHTLY_RELEASES` are ``slow`` and say
+    their release (``releases``), so the prebuild leaves them to a session that runs them."""
+    return [
+        pytest.param(r, marks=(pytest.mark.slow, pytest.mark.releases(r)))
+        if r in NIGHTLY_RELEASES
+        else r
+        for r in releases
+    ]
+
+
+def prebuilt(items: list[pytest.Item]) -> list[str]:
+    """The releases to prebuild for ``items``: all, but those only skipped tests name."""
+
+    def named(chosen: list[pytest.Item]) -> set[str]:
+        return {v for item in chosen for mark in item.iter_markers("releases") for v in mark.args}
+
+    skipped = [item for item in items if any(True for _ in item.iter_markers("skip"))]
+    left_out = named(skipped) - named([item for item in items if item not in skipped])
+    return [r for r in RELEASES if r not in left_out]
 
 
 class Prebuild:
@@ -176,7 +208,7 @@ def pytest_collection_finish(session):
         return
     if not any(item.get_closest_marker("venv") for item in session.items):
         return
-    missing = [r for r in RELEASES if not (folder_for(r) / CHECKED).exists()]
+    missing = [r for r in prebuilt(session.items) if not (folder_for(r) / CHECKED).exists()]
     if missing:
         PREBUILD.start(missing)
 
@@ -243,6 +275,15 @@ def prefetch_run_350(tmp_path_factory: pytest.TempPathFactory, triton_350: Path)
     by the 3.5.0 verdicts, the replay tests and the replay logs: one run, not three."""
     args = ("tma-gemm-prefetch", "-t", "sm_100", "--python", str(triton_350))
     return shared_run(tmp_path_factory, "prefetch-350", *args)
+
+
+@pytest.fixture(scope="session")
+def readme_run(tmp_path_factory: pytest.TempPathFactory) -> SharedRun:
+    """The README's ``repro run`` (every built-in, on each of its targets, every config set)
+    under the installed Triton, two workers: read by the README command's own check, the
+    upstream ports' outcomes, the default run's files and the fixed bug's pass on the newest
+    release, each of which ran a part of it again (86.6 CPU s, the largest test)."""
+    return shared_run(tmp_path_factory, "readme", "--workers", "2")
 
 
 @contextlib.contextmanager

@@ -191,16 +191,17 @@ def _newest_installed() -> str:
     return installed
 
 
-def test_the_readme_command_exits_0_on_the_newest_release(tmp_path):
+def test_the_readme_command_exits_0_on_the_newest_release(readme_run):
     """`repro run` over the built-ins on a fresh install with the newest Triton: exit 0, and no
     case 'fixed' (the verdict that is a strict XPASS under `pytest --repro`)."""
     release = _newest_installed()
-    done = repro_cli("run", "--workers", "2", "--json", "-o", str(tmp_path))
+    done = readme_run.done
     assert done.code == 0, done.stdout[-3000:] + done.stderr
-    run = json.loads(done.stdout)
-    assert run["environment"]["triton"].split("+")[0] == release
-    assert "fixed" not in run["summary"]["verdicts"]
-    assert "regression" not in run["summary"]["verdicts"]
+    environment = json.loads((readme_run.run / "environment.json").read_text())
+    assert environment["triton"].split("+")[0] == release
+    summary = json.loads((readme_run.run / "summary.json").read_text())
+    assert "fixed" not in summary["verdicts"]
+    assert "regression" not in summary["verdicts"]
 
 
 def test_pytest_repro_shows_no_strict_xpass_on_the_newest_release(tmp_path):

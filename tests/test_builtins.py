@@ -70,14 +70,12 @@ def test_repro_list_shows_catalogue(tmp_path):
         assert repro_id in done.stdout
 
 
-def test_default_run_writes_results_files(tmp_path):
-    """`repro run` on one reproducer and target: table, JSONL, summary, JUnit."""
-    from tests.conftest import repro_cli
-
-    done = repro_cli("run", "tma-copy", "-t", "sm_90", "-o", str(tmp_path))
+def test_default_run_writes_results_files(readme_run):
+    """`repro run` (the README's, read here rather than a run of its own): table, JSONL,
+    summary, JUnit."""
+    done, run = readme_run.done, readme_run.run
     assert done.code == 0, done.stderr
     assert "tma-copy[sm_90-" in done.stdout
-    (run,) = (tmp_path / "runs").iterdir()
     lines = (run / "results.jsonl").read_text().splitlines()
     summary = json.loads((run / "summary.json").read_text())
     assert summary["cases"] == len(lines) >= 5

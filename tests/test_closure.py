@@ -22,6 +22,8 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,36 @@ def report(record: dict, out: Path) -> Path:
     return out / "r"
 
 
+@dataclass(frozen=True)
+class Made:
+    """A corpus file's `repro run` on this machine's Triton (each config set's record) and
+    the report of its trigger: made once a module, read by every test that asks for it."""
+
+    ran: dict[str, dict]
+    folder: Path
+
+    def copied(self, target: Path) -> Path:
+        """The report's folder copied to ``target``: what a test writes or runs there is its
+        own (a variant of repro.py, what repro.py leaves behind)."""
+        return Path(shutil.copytree(self.folder, target))
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Made]:
+    """Each test of a corpus file ran the file and reported it again: the carried repro.py,
+    its run under 3.5.0, a refusing release, a broken install all read one run and report."""
+    cache: dict[str, Made] = {}
+
+    def make(name: str) -> Made:
+        if name not in cache:
+            out = tmp_path_factory.mktemp(f"made-{name}")
+            ran = engine_run(name, out)
+            cache[name] = Made(ran, report(ran["trigger"], out))
+        return cache[name]
+
+    return make
+
+
 def at_the_nearest_pass(script: Path) -> Path:
     """``repro.py`` with the one change of the nearest passing config (a copy beside it)."""
     text = script.read_text()
@@ -134,11 +166,11 @@ def assert_standalone(text: str) -> None:
 
 
 @pytest.mark.parametrize("name", COMPILE_FAILURES)
-def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(tmp_path, name):
-    ran = engine_run(name, tmp_path / "out")
+def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(made, tmp_path, name):
+    ran = made(name).ran
     trigger, passing = ran["trigger"], ran["nearest-pass"]
     assert trigger["outcome"] == "compiler-error" and passing["outcome"] == "passed", ran
-    folder = report(trigger, tmp_path / "out")
+    folder = made(name).copied(tmp_path / "r")
     script = folder / "repro.py"
     for program in (script, folder / "snippet.py"):
         assert_standalone(program.read_text())
@@ -159,16 +191,16 @@ def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(tmp_p
     "name",
     ["module_constants", pytest.param("package_kernel", marks=pytest.mark.slow), "assigned_helper"],
 )
-def test_repro_py_made_on_390_agrees_with_the_engine_on_350(tmp_path, name):
+def test_repro_py_made_on_390_agrees_with_the_engine_on_350(made, tmp_path, name):
     """The same repro.py under triton 3.5.0: exit 1 where the engine sees the same bug there,
     2 where it sees another (``assigned_helper``'s noinline helper fails another pass on 3.9.0
     than on 3.5.0). ``package_kernel`` is a second exit 1 (docs/testing.md)."""
     from suite.toolchain.venvs import for_version
 
     python = str(for_version("3.5.0").python)
-    here = engine_run(name, tmp_path / "here")["trigger"]
+    here = made(name).ran["trigger"]
     there = engine_run(name, tmp_path / "there", python)["trigger"]
-    script = report(here, tmp_path / "here") / "repro.py"
+    script = made(name).copied(tmp_path / "here") / "repro.py"
     alone = run_alone(script, python)
     expected = 1 if is_same_bug(there["signature"], here["signature"]) else 2
     assert alone.returncode == expected, (there["signature"], alone.stdout)
@@ -192,11 +224,11 @@ def test_a_kernel_from_a_deleted_file_is_judged_on_a_release_that_rereads_its_so
     assert there["nearest-pass"]["outcome"] == "passed", there["nearest-pass"]["message"]
 
 
-def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(tmp_path):
+def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(made, tmp_path):
     """repro.py under a Triton whose ``tl`` lacks what the kernel calls: the compile fails
     otherwise, so 2, never 1. Simulated with this machine's Triton by a script whose kernel
     calls a ``tl`` function no release has."""
-    folder = report(engine_run("module_constants", tmp_path / "out")["trigger"], tmp_path / "out")
+    folder = made("module_constants").copied(tmp_path / "r")
     script = folder / "repro.py"
     refused = script.parent / "refused.py"
     refused.write_text(script.read_text().replace("tl.make_tensor_descriptor(", "tl.no_such_api("))
@@ -204,9 +236,9 @@ def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(tmp_path):
     assert alone.returncode == 2, alone.stdout + alone.stderr[-2000:]
 
 
-def test_a_broken_triton_install_is_the_scripts_own_failure_exit_2(tmp_path):
+def test_a_broken_triton_install_is_the_scripts_own_failure_exit_2(made, tmp_path):
     """``import triton`` failing at the top of repro.py is not the bug: one line, exit 2."""
-    folder = report(engine_run("module_constants", tmp_path / "out")["trigger"], tmp_path / "out")
+    folder = made("module_constants").copied(tmp_path / "r")
     script = folder / "repro.py"
     broken = tmp_path / "broken" / "triton"
     broken.mkdir(parents=True)
@@ -263,12 +295,12 @@ def _finding(source: Path, record: dict, path: Path) -> Path:
     return path
 
 
-def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(tmp_path):
+def test_a_kernel_reading_module_constants_is_reduced_and_reported_standalone(made, tmp_path):
     """The reducer's form writes each module constant on its own line (it wrote
     ``A = tl.constexpr(64)B = tl.constexpr(32)``: a kernel reading two globals could not be
     reduced); the report of the reduced kernel is a repro.py that runs alone."""
     out = tmp_path / "out"
-    trigger = engine_run("module_constants", out)["trigger"]
+    trigger = made("module_constants").ran["trigger"]
     finding = _finding(CORPUS / "module_constants.py", trigger, tmp_path / "f.json")
     done = repro_cli(
         "reduce", str(finding), "--time-budget", "20", "-j", "1", "--fixed-release", "none",

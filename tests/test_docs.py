@@ -261,7 +261,8 @@ GIVEN: dict[str, str] = {
     "--max-examples 10": _VENV_350,
     "repro explore tma-gemm-prefetch -t sm_100 --python "
     "~/.cache/triton-repro-suite/venvs/triton-3.5.0/bin/python": _VENV_350,
-    "repro dashboard": "repro run tma-gemm-prefetch -t sm_100",
+    # a run to show: one case is enough (the prefetch reproducer's 8 on sm_100 cost 3.9 CPU s)
+    "repro dashboard": "repro run tma-copy -t sm_90 -c fp32",
     "repro capture -- python my_script.py": f"{_A_PROGRAM} my_script.py",
     "repro capture -- python train.py --steps 10": f"{_A_PROGRAM} train.py",
     "repro matrix tma-gemm -t sm_90 --triton 3.6.0 --wheelhouse wheels": (

@@ -10,7 +10,6 @@ from suite.engine.discover import select
 from suite.engine.expand import expand_cases
 from suite.engine.runner import Execution, run_case
 from suite.engine.triage import triage_of
-from tests.conftest import repro_cli
 
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
 
@@ -64,14 +63,17 @@ def test_known_bug_is_exit_0_under_350(prefetch_run_350):
     assert "triton 3.5.0" in done.stdout
 
 
-def test_newest_triton_passes_where_the_baseline_knows_the_fix(tmp_path):
+def test_newest_triton_passes_where_the_baseline_knows_the_fix(request):
     """On a release at or past the entry's fixed_in (3.6.0), the cases pass as expected: exit 0
-    (exit 3 is for a known bug with no known fix that stops failing)."""
+    (exit 3 is for a known bug with no known fix that stops failing). Its sm_100 cases are read
+    from the README's `repro run`, which runs them with the rest of the catalogue."""
     import triton
     from packaging.version import Version
 
     if Version(triton.__version__.split("+")[0]) < Version("3.6.0"):
         pytest.skip(f"installed triton {triton.__version__} still has the bug")
-    done = repro_cli("run", "tma-gemm-prefetch", "--target", "sm_100", "-o", str(tmp_path))
+    done = request.getfixturevalue("readme_run").done  # not made only to skip
     assert done.code == 0, done.stdout + done.stderr
-    assert " fixed" not in done.stdout
+    table = [line.split("\t") for line in done.stdout.splitlines()]
+    verdicts = [row[2] for row in table if row[0].startswith("tma-gemm-prefetch[sm_100-")]
+    assert verdicts and "fixed" not in verdicts, done.stdout

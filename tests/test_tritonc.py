@@ -14,6 +14,7 @@ import pytest
 from suite.api import _has
 from suite.judgement import source_form
 from suite.tritonc import specialization
+from tests.conftest import RELEASES, per_release
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "writing-reproducers.md"
@@ -134,23 +135,30 @@ def test_the_warm_up_compiles_under_releases_that_read_only_module_globals(relea
     assert proc.stdout.strip() == "warm", proc.stderr[-2000:]
 
 
-@pytest.mark.venv
-def test_form_table_matches_every_cached_release():
-    from suite.toolchain.venvs import for_version
-
+def test_form_table_names_every_form_and_release():
     table = documented_forms()
     assert set(table) >= {"3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.9.0"}
-    for release, form in table.items():
-        python = sys.executable if release == _installed() else str(for_version(release).python)
-        proc = subprocess.run(
-            [python, "-c", "from suite.judgement import source_form; print(source_form())"],
-            capture_output=True,
-            text=True,
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-            check=False,
-        )
-        assert proc.stdout.strip() == form, (release, proc.stderr[-500:])
+    assert set(table) == set(RELEASES)
+
+
+@pytest.mark.venv
+@pytest.mark.parametrize("release", per_release(RELEASES))
+def test_form_table_matches_the_release(release):
+    """Each row against the release's venv (two rows whose form others share, 3.7.0 and 3.8.0,
+    are the nightly's: no default test needs their venvs)."""
+    from suite.toolchain.venvs import for_version
+
+    form = documented_forms()[release]
+    python = sys.executable if release == _installed() else str(for_version(release).python)
+    proc = subprocess.run(
+        [python, "-c", "from suite.judgement import source_form; print(source_form())"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
+    assert proc.stdout.strip() == form, (release, proc.stderr[-500:])
 
 
 def test_requires_probes_on_the_installed_release():
