@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from suite.engine.case_files import keep_outputs, regular_at
+from suite.engine.case_files import Kept, keep_outputs, regular_at
 from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.expand import CaseSpec
@@ -263,46 +263,16 @@ def run_case(
     raises :class:`CaseInterrupted` when the run is stopped meanwhile.
 
     Without ``workers`` the case runs as a fresh interpreter. ``knobs`` are more
-    environment variables for the case (Triton's dump knobs, say).
+    environment variables for the case (Triton's dump knobs, say). The steps: write its
+    spec, run its child, judge what it left, keep its files, rerun a failed launch.
     """
     _fresh_folder(case_dir)
-    report = case_dir / EVENTS
-    spec_file = case_dir / "spec.json"
-    child_spec = ChildSpec(
-        source=spec.found.source,
-        repro_id=spec.repro.id,
-        config=spec.config,
-        target=spec.target,
-        gpu=spec.gpu,
-        report=str(report),
-        timeout=execution.bounds.timeout_s,
-    )
-    spec_file.write_text(child_spec.to_json())
-    env = child_env(
-        {
-            "TRITON_CACHE_DIR": str(case_dir / "cache"),
-            "TRITON_REPRODUCER_PATH": str(case_dir / "mlir-reproducer"),
-            # Its temporary files go where they are removed with it (a case leaves 300 MB).
-            "TMPDIR": str(case_dir / "tmp"),
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONFAULTHANDLER": "1",
-            **(knobs or {}),
-        }
-    )
-    # A launch past the hang oracle's bound is killed as the timeout kills a case.
-    watch = LaunchWatch(str(report)) if spec.gpu else None
-    if workers is None:
-        with Workers(replace(execution, warm=False)) as fresh:
-            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target, watch)
-        fresh_because = ""
-    else:
-        fresh_because = workers.fresh_because(spec.target)
-        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target, watch)
-    if exit.interrupted:
-        raise CaseInterrupted(spec.case_id)
+    spec_file = _write_spec(spec, case_dir, execution)
+    env = _case_env(case_dir, knobs)
+    exit, fresh_because = _run_child(spec, spec_file, env, case_dir, execution, workers)
     # Secrets out first: the signature is normalized from this text, and kept with the case.
     exit = _scrubbed(exit)
-    events = _events(report)
+    events = _events(case_dir / EVENTS)
     unreadable = None
     if events.unreadable:
         # The case wrote events of its own making: judge it by how it ended alone (it did
@@ -313,18 +283,9 @@ def run_case(
     folder_lost = not case_dir.is_dir() or case_dir.is_symlink()
     if folder_lost:
         _fresh_folder(case_dir)  # the case removed or replaced its own folder
-    shutil.rmtree(case_dir / "cache", ignore_errors=True)
-    shutil.rmtree(case_dir / "tmp", ignore_errors=True)
-    artifacts: dict[str, str] = {}
-    planted: list[str] = []
-    lost: list[str] = []
-    output_bytes = None
-    if verdict.outcome.is_failure or execution.keep_passing:
-        kept = keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
-        artifacts, planted, lost = kept.artifacts, kept.planted, kept.lost
-        output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes)
-    else:
-        shutil.rmtree(case_dir, ignore_errors=True)
+    kept = _keep(case_dir, verdict.outcome.is_failure or execution.keep_passing, exit)
+    output_bytes = OutputBytes(exit.stdout.total_bytes, exit.stderr.total_bytes) if kept else None
+    kept = kept or Kept({}, [], [])
     launched = spec.gpu or not spec.repro.launches
     notes = RunNotes(
         events=unreadable,
@@ -335,8 +296,8 @@ def run_case(
         if spec.gpu
         else None,
         not_launched=None if launched else needs_gpu(spec.target),
-        planted=tuple(planted) or None,
-        lost=tuple(lost) or None,
+        planted=tuple(kept.planted) or None,
+        lost=tuple(kept.lost) or None,
         output_bytes=output_bytes,
     )
     result = CaseResult(
@@ -353,15 +314,94 @@ def run_case(
         metrics=verdict.metrics,
         gpu=spec.gpu,
         duration_s=round(exit.duration_s, 3),
-        artifacts=artifacts,
+        artifacts=kept.artifacts,
     )
+    return _rerun_failed_launch(result, spec, spec_file, case_dir, env, events, execution)
+
+
+def _write_spec(spec: CaseSpec, case_dir: Path, execution: Execution) -> Path:
+    """The case's spec file, which its child reads."""
+    spec_file = case_dir / "spec.json"
+    child_spec = ChildSpec(
+        source=spec.found.source,
+        repro_id=spec.repro.id,
+        config=spec.config,
+        target=spec.target,
+        gpu=spec.gpu,
+        report=str(case_dir / EVENTS),
+        timeout=execution.bounds.timeout_s,
+    )
+    spec_file.write_text(child_spec.to_json())
+    return spec_file
+
+
+def _case_env(case_dir: Path, knobs: Mapping[str, str] | None) -> dict[str, str]:
+    return child_env(
+        {
+            "TRITON_CACHE_DIR": str(case_dir / "cache"),
+            "TRITON_REPRODUCER_PATH": str(case_dir / "mlir-reproducer"),
+            # Its temporary files go where they are removed with it (a case leaves 300 MB).
+            "TMPDIR": str(case_dir / "tmp"),
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONFAULTHANDLER": "1",
+            **(knobs or {}),
+        }
+    )
+
+
+def _run_child(
+    spec: CaseSpec,
+    spec_file: Path,
+    env: dict[str, str],
+    case_dir: Path,
+    execution: Execution,
+    workers: Workers | None,
+) -> tuple[Exit, str]:
+    """The case's child run to its end, and why it ran as a fresh interpreter ("" if not)."""
+    # A launch past the hang oracle's bound is killed as the timeout kills a case.
+    watch = LaunchWatch(str(case_dir / EVENTS)) if spec.gpu else None
+    if workers is None:
+        with Workers(replace(execution, warm=False)) as fresh:
+            exit = fresh.run(spec_file, env, case_dir, spec.gpu, spec.target, watch)
+        fresh_because = ""
+    else:
+        fresh_because = workers.fresh_because(spec.target)
+        exit = workers.run(spec_file, env, case_dir, spec.gpu, spec.target, watch)
+    if exit.interrupted:
+        raise CaseInterrupted(spec.case_id)
+    return exit, fresh_because
+
+
+def _keep(case_dir: Path, keep: bool, exit: Exit) -> Kept | None:
+    """The case's files kept (a failure's, or every case's with ``keep_passing``), else the
+    case folder removed; its Triton cache and temporary files go either way."""
+    shutil.rmtree(case_dir / "cache", ignore_errors=True)
+    shutil.rmtree(case_dir / "tmp", ignore_errors=True)
+    if keep:
+        return keep_outputs(case_dir, exit.stdout.text, exit.stderr.text)
+    shutil.rmtree(case_dir, ignore_errors=True)
+    return None
+
+
+def _rerun_failed_launch(
+    result: CaseResult,
+    spec: CaseSpec,
+    spec_file: Path,
+    case_dir: Path,
+    env: dict[str, str],
+    events: ChildReport,
+    execution: Execution,
+) -> CaseResult:
+    """A failed launch run again: under the sanitizers, and with each ptxas build."""
     failure = _launch_failure(result)
     # Triton's interpreter runs the kernel as NumPy on the CPU: nothing for a sanitizer to see.
     interpreted = env.get("TRITON_INTERPRET") == "1"
-    if failure and execution.gpus and events.start and events.start.cuda_visible_devices:
+    if not failure or interpreted:
+        return result
+    if execution.gpus and events.start and events.start.cuda_visible_devices:
         # A rerun of a failed launch runs alone on the case's GPU, checked after it.
         env = {**env, "CUDA_VISIBLE_DEVICES": events.start.cuda_visible_devices}
-    if failure and execution.sanitize and not interpreted:
+    if execution.sanitize:
         evidence = gather(
             failure, execution.python, case_dir, _rerun(spec_file, case_dir, env, execution)
         )
@@ -371,7 +411,7 @@ def run_case(
             notes=replace(result.notes, sanitizer=evidence.to_json()),
             artifacts={**result.artifacts, **outputs},
         )
-    if failure and execution.ptxas_differential and not interpreted and result.signature:
+    if execution.ptxas_differential and result.signature:
         differential = ptxas_differential(
             result.signature.text,
             execution.python,

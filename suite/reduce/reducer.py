@@ -251,9 +251,10 @@ def reduce(
     """Reduce ``found`` (the finding's reproducer) into ``folder/reduced.py``; with
     ``fixed_python`` (a release where the bug is fixed) every kept kernel passes there.
     ``gpus`` (a runtime failure's: ``suite.reduce.launching.launch_gpus``) launches every
-    candidate (launches take turns per GPU); None compiles them."""
-    original_text = Path(found.source["path"]).read_text()
-    expectation = ReductionGoal(
+    candidate (launches take turns per GPU); None compiles them. The steps: the goal, the
+    candidates' workers, the start (resumed, or the original and its reducer's form checked),
+    the passes, the standalone program."""
+    goal = ReductionGoal(
         repro=finding.repro,
         signature=finding.signature,
         target=finding.target,
@@ -265,88 +266,19 @@ def reduce(
         passing_config=passing_config(finding) if gpus is not None else None,
     )
     folder.mkdir(parents=True, exist_ok=True)
-    best_path, state_path = folder / REDUCED_CASE, folder / STATE
-    work = folder / ".work"
-    if work.is_symlink() or work.is_file():
-        work.unlink()
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
-    # No sanitizer reruns nor ptxas relaunches of a candidate: the reduction asks only
-    # whether it fails the same way.
-    execution = Execution(
-        python=python,
-        bounds=DEFAULTS.bounds,
-        workers=jobs,  # as many cases at once on a GPU (their launches take turns)
-        warm=DEFAULTS.warm,
-        gpus=gpus or (),
-        sanitize=False,
-        ptxas_differential=False,
-        # A fault's candidates: one launched process per GPU at a time, the GPU checked after
-        # each (a reduction of faults left an H100 refusing contexts three times).
-        faults=gpus is not None and not values_checked(finding.signature),
-    )
+    best_path, state_path, work = folder / REDUCED_CASE, folder / STATE, folder / ".work"
+    _fresh_work(work)
+    execution = _candidates_execution(finding, python, jobs, gpus)
     spec = CaseSpec(found, dict(finding.minimal_config), finding.target, gpus is not None)
     workers = ForkingWorkers(execution, [spec])
     fixed_workers = None
     if fixed_python:
-        fixed_execution = replace(execution, python=fixed_python)
-        fixed_workers = ForkingWorkers(fixed_execution, [spec])
+        fixed_workers = ForkingWorkers(replace(execution, python=fixed_python), [spec])
         fixed_workers.share_gpus(workers)  # launches of either release take turns per GPU
-    test = SignatureTest(expectation, work, workers, execution, fixed_workers)
-    previous = Progress.read(state_path)
-    resumed = bool(
-        previous
-        and previous.signature == finding.signature
-        and previous.original_sha256 == _sha(original_text)
-        and previous.seed == seed
-        and best_path.is_file()
-    )
+    test = SignatureTest(goal, work, workers, execution, fixed_workers)
+    started = _Start(finding, finding_id, found, origin, goal, test, folder, seed, say)
     try:
-        if resumed and previous is not None:
-            progress, text = previous, best_path.read_text()
-            progress.done = False
-            shown = f"{progress.lines} lines, {progress.tries} tries"
-            say(f"reduce: resuming from {best_path} ({shown})")
-            verdict = test(best_path, "resume")
-            if not verdict.interesting:
-                raise UsageError(
-                    f"{best_path} no longer fails with {finding.signature} "
-                    f"(saw {verdict.signature or verdict.outcome}); remove {folder} to start over"
-                )
-        else:
-            verdict = test(Path(found.source["path"]), "original")
-            if not verdict.interesting:
-                if verdict.fixed_outcome:
-                    raise UsageError(
-                        f"{origin} does not compile on the fixed release ({fixed_python}: "
-                        f"{verdict.fixed_outcome}); reduce without it"
-                    )
-                where = " under Triton's interpreter" if interpreted() and gpus is not None else ""
-                raise UsageError(
-                    f"{origin} does not reproduce the finding{where}: expected "
-                    f"{finding.signature}, saw {verdict.signature or verdict.outcome} "
-                    f"(triton at {python})"
-                )
-            form = launching_form if expectation.launch else reducer_form
-            text = form(finding, found, python, origin, finding_id)
-            _atomic_write(work / "form.py", text)
-            verdict = test(work / "form.py", "form")
-            if not verdict.interesting:
-                raise UsageError(
-                    f"{origin} in the reducer's form does not fail the same way "
-                    f"(saw {verdict.signature or verdict.outcome})"
-                )
-            lines, tokens = kernel_measure(original_text)
-            progress = Progress(
-                finding=finding_id,
-                signature=finding.signature,
-                original_sha256=_sha(original_text),
-                seed=seed,
-                original_lines=lines,
-                original_tokens=tokens,
-                tries=2,
-            )
-            _atomic_write(folder / "original.py", original_text)
+        progress, text, resumed = started.resumed() or started.fresh()
         judge = Judge(test, jobs, progress)
         reducer = Reducer(
             judge,
@@ -366,12 +298,7 @@ def reduce(
             judge.close()
         if finished:
             _check_fresh(reducer, test, finding.signature)
-        title = found.repro.title or found.repro.id
-        standalone, why = standalone_form(finding, best_path, title, python, finding_id)
-        if standalone is None:
-            say(f"reduce: {folder / REDUCED} not written: {why}")
-        else:
-            _atomic_write(folder / REDUCED, standalone)
+        written = _write_standalone(finding, found, best_path, python, finding_id, folder, say)
     except (UsageError, HarnessError):
         shutil.rmtree(work, ignore_errors=True)
         if not any(folder.iterdir()):
@@ -382,5 +309,130 @@ def reduce(
         if fixed_workers is not None:
             fixed_workers.close()
         shutil.rmtree(work, ignore_errors=True)
-    written = folder / REDUCED if standalone is not None else None
     return Reduction(best_path, progress, resumed, not finished, written)
+
+
+def _fresh_work(work: Path) -> None:
+    """The candidates' scratch folder, empty (whatever was at its name is gone)."""
+    if work.is_symlink() or work.is_file():
+        work.unlink()
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+
+
+def _candidates_execution(
+    finding: Finding, python: str, jobs: int, gpus: tuple[str, ...] | None
+) -> Execution:
+    # No sanitizer reruns nor ptxas relaunches of a candidate: the reduction asks only
+    # whether it fails the same way.
+    return Execution(
+        python=python,
+        bounds=DEFAULTS.bounds,
+        workers=jobs,  # as many cases at once on a GPU (their launches take turns)
+        warm=DEFAULTS.warm,
+        gpus=gpus or (),
+        sanitize=False,
+        ptxas_differential=False,
+        # A fault's candidates: one launched process per GPU at a time, the GPU checked after
+        # each (a reduction of faults left an H100 refusing contexts three times).
+        faults=gpus is not None and not values_checked(finding.signature),
+    )
+
+
+@dataclass(frozen=True)
+class _Start:
+    """Where a reduction starts: the kept best kernel of an earlier run of the same
+    finding, or the original, checked to fail the same way as it is and in the reducer's
+    form."""
+
+    finding: Finding
+    finding_id: str
+    found: Found
+    origin: str
+    goal: ReductionGoal
+    test: SignatureTest
+    folder: Path
+    seed: int
+    say: Callable[[str], None]
+
+    def resumed(self) -> tuple[Progress, str, bool] | None:
+        best_path = self.folder / REDUCED_CASE
+        previous = Progress.read(self.folder / STATE)
+        original = Path(self.found.source["path"]).read_text()
+        if not (
+            previous
+            and previous.signature == self.finding.signature
+            and previous.original_sha256 == _sha(original)
+            and previous.seed == self.seed
+            and best_path.is_file()
+        ):
+            return None
+        previous.done = False
+        self.say(
+            f"reduce: resuming from {best_path} ({previous.lines} lines, {previous.tries} tries)"
+        )
+        verdict = self.test(best_path, "resume")
+        if not verdict.interesting:
+            raise UsageError(
+                f"{best_path} no longer fails with {self.finding.signature} "
+                f"(saw {verdict.signature or verdict.outcome}); remove {self.folder} to start over"
+            )
+        return previous, best_path.read_text(), True
+
+    def fresh(self) -> tuple[Progress, str, bool]:
+        finding, goal, origin = self.finding, self.goal, self.origin
+        original_text = Path(self.found.source["path"]).read_text()
+        verdict = self.test(Path(self.found.source["path"]), "original")
+        if not verdict.interesting:
+            if verdict.fixed_outcome:
+                raise UsageError(
+                    f"{origin} does not compile on the fixed release ({goal.fixed_python}: "
+                    f"{verdict.fixed_outcome}); reduce without it"
+                )
+            where = " under Triton's interpreter" if interpreted() and goal.launch else ""
+            raise UsageError(
+                f"{origin} does not reproduce the finding{where}: expected "
+                f"{finding.signature}, saw {verdict.signature or verdict.outcome} "
+                f"(triton at {goal.python})"
+            )
+        form = launching_form if goal.launch else reducer_form
+        text = form(finding, self.found, goal.python, origin, self.finding_id)
+        work = self.folder / ".work"
+        _atomic_write(work / "form.py", text)
+        verdict = self.test(work / "form.py", "form")
+        if not verdict.interesting:
+            raise UsageError(
+                f"{origin} in the reducer's form does not fail the same way "
+                f"(saw {verdict.signature or verdict.outcome})"
+            )
+        lines, tokens = kernel_measure(original_text)
+        progress = Progress(
+            finding=self.finding_id,
+            signature=finding.signature,
+            original_sha256=_sha(original_text),
+            seed=self.seed,
+            original_lines=lines,
+            original_tokens=tokens,
+            tries=2,
+        )
+        _atomic_write(self.folder / "original.py", original_text)
+        return progress, text, False
+
+
+def _write_standalone(
+    finding: Finding,
+    found: Found,
+    best_path: Path,
+    python: str,
+    finding_id: str,
+    folder: Path,
+    say: Callable[[str], None],
+) -> Path | None:
+    """``reduced.py``: the best kernel as a standalone program, or None and why, said."""
+    title = found.repro.title or found.repro.id
+    standalone, why = standalone_form(finding, best_path, title, python, finding_id)
+    if standalone is None:
+        say(f"reduce: {folder / REDUCED} not written: {why}")
+        return None
+    _atomic_write(folder / REDUCED, standalone)
+    return folder / REDUCED
