@@ -383,21 +383,21 @@ def printed_signature(output, returncode):
     error = printed_error(output)
     if error is None:
         return compose(["crash", f"exit-{returncode}", "compile"], key)
-    kind, message, cause, frames = error
     if PTXAS_UNKNOWN_ARCH.search(output):
         return None  # a toolchain gap: this release's ptxas does not know the target
+    return raised_signature(output, error, raw)
+
+
+def raised_signature(output, error, raw):
+    kind, message, cause, frames = error
     if kind == "PTXASError" or "ptxas" in message.lower():
         code = PTXAS_CODE.search(output)
         line = PTXAS_ERROR_LINE.search(output) or PTXAS_FATAL_LINE.search(output)
         said = line.group(1).strip() if line else first_line(message) or kind
         return compose(["ptxas-error", code and code.group(1)], "" if code else normalize(said))
     if kind == "OutOfResources":
-        return compose(
-            [
-                "resource-limit",
-                "shared-memory" if "shared" in message.lower() else normalize(message),
-            ]
-        )
+        limit = "shared-memory" if "shared" in message.lower() else normalize(message)
+        return compose(["resource-limit", limit])
     origin = origin_of([name for _, name in frames], entered_compile(frames))
     said = python_message(kind, message, cause) or first_line(message) or kind
     refused = origin == "frontend" or (
