@@ -84,6 +84,10 @@ def probe() -> dict[str, Any]:
         facts["triton_error"] = str(exc)
         return facts
     facts["triton"] = triton.__version__
+    # No reproducer code runs in this process: it may keep the key the cases' processes read.
+    from suite.engine.triton_key import remember
+
+    remember()
     commit = re.search(r"git([0-9a-f]{7,40})", triton.__version__)
     facts["triton_commit"] = commit.group(1) if commit else None
     bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
