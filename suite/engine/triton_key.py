@@ -32,6 +32,8 @@ from suite.files import cache_root
 _HOMES = ("triton.runtime.cache", "triton.compiler.compiler")
 # What ``triton_key`` reads, under the package folder (the file defining it is among them).
 _HASHED = ("compiler", "backends", "language", "runtime/cache.py", "_C")
+# A kept key is a version and a few hundred hex digests; anything longer is not one.
+_LARGEST = 1 << 20
 
 
 def _install() -> Path | None:
@@ -114,11 +116,12 @@ def _recall() -> None:
     if original.cache_info().currsize:  # type: ignore[attr-defined]
         return  # computed already
     try:
-        value = _kept(package).read_text()
+        with _kept(package).open(encoding="utf-8", errors="replace") as kept:
+            value = kept.read(_LARGEST + 1)
     except OSError:  # none kept, or a file changed while it was read
         return
-    if not value:
-        return
+    if not value or len(value) > _LARGEST:
+        return  # not a key (about 2 kB): Triton computes its own
 
     def triton_key() -> str:
         return value
