@@ -84,6 +84,10 @@ def probe() -> dict[str, Any]:
         facts["triton_error"] = str(exc)
         return facts
     facts["triton"] = triton.__version__
+    # No reproducer code runs in this process: it may keep the key the cases' processes read.
+    from suite.engine.triton_key import remember
+
+    remember()
     commit = re.search(r"git([0-9a-f]{7,40})", triton.__version__)
     facts["triton_commit"] = commit.group(1) if commit else None
     bindir = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
@@ -160,8 +164,24 @@ def gpu_arch() -> int | None:
     return int(arch) if arch is not None else None
 
 
+# Probed once per process for an interpreter file and an environment: a command asks again
+# (explore's door and its search), and the answer cannot change while neither does.
+_PROBED: dict[tuple[object, ...], Environment] = {}
+
+
 def capture_environment(python: str) -> Environment:
     """Run the probe under ``python`` in isolation; a broken interpreter is a usage error."""
+    try:
+        facts = os.lstat(python)
+    except OSError:
+        facts = None
+    asked = (python, facts and (facts.st_ino, facts.st_mtime_ns), tuple(sorted(os.environ.items())))
+    if asked not in _PROBED:
+        _PROBED[asked] = _probe_in_child(python)
+    return _PROBED[asked]
+
+
+def _probe_in_child(python: str) -> Environment:
     from suite.engine.defaults import Bounds
     from suite.engine.isolate import run_isolated
     from suite.engine.shim import child_env

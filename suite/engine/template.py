@@ -171,6 +171,11 @@ def _preload() -> list[int]:
         import triton.compiler  # noqa: F401
 
         import suite.tritonc
+    # Before any reproducer runs here: the forks inherit Triton's hash of itself.
+    from suite.engine.triton_key import recall, remember
+
+    remember()
+    recall()
     for entry in filter(None, os.environ.get(PRELOAD_VARIABLE, "").split(os.pathsep)):
         with contextlib.suppress(Exception):
             if entry.endswith(".py"):

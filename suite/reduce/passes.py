@@ -22,7 +22,6 @@ makes the reduction terminate; only edits that stay
 from __future__ import annotations
 
 import ast
-import copy
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -49,7 +48,7 @@ from suite.reduce.inlining import (
     propagate_copies,
 )
 from suite.reduce.naming import rename
-from suite.reduce.tree import Edit, kernel_measure, size, split, well_formed, write
+from suite.reduce.tree import Edit, copied, kernel_measure, size, split, well_formed, write
 
 __all__ = [
     "FINAL_PASSES",
@@ -131,7 +130,7 @@ def candidates(
         edits.append(_all_of(list(edits)))
         order.insert(0, len(edits) - 1)
     for k in range(start, len(order)):
-        module = copy.deepcopy(tree)
+        module = copied(tree)
         try:
             applied = edits[order[k]](module)
         except (IndexError, StopIteration, ValueError, AssertionError):

@@ -47,9 +47,11 @@ from suite.engine import (
     NEEDS_GPU,
     TOOLCHAIN_GAP,
     UNSUPPORTED,
+    CaseSpec,
     Execution,
     Found,
     Outcome,
+    Workers,
     completed_stage,
     could_show,
     gpu_arch,
@@ -62,6 +64,7 @@ from suite.errors import UsageError
 from suite.failures.findings import Finding, SeenConfig
 from suite.releases.nightlies import CommitRange, chronological, commit_range
 from suite.search.evaluate import Evaluator
+from suite.toolchain.limits import limits_for
 from suite.toolchain.venvs import Release
 
 BAD, GOOD, OTHER = "bad", "good", "other failure"
@@ -236,12 +239,20 @@ def run(
     def state_of(label: str) -> str:
         if label in tried:
             return tried[label]
-        evaluator = Evaluator(
-            found,
-            replace(execution, python=release_of(label).python),
-            work / label,
-            launch_arch=launch_arch,
-        )
+        under = replace(execution, python=release_of(label).python)
+        # The release's configs forked from one warm template (``--isolation warm``, the
+        # default), as a run's cases are: a fresh interpreter each cost several times more.
+        targets = sorted({entry.target for entry in entries})
+        launches = launch_arch is not None and found.repro.launches
+        specs = [
+            CaseSpec(found, {}, t, launches and limits_for(t).arch == launch_arch) for t in targets
+        ]
+        with Workers(under, specs) as workers:
+            warm = workers if under.warm else None
+            evaluator = Evaluator(found, under, work / label, launch_arch=launch_arch, workers=warm)
+            return judged(label, evaluator)
+
+    def judged(label: str, evaluator: Evaluator) -> str:
         states, lines[label] = [], []
         for index, entry in enumerate(entries):
             if BAD in states:  # one bad config decides the release: the rest need no compile
