@@ -60,7 +60,3 @@ def main(argv: list[str]) -> int:
         sys.setprofile(None)
     print(json.dumps({"accepted": True}), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

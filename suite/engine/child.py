@@ -150,14 +150,10 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
 
 
 def main(argv: list[str]) -> int:
-    spec = ChildSpec.read(argv[1])
+    spec = ChildSpec.read(argv[0])
     faulthandler.enable()
     if spec.timeout:
         # Shortly before the parent kills a hang, say where it hangs.
         faulthandler.dump_traceback_later(max(spec.timeout * 0.9, spec.timeout - 5))
     with open(spec.report, "a", encoding="utf-8") as stream:
         return run(spec, EventWriter(stream))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

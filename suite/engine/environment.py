@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.children import child_argv
 from suite.engine.scrub import home_to_tilde, safe_variables
 from suite.engine.wire import Unreadable, typed
 
@@ -168,7 +169,7 @@ def capture_environment(python: str) -> Environment:
     from suite.errors import UsageError
 
     probed = run_isolated(
-        [python, "-m", "suite.engine.environment"], env=child_env(), bounds=Bounds(timeout_s=180)
+        child_argv(python, "environment"), env=child_env(), bounds=Bounds(timeout_s=180)
     )
     try:
         facts = Environment.from_json(json.loads(probed.stdout.text.strip().splitlines()[-1]))
@@ -180,5 +181,7 @@ def capture_environment(python: str) -> Environment:
     return facts
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> int:
+    """The ``environment`` child: print this interpreter's facts as JSON."""
     print(json.dumps(probe()))
+    return 0

@@ -199,9 +199,3 @@ def main(argv: list[str]) -> int:
         call = _no_call(f"the reproducer's {what} raised {type(exc).__name__}: {first}")
     Path(argv[1]).write_text(json.dumps(call))
     return 0
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python -m suite.report.capture IN.json CALL.json")
-    sys.exit(main(sys.argv[1:]))

@@ -26,6 +26,8 @@ import subprocess
 import sys
 from typing import NotRequired, TypedDict, cast
 
+from suite.children import child_argv
+
 PREFIX = "accepts:"
 PROBE_TIMEOUT_S = 300
 
@@ -70,7 +72,7 @@ class ProbeAnswer(TypedDict):
 
 def _probe(call: str, target: str) -> ProbeAnswer:
     """Ask a fresh interpreter: a native crash or a hang in the probe is not the case's."""
-    argv = [sys.executable, "-m", "suite.engine.accepts_probe", call, target]
+    argv = child_argv(sys.executable, "accepts-probe", call, target)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
