@@ -35,6 +35,7 @@ ROLES: dict[str, str] = {
     "discover": "suite.engine.discover:main",
     "environment": "suite.engine.environment:main",
     "accepts-probe": "suite.engine.accepts_probe:main",
+    "ptxas-probe": "suite.engine.ptxas:print_bundled",
     "report-capture": "suite.report.capture:main",
     "toolchain-probe": "suite.toolchain.probe:main",
     "cuda-driver": "suite.cuda.driver:main",
