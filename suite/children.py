@@ -5,8 +5,8 @@ Every child the suite starts (a case, the warm template, a reproducer file's imp
 environment probe, the report's compile capture, ...) is one *role*: a name in :data:`ROLES`
 mapped to the function that runs it, each left in the module that owns its work. Each
 function takes the arguments after the role and returns the exit status.
-:func:`child_argv` builds the command line of a child; nothing else in the suite writes
-``-m suite...``.
+:func:`child_argv` builds the command line of a child; no other module of the suite writes one
+that names a module of its own.
 
 A role's module is imported only when that role runs, by its dotted name: this module
 imports nothing but the standard library, so a case child under another Triton release's

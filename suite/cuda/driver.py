@@ -11,8 +11,8 @@ misaligned *integer* address is enough. No ctypes.
   ``"CUDA_ERROR_INVALID_VALUE"``, ...).
 * :func:`driver_call` is the pure-Python half (no GPU): the exact argument lists handed to the
   driver, which is what a standalone reproducer script embeds.
-* :class:`IsolatedDriver` runs the encodes in a child process (``python -m suite.cuda.driver
-  --serve``) so that a driver crash on a strange descriptor costs one result
+* :class:`IsolatedDriver` runs the encodes in a child process (``python -m suite.children
+  cuda-driver``) so that a driver crash on a strange descriptor costs one result
   (``"CRASH:SIGSEGV"``), not the whole run.
 
 Zero-length arrays. cuda-bindings passes an empty list as a NULL pointer, and the reference

@@ -1,4 +1,4 @@
-"""The ``accepts:`` probe: ``python -m suite.engine.accepts_probe CALL ARCH``.
+"""The ``accepts:`` probe: ``python -m suite.children accepts-probe CALL ARCH``.
 
 Writes a zero-argument kernel made of ``CALL`` (``suite/templates/accepts_probe.py.tmpl``),
 compiles it for ``ARCH`` and stops at the first MLIR pass: the frontend accepted the call.

@@ -1,4 +1,4 @@
-"""The isolated side of a case: ``python -m suite.engine.child SPEC.json``.
+"""The isolated side of a case: ``python -m suite.children case SPEC.json``.
 
 The child loads one reproducer, compiles one case and, on a GPU, launches and
 checks it. It reports raw facts only, as the events of ``suite.engine.protocol``

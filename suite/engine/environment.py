@@ -1,7 +1,7 @@
 """What the cases ran on: Triton, Python, ptxas, the driver and the GPU.
 
 The facts are read by the interpreter that runs the cases (``python -m
-suite.engine.environment``), which may be another venv with another Triton, so the
+suite.children environment``), which may be another venv with another Triton, so the
 probe itself uses only the standard library and triton. It never imports
 torch (seconds) and never initializes CUDA: the GPU is read with nvidia-smi.
 """

@@ -60,7 +60,7 @@ def capture_compile(
     or ``None`` and why none was captured.
 
     The reproducer's compile function runs in a child interpreter (``python -m
-    suite.report.standalone --capture``, under ``python``: the release that failed), as
+    suite.children report-capture``, under ``python``: the release that failed), as
     every case does: it may print, crash or hang. There ``triton.compile`` is replaced by
     a recorder that raises as soon as it is called, so nothing is compiled.
     """

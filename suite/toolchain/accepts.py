@@ -11,7 +11,7 @@ requirement's). Anything the frontend raises is a refusal. The answer is kept pe
 installation, version, target and call under the cache folder, so each release is asked
 once, like the ptxas target probe.
 
-The probe itself is ``python -m suite.engine.accepts_probe CALL ARCH`` (it reads where an
+The probe itself is ``python -m suite.children accepts-probe CALL ARCH`` (it reads where an
 exception was raised with the engine's signature module); this module only asks it and
 keeps its answers. Standard library only: it runs in the child, under a release venv.
 """
