@@ -2,9 +2,9 @@
 ROLE ARGS...``.
 
 Every child the suite starts (a case, the warm template, a reproducer file's import, the
-environment probe, the report's compile capture, ...) is one *role*: a name in :data:`ROLES`
-mapped to the function that runs it, each left in the module that owns its work. Each
-function takes the arguments after the role and returns the exit status.
+environment probe, the report's compile capture, ...) is one :class:`Role`, which
+:data:`ROLES` maps to the function that runs it, left in the module that owns its work. Each
+function takes the arguments after the role's name and returns the exit status.
 :func:`child_argv` builds the command line of a child; no other module of the suite writes one
 that names a module of its own.
 
@@ -20,6 +20,7 @@ import and nothing on the path can run in it.
 
 from __future__ import annotations
 
+import enum
 import importlib
 import sys
 from collections.abc import Callable, Sequence
@@ -27,34 +28,49 @@ from collections.abc import Callable, Sequence
 #: This module, as ``python -m`` names it.
 ENTRY = "suite.children"
 
-#: Each role, and the function (``module:function``) that runs it with the arguments after
-#: the role's name.
-ROLES: dict[str, str] = {
-    "case": "suite.engine.child:main",
-    "warm-template": "suite.engine.template:main",
-    "discover": "suite.engine.discover:main",
-    "environment": "suite.engine.environment:main",
-    "accepts-probe": "suite.engine.accepts_probe:main",
-    "ptxas-probe": "suite.engine.ptxas:print_bundled",
-    "report-capture": "suite.report.capture:main",
-    "toolchain-probe": "suite.toolchain.probe:main",
-    "cuda-driver": "suite.cuda.driver:main",
-    "replay": "suite.replay.child:main",
-    "gate-gpu": "suite.gate.gpu_child:main",
-    # ``python -m suite.capture`` becomes the ``repro`` command (suite.capture is below the
-    # command package and may not import it).
-    "repro": "suite.cli.main:main",
+
+class Role(str, enum.Enum):
+    """A child of the suite; its value is its name on the command line."""
+
+    CASE = "case"
+    WARM_TEMPLATE = "warm-template"
+    DISCOVER = "discover"
+    ENVIRONMENT = "environment"
+    ACCEPTS_PROBE = "accepts-probe"
+    PTXAS_PROBE = "ptxas-probe"
+    REPORT_CAPTURE = "report-capture"
+    TOOLCHAIN_PROBE = "toolchain-probe"
+    CUDA_DRIVER = "cuda-driver"
+    REPLAY = "replay"
+    GATE_GPU = "gate-gpu"
+    #: ``python -m suite.capture`` becomes the ``repro`` command (``suite.capture`` is below
+    #: the command package and may not import it).
+    REPRO = "repro"
+
+
+#: The function (``module:function``) that runs each role with the arguments after its name.
+ROLES: dict[Role, str] = {
+    Role.CASE: "suite.engine.child:main",
+    Role.WARM_TEMPLATE: "suite.engine.template:main",
+    Role.DISCOVER: "suite.engine.discover:main",
+    Role.ENVIRONMENT: "suite.engine.environment:main",
+    Role.ACCEPTS_PROBE: "suite.engine.accepts_probe:main",
+    Role.PTXAS_PROBE: "suite.engine.ptxas:print_bundled",
+    Role.REPORT_CAPTURE: "suite.report.capture:main",
+    Role.TOOLCHAIN_PROBE: "suite.toolchain.probe:main",
+    Role.CUDA_DRIVER: "suite.cuda.driver:main",
+    Role.REPLAY: "suite.replay.child:main",
+    Role.GATE_GPU: "suite.gate.gpu_child:main",
+    Role.REPRO: "suite.cli.main:main",
 }
 
 
-def child_argv(python: str, role: str, *args: str) -> list[str]:
+def child_argv(python: str, role: Role, *args: str) -> list[str]:
     """The command line that runs ``role`` with ``args`` under the interpreter ``python``."""
-    if role not in ROLES:
-        raise KeyError(f"no child role {role!r}")
-    return [python, "-m", ENTRY, role, *args]
+    return [python, "-m", ENTRY, Role(role).value, *args]
 
 
-def role_function(role: str) -> Callable[[list[str]], int]:
+def role_function(role: Role) -> Callable[[list[str]], int]:
     """The function that runs ``role`` (its module imported now)."""
     module, _, name = ROLES[role].partition(":")
     function: Callable[[list[str]], int] = getattr(importlib.import_module(module), name)
@@ -62,12 +78,13 @@ def role_function(role: str) -> Callable[[list[str]], int]:
 
 
 def main(argv: Sequence[str]) -> int:
-    """Run the role ``argv[0]`` with the rest of ``argv``."""
-    if not argv or argv[0] not in ROLES:
-        print(f"usage: python -m {ENTRY} {{{','.join(ROLES)}}} ARGS...", file=sys.stderr)
+    """Run the role named ``argv[0]`` with the rest of ``argv``."""
+    names = [role.value for role in Role]
+    if not argv or argv[0] not in names:
+        print(f"usage: python -m {ENTRY} {{{','.join(names)}}} ARGS...", file=sys.stderr)
         return 2
-    role, *args = argv
-    return role_function(role)(args)
+    name, *args = argv
+    return role_function(Role(name))(args)
 
 
 if __name__ == "__main__":

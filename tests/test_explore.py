@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.cli import explore as explore_cli
 from suite.cli.options import Parser
 from suite.engine.discover import select
@@ -287,7 +287,7 @@ def _child_cannot_start(folder: Path) -> Path:
     forks one): those exit 1 before they read anything, as a child handed a spec path it
     cannot open did (issue 35)."""
     wrapper = folder / "python"
-    roles = ("case", "warm-template")
+    roles = (Role.CASE, Role.WARM_TEMPLATE)
     starts = "|".join(f'*"{" ".join(child_argv("", role)[1:])}"*' for role in roles)
     wrapper.write_text(
         "#!/bin/sh\n"

@@ -4,6 +4,6 @@
 import os
 import sys
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 
-os.execv(sys.executable, child_argv(sys.executable, "repro", "capture", *sys.argv[1:]))
+os.execv(sys.executable, child_argv(sys.executable, Role.REPRO, "capture", *sys.argv[1:]))

@@ -39,7 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.cuda.model import TensorMapArgs, element_size_bits
 
 __all__ = [
@@ -402,7 +402,7 @@ class IsolatedDriver:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         env["PYTHONUNBUFFERED"] = "1"
         self._proc = subprocess.Popen(
-            child_argv(sys.executable, "cuda-driver"),
+            child_argv(sys.executable, Role.CUDA_DRIVER),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,

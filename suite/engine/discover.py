@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.engine.child import load_reproducers
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.described import Described, Malformed, canonical, describe, module_of
@@ -152,7 +152,7 @@ def _ask_child(request: dict[str, Any], shown: str) -> dict[str, Any]:
         asked, answer = Path(scratch) / "request.json", Path(scratch) / "answer.json"
         write_atomic(asked, json.dumps(request))
         exit = run_isolated(
-            child_argv(sys.executable, "discover", str(asked), str(answer)),
+            child_argv(sys.executable, Role.DISCOVER, str(asked), str(answer)),
             env=child_env(),
             cwd=scratch,
             bounds=bounds,

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.engine.scrub import home_to_tilde, safe_variables
 from suite.engine.wire import Unreadable, typed
 
@@ -169,7 +169,7 @@ def capture_environment(python: str) -> Environment:
     from suite.errors import UsageError
 
     probed = run_isolated(
-        child_argv(python, "environment"), env=child_env(), bounds=Bounds(timeout_s=180)
+        child_argv(python, Role.ENVIRONMENT), env=child_env(), bounds=Bounds(timeout_s=180)
     )
     try:
         facts = Environment.from_json(json.loads(probed.stdout.text.strip().splitlines()[-1]))

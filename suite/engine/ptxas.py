@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.engine.shim import child_env
 
 _VERSION = re.compile(r"\bV(\d+\.\d+\.\d+)")
@@ -105,7 +105,7 @@ def toolchain(python: str, arch: int, environ: Mapping[str, str] | None = None) 
     probe_env = child_env(base={k: v for k, v in environ.items() if k not in PATH_KNOBS})
     try:
         probe = subprocess.run(
-            child_argv(python, "ptxas-probe", str(arch)),
+            child_argv(python, Role.PTXAS_PROBE, str(arch)),
             capture_output=True,
             text=True,
             timeout=120,

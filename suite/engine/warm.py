@@ -31,7 +31,7 @@ from typing import IO
 
 import psutil
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.engine.boundary import CGROUP_VARIABLE, CaseGroup
 from suite.engine.defaults import Bounds
 from suite.engine.isolate import (
@@ -120,7 +120,7 @@ class Template:
         try:
             with open(self._log, "wb") as log:
                 self.proc = subprocess.Popen(
-                    child_argv(python, "warm-template"),
+                    child_argv(python, Role.WARM_TEMPLATE),
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=log,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.engine import (
     GPU_LOCK,
     Bounds,
@@ -276,7 +276,7 @@ def run_child(
     )
     memory = int(_total_memory() * 0.75) or None
     ended = run_isolated(
-        child_argv(python, "gate-gpu", str(spec_path)),
+        child_argv(python, Role.GATE_GPU, str(spec_path)),
         env=env,
         cwd=str(folder),
         bounds=Bounds(timeout_s=timeout_s, memory_bytes=memory),

@@ -12,7 +12,7 @@ from typing import Any
 
 from jinja2 import Environment
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
 from suite.files import scratch_folder
 from suite.standalone_kit import COMPILE_KIT, KIT_HEAD, hang_after_s
@@ -97,7 +97,7 @@ def _in_child(
         given.write_text(json.dumps(request, default=str))
         # The interpreter (TRITON_INTERPRET=1) compiles nothing: the call is captured without it.
         env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache"), "TRITON_INTERPRET": "0"})
-        argv = child_argv(python or sys.executable, "report-capture")
+        argv = child_argv(python or sys.executable, Role.REPORT_CAPTURE)
         # The reproducer's code runs here: isolated like any case, in a scratch folder.
         bounds = DEFAULTS.bounds
         ended = run_isolated([*argv, str(given), str(taken)], env=env, cwd=work, bounds=bounds)

@@ -26,7 +26,7 @@ import subprocess
 import sys
 from typing import NotRequired, TypedDict, cast
 
-from suite.children import child_argv
+from suite.children import Role, child_argv
 
 PREFIX = "accepts:"
 PROBE_TIMEOUT_S = 300
@@ -72,7 +72,7 @@ class ProbeAnswer(TypedDict):
 
 def _probe(call: str, target: str) -> ProbeAnswer:
     """Ask a fresh interpreter: a native crash or a hang in the probe is not the case's."""
-    argv = child_argv(sys.executable, "accepts-probe", call, target)
+    argv = child_argv(sys.executable, Role.ACCEPTS_PROBE, call, target)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
