@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import itertools
 import json
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -406,3 +408,96 @@ def test_a_start_imports_its_own_door_and_nothing_heavy(argv, doors, tmp_path):
     assert {m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY} == set()
     cli = {m.removeprefix("suite.cli.") for m in modules if m.startswith("suite.cli.")}
     assert cli - SHARED == doors
+
+
+def _argv_modules(path: Path) -> list[str]:
+    """Each ``suite.*`` module a list or tuple literal in ``path`` runs with ``-m``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.List, ast.Tuple)):
+            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            found += [
+                str(after)
+                for flag, after in itertools.pairwise(words)
+                if flag == "-m" and isinstance(after, str) and after.startswith("suite.")
+            ]
+    return found
+
+
+def test_the_suite_starts_its_children_through_the_one_entry_point():
+    """Only ``suite.children`` names itself after ``-m``: every other module builds a child's
+    command line with ``child_argv``, so each child is one role of one registry."""
+    own = SUITE / "children.py"
+    built = {
+        str(path.relative_to(SUITE)): _argv_modules(path)
+        for path in SUITE.rglob("*.py")
+        if path != own
+    }
+    assert {name: found for name, found in built.items() if found} == {}
+
+
+def test_every_child_role_runs_a_function_of_its_own_module():
+    from suite.children import ROLES, Role, role_function
+
+    assert set(ROLES) == set(Role)
+    for role, where in ROLES.items():
+        function = role_function(role)
+        assert callable(function), role
+        assert f"{function.__module__}:{function.__name__}" == where, role
+
+
+def test_the_entry_point_imports_nothing_but_the_package():
+    """Case children run it under other releases' venvs: it loads no role, and no Triton,
+    before it knows which role it runs."""
+    program = "import json, sys\nimport {}\nprint(json.dumps(sorted(sys.modules)))"
+    loaded = [
+        set(json.loads(subprocess.check_output([sys.executable, "-c", program.format(name)])))
+        for name in ("suite", "suite.children")
+    ]
+    assert loaded[1] - loaded[0] == {"suite.children"}
+
+
+def test_an_unknown_role_is_one_usage_line_and_exit_2():
+    from suite.children import ENTRY, child_argv
+
+    with pytest.raises(ValueError, match="no-such-role"):
+        child_argv(sys.executable, "no-such-role")  # type: ignore[arg-type]
+    done = subprocess.run(
+        [sys.executable, "-m", ENTRY, "no-such-role"], capture_output=True, text=True
+    )
+    assert (done.returncode, done.stdout, done.stderr.count("\n")) == (2, "", 1)
+
+
+# A module of the suite run with ``-m``, as prose shows it or as a script or test writes it.
+SHOWN_MODULE = re.compile(r"""(?:-m\s+|"-m",\s*")(suite(?:\.\w+)*)""")
+
+
+def _runs_as_a_program(module: str) -> bool:
+    """Whether ``python -m module`` runs something: a package with ``__main__.py``, or a
+    module with a ``__main__`` block."""
+    path = SUITE.parent.joinpath(*module.split("."))
+    if (path / "__main__.py").is_file():
+        return True
+    source = path.with_suffix(".py")
+    return source.is_file() and 'if __name__ == "__main__":' in source.read_text()
+
+
+def test_every_module_shown_run_with_dash_m_runs_as_a_program():
+    """What the docs, README, bench scripts, tests and docstrings show run with ``-m`` still
+    runs (a child's module is started as ``python -m suite.children ROLE``)."""
+    root = SUITE.parent
+    files = [
+        root / "README.md",
+        *root.glob("docs/*.md"),
+        *root.glob("bench/**/*.py"),
+        *root.glob("bench/**/*.sh"),
+        *root.glob("tests/**/*.py"),
+        *SUITE.rglob("*.py"),
+    ]
+    shown = {
+        (str(path.relative_to(root)), module)
+        for path in files
+        for module in SHOWN_MODULE.findall(path.read_text(errors="replace"))
+    }
+    assert len({module for _, module in shown}) >= 8, shown
+    assert sorted(pair for pair in shown if not _runs_as_a_program(pair[1])) == []

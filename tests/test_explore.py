@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.children import Role, child_argv
 from suite.cli import explore as explore_cli
 from suite.cli.options import Parser
 from suite.engine.discover import select
@@ -286,9 +287,11 @@ def _child_cannot_start(folder: Path) -> Path:
     forks one): those exit 1 before they read anything, as a child handed a spec path it
     cannot open did (issue 35)."""
     wrapper = folder / "python"
+    roles = (Role.CASE, Role.WARM_TEMPLATE)
+    starts = "|".join(f'*"{" ".join(child_argv("", role)[1:])}"*' for role in roles)
     wrapper.write_text(
         "#!/bin/sh\n"
-        'case "$*" in *suite.engine.child*|*suite.engine.template*)\n'
+        f'case "$*" in {starts})\n'
         '  echo "wrapper: this child cannot start" >&2; exit 1;;\n'
         "esac\n"
         f'exec {sys.executable} "$@"\n'

@@ -346,7 +346,7 @@ emit(Done())
 def fake_gpu(tmp_path, monkeypatch):
     child = tmp_path / "fake_gate_gpu.py"
     child.write_text(FAKE_CHILD)
-    monkeypatch.setattr(gpu, "GPU_CHILD", (str(child),))
+    monkeypatch.setattr(gpu, "child_argv", lambda python, role, *args: [python, str(child), *args])
     import suite.engine.environment
 
     monkeypatch.setattr(

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from suite.children import Role, child_argv
 from suite.engine.environment import Environment, capture_environment
 from suite.engine.isolate import Bounds
 from suite.engine.protocol import (
@@ -189,7 +190,7 @@ def test_the_gate_child_refuses_a_malformed_spec_in_one_line(tmp_path):
     spec = tmp_path / "spec-1.json"
     spec.write_text(json.dumps({"kernel": "gemm", "items": [{"key": 1}]}))
     done = subprocess.run(
-        [sys.executable, "-m", "suite.gate.gpu_child", str(spec)],
+        child_argv(sys.executable, Role.GATE_GPU, str(spec)),
         env=child_env(),
         capture_output=True,
         text=True,
@@ -240,7 +241,7 @@ def test_the_replay_child_refuses_a_malformed_plan_with_exit_2(tmp_path):
     plan = tmp_path / "pass.json"
     plan.write_text('{"binding": "passes.common.add_cse", "args": "none"}')
     done = subprocess.run(
-        [sys.executable, "-m", "suite.replay.child", "run", str(tmp_path / "x.mlir"), str(plan)],
+        child_argv(sys.executable, Role.REPLAY, "run", str(tmp_path / "x.mlir"), str(plan)),
         env=child_env(),
         capture_output=True,
         text=True,

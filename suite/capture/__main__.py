@@ -4,4 +4,6 @@
 import os
 import sys
 
-os.execv(sys.executable, [sys.executable, "-m", "suite.cli.main", "capture", *sys.argv[1:]])
+from suite.children import Role, child_argv
+
+os.execv(sys.executable, child_argv(sys.executable, Role.REPRO, "capture", *sys.argv[1:]))

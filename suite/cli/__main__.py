@@ -1,4 +1,4 @@
-"""``python -m suite.cli.main.main``: the ``repro`` command."""
+"""``python -m suite.cli``: the ``repro`` command."""
 
 import sys
 

@@ -157,10 +157,11 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def _probe(python: str) -> tuple[TritonOrigin | None, list[TargetSupport], str | None, str]:
     """The toolchain probe under ``python``, isolated; the error line when it fails."""
+    from suite.children import Role, child_argv
     from suite.engine import Bounds, child_env, run_isolated
 
     exit = run_isolated(
-        [python, "-m", "suite.toolchain.probe", *PROBED_TARGETS],
+        child_argv(python, Role.TOOLCHAIN_PROBE, *PROBED_TARGETS),
         env=child_env(),
         bounds=Bounds(timeout_s=300),
     )

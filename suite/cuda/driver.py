@@ -11,8 +11,8 @@ misaligned *integer* address is enough. No ctypes.
   ``"CUDA_ERROR_INVALID_VALUE"``, ...).
 * :func:`driver_call` is the pure-Python half (no GPU): the exact argument lists handed to the
   driver, which is what a standalone reproducer script embeds.
-* :class:`IsolatedDriver` runs the encodes in a child process (``python -m suite.cuda.driver
-  --serve``) so that a driver crash on a strange descriptor costs one result
+* :class:`IsolatedDriver` runs the encodes in a child process (``python -m suite.children
+  cuda-driver``) so that a driver crash on a strange descriptor costs one result
   (``"CRASH:SIGSEGV"``), not the whole run.
 
 Zero-length arrays. cuda-bindings passes an empty list as a NULL pointer, and the reference
@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
+from suite.children import Role, child_argv
 from suite.cuda.model import TensorMapArgs, element_size_bits
 
 __all__ = [
@@ -401,7 +402,7 @@ class IsolatedDriver:
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         env["PYTHONUNBUFFERED"] = "1"
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "suite.cuda.driver", "--serve"],
+            child_argv(sys.executable, Role.CUDA_DRIVER),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -507,8 +508,6 @@ class IsolatedDriver:
         return int(answer["ptr"])
 
 
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
-        sys.exit(serve())
-    print("usage: python -m suite.cuda.driver --serve  (the child of IsolatedDriver)")
-    sys.exit(2)
+def main(argv: list[str]) -> int:
+    """The ``cuda-driver`` child of :class:`IsolatedDriver`: :func:`serve` on stdin/stdout."""
+    return serve()

@@ -6,7 +6,7 @@ discover -> expand -> runner (isolate / warm + template + child) -> classify + s
 The front door: every package outside the engine imports what it uses from
 ``suite.engine`` itself, never from a module inside it (``tests/test_architecture.py``
 checks it). A name is looked up on first use, so that a child importing one module of the
-engine (``python -m suite.engine.child`` under a venv holding only triton) loads nothing
+engine (``python -m suite.children case`` under a venv holding only triton) loads nothing
 else. No exported name is also the name of a module of the engine (the import system
 would set the module in its place), and each keeps the name it has where it is defined.
 

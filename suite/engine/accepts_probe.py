@@ -1,4 +1,4 @@
-"""The ``accepts:`` probe: ``python -m suite.engine.accepts_probe CALL ARCH``.
+"""The ``accepts:`` probe: ``python -m suite.children accepts-probe CALL ARCH``.
 
 Writes a zero-argument kernel made of ``CALL`` (``suite/templates/accepts_probe.py.tmpl``),
 compiles it for ``ARCH`` and stops at the first MLIR pass: the frontend accepted the call.
@@ -60,7 +60,3 @@ def main(argv: list[str]) -> int:
         sys.setprofile(None)
     print(json.dumps({"accepted": True}), flush=True)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

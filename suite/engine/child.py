@@ -1,4 +1,4 @@
-"""The isolated side of a case: ``python -m suite.engine.child SPEC.json``.
+"""The isolated side of a case: ``python -m suite.children case SPEC.json``.
 
 The child loads one reproducer, compiles one case and, on a GPU, launches and
 checks it. It reports raw facts only, as the events of ``suite.engine.protocol``
@@ -153,14 +153,10 @@ def run(spec: ChildSpec, emit: EventWriter) -> int:
 
 
 def main(argv: list[str]) -> int:
-    spec = ChildSpec.read(argv[1])
+    spec = ChildSpec.read(argv[0])
     faulthandler.enable()
     if spec.timeout:
         # Shortly before the parent kills a hang, say where it hangs.
         faulthandler.dump_traceback_later(max(spec.timeout * 0.9, spec.timeout - 5))
     with open(spec.report, "a", encoding="utf-8") as stream:
         return run(spec, EventWriter(stream))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

@@ -1,7 +1,7 @@
 """What the main process knows of a reproducer: its declared facts as data, never its code.
 
 A user's file or a plugin is imported only in an isolated child (``python -m
-suite.engine.discover``), which answers with these facts as JSON; the main process checks
+suite.children discover``), which answers with these facts as JSON; the main process checks
 every field's type and builds a :class:`Described` from them. A constraint is code (a
 ``holds`` function), so a config is judged against it in a child too (:class:`ChildJudge`),
 the curated configs once, in the child that described the file. A built-in reproducer

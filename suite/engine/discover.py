@@ -7,7 +7,7 @@ the command line, or in a module an installed package advertises under the
 remembers where it came from, so the isolated child can import it again.
 
 A user's file, a plugin or a carried copy is code nobody here has read: this process
-never imports it. An isolated child (``python -m suite.engine.discover``, the same bounds
+never imports it. An isolated child (``python -m suite.children discover``, the same bounds
 as a case, a scratch working folder) imports it and answers with what it declares, as
 data (:class:`~suite.engine.described.Described`); a config is judged against its
 constraints (code) in such a child too. A file that exits, crashes, hangs or eats memory
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from suite.api import Config
+from suite.children import Role, child_argv
 from suite.engine.child import load_reproducers
 from suite.engine.defaults import DEFAULTS, Bounds
 from suite.engine.described import Described, Malformed, canonical, describe, module_of
@@ -151,7 +152,7 @@ def _ask_child(request: dict[str, Any], shown: str) -> dict[str, Any]:
         asked, answer = Path(scratch) / "request.json", Path(scratch) / "answer.json"
         write_atomic(asked, json.dumps(request))
         exit = run_isolated(
-            [sys.executable, "-m", "suite.engine.discover", str(asked), str(answer)],
+            child_argv(sys.executable, Role.DISCOVER, str(asked), str(answer)),
             env=child_env(),
             cwd=scratch,
             bounds=bounds,
@@ -178,10 +179,10 @@ def _ask_child(request: dict[str, Any], shown: str) -> dict[str, Any]:
     return said
 
 
-def _child(argv: list[str]) -> int:
-    """``python -m suite.engine.discover REQUEST ANSWER``: import the source, then answer
+def main(argv: list[str]) -> int:
+    """The ``discover`` child: ``REQUEST ANSWER``: import the source, then answer
     with what it declares (or, asked to judge, which constraints each config breaks)."""
-    request, answer = json.loads(Path(argv[1]).read_text()), Path(argv[2])
+    request, answer = json.loads(Path(argv[0]).read_text()), Path(argv[1])
     try:
         repros = load_reproducers(request["source"])
         asked = request.get("judge")
@@ -260,7 +261,3 @@ def select(names: list[str]) -> list[Found]:
             raise UsageError(f"unknown reproducer {name!r} (known: {', '.join(sorted(known))})")
         chosen.append(known[name])
     return chosen
-
-
-if __name__ == "__main__":
-    sys.exit(_child(sys.argv))

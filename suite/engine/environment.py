@@ -1,7 +1,7 @@
 """What the cases ran on: Triton, Python, ptxas, the driver and the GPU.
 
 The facts are read by the interpreter that runs the cases (``python -m
-suite.engine.environment``), which may be another venv with another Triton, so the
+suite.children environment``), which may be another venv with another Triton, so the
 probe itself uses only the standard library and triton. It never imports
 torch (seconds) and never initializes CUDA: the GPU is read with nvidia-smi.
 """
@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suite.children import Role, child_argv
 from suite.engine.scrub import home_to_tilde, safe_variables
 from suite.engine.wire import Unreadable, typed
 
@@ -188,7 +189,7 @@ def _probe_in_child(python: str) -> Environment:
     from suite.errors import UsageError
 
     probed = run_isolated(
-        [python, "-m", "suite.engine.environment"], env=child_env(), bounds=Bounds(timeout_s=180)
+        child_argv(python, Role.ENVIRONMENT), env=child_env(), bounds=Bounds(timeout_s=180)
     )
     try:
         facts = Environment.from_json(json.loads(probed.stdout.text.strip().splitlines()[-1]))
@@ -200,5 +201,7 @@ def _probe_in_child(python: str) -> Environment:
     return facts
 
 
-if __name__ == "__main__":
+def main(argv: list[str]) -> int:
+    """The ``environment`` child: print this interpreter's facts as JSON."""
     print(json.dumps(probe()))
+    return 0

@@ -38,6 +38,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from suite.children import Role, child_argv
+from suite.engine.shim import child_env
+
 _VERSION = re.compile(r"\bV(\d+\.\d+\.\d+)")
 _PTX_VERSION_LINE = re.compile(r"^\s*\.version\s+\d+\.\d+\s*$", re.MULTILINE)
 # One SASS instruction as cuobjdump prints it: /*0a40*/  IMAD.SHL.U32 R189, R155, 0x80, RZ ;
@@ -75,15 +78,14 @@ class Ptxas:
         return cls(str(Path(path).resolve()), version.group(1))
 
 
-def _probe_script(arch: int) -> str:
-    """What the case's interpreter runs to name the ptxas its Triton uses for ``arch``, and
-    whether it has the no-optimisation knob (:func:`suite.judgement.bundled_ptxas`)."""
-    root = str(Path(__file__).resolve().parents[2])
-    return (
-        f"import sys\nsys.path.insert(0, {root!r})\n"
-        "from suite.judgement import bundled_ptxas\n"
-        f"print(*bundled_ptxas({arch}), sep='\\n')\n"
-    )
+def print_bundled(argv: Sequence[str]) -> int:
+    """The ``ptxas-probe`` child, run by the case's interpreter: ``ARCH``; prints the path of
+    the ptxas its Triton uses for ``ARCH``, then whether it has the no-optimisation knob
+    (:func:`suite.judgement.bundled_ptxas`)."""
+    from suite.judgement import bundled_ptxas
+
+    print(*bundled_ptxas(int(argv[0])), sep="\n")
+    return 0
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,10 @@ def toolchain(python: str, arch: int, environ: Mapping[str, str] | None = None) 
     """The bundled ptxas of ``python``'s Triton for ``arch``, a second build of another
     version, and whether the release has the no-optimisation knob."""
     environ = os.environ if environ is None else environ
-    probe_env = {k: v for k, v in environ.items() if k not in PATH_KNOBS}
+    probe_env = child_env(base={k: v for k, v in environ.items() if k not in PATH_KNOBS})
     try:
         probe = subprocess.run(
-            [python, "-c", _probe_script(arch)],
+            child_argv(python, Role.PTXAS_PROBE, str(arch)),
             capture_output=True,
             text=True,
             timeout=120,

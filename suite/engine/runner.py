@@ -20,6 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from suite.children import Role, child_argv
 from suite.engine.case_files import Kept, keep_outputs, regular_at
 from suite.engine.classify import classify
 from suite.engine.defaults import DEFAULTS, Bounds
@@ -159,7 +160,7 @@ class Workers:
                     return run_warm(template, str(spec_file), env, str(cwd), bounds, watch)
                 except WarmUnavailable:
                     pass  # it died before forking this case: the case runs fresh
-            argv = [self.execution.python, "-m", "suite.engine.child", str(spec_file)]
+            argv = child_argv(self.execution.python, Role.CASE, str(spec_file))
             return run_isolated(argv, env=env, cwd=str(cwd), bounds=bounds, watch=watch)
         finally:
             if gpu_id is not None:
@@ -459,7 +460,7 @@ def _child_again(
     turns = {GPU_LOCK: str(lock), GPU_HOLD: "1"} if lock is not None else {}
     try:
         ended = run_isolated(
-            [*prefix, execution.python, "-m", "suite.engine.child", str(again)],
+            [*prefix, *child_argv(execution.python, Role.CASE, str(again))],
             env={**{k: v for k, v in env.items() if k not in (GPU_LOCK, GPU_HOLD)}, **turns},
             cwd=str(case_dir),
             bounds=execution.bounds,

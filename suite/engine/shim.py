@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 from suite.files import cache_root
@@ -31,9 +32,12 @@ def shim_dir() -> Path:
     return folder
 
 
-def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a child: ours, with the shim first on PYTHONPATH."""
-    env = dict(os.environ)
+def child_env(
+    extra: dict[str, str] | None = None, base: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of a child: ``base`` (default: ours), with the shim first on
+    PYTHONPATH."""
+    env = dict(os.environ if base is None else base)
     paths = [str(shim_dir()), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env.update(extra or {})

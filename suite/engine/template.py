@@ -1,8 +1,8 @@
 """The warm template: imports once, then forks one isolated child per case.
 
-Started by ``suite.engine.warm`` as ``python -m suite.engine.template`` under the interpreter
-whose Triton runs the cases; it reads JSON lines on stdin and answers on a dedicated pipe
-(``PROTOCOL_FD_VARIABLE``), never on stdout: a warm-up compile, a reproducer file or a ptxas
+Started by ``suite.engine.warm`` as the ``warm-template`` child (``suite.children``) under the
+interpreter whose Triton runs the cases; it reads JSON lines on stdin and answers on a dedicated
+pipe (``PROTOCOL_FD_VARIABLE``), never on stdout: a warm-up compile, a reproducer file or a ptxas
 it starts may print anything there. It is single-threaded (forking a threaded process can
 copy a held lock into the child) and never touches CUDA: a process forked after CUDA is
 initialized cannot use the GPU. It reaps its children and reports each exit status,
@@ -215,7 +215,7 @@ def _case(request: Fork, protocol: int) -> int:
     os.dup2(null, 0)
     from suite.engine import child
 
-    return child.main(["suite.engine.child", request.spec])
+    return child.main([request.spec])
 
 
 def serve() -> None:
@@ -406,7 +406,13 @@ def _exit_as(status: int) -> None:
     os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == [KEEP_FLAG]:
-        keep(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])
+def main(argv: list[str]) -> int:
+    """The ``warm-template`` child: :func:`serve` until stdin closes."""
     serve()
+    return 0
+
+
+if __name__ == "__main__":  # the keeper, run by file path (:func:`keeper_argv`)
+    if sys.argv[1:2] != [KEEP_FLAG]:
+        sys.exit(f"usage: python -I -S {os.path.basename(__file__)} {KEEP_FLAG} PARENT FD ARGV...")
+    keep(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:])

@@ -31,6 +31,7 @@ from typing import IO
 
 import psutil
 
+from suite.children import Role, child_argv
 from suite.engine.boundary import CGROUP_VARIABLE, CaseGroup
 from suite.engine.defaults import Bounds
 from suite.engine.isolate import (
@@ -119,7 +120,7 @@ class Template:
         try:
             with open(self._log, "wb") as log:
                 self.proc = subprocess.Popen(
-                    [python, "-m", "suite.engine.template"],
+                    child_argv(python, Role.WARM_TEMPLATE),
                     stdin=subprocess.PIPE,
                     stdout=log,
                     stderr=log,

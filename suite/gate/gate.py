@@ -13,7 +13,7 @@ Three steps, each through the engine:
    ``_bench`` turns ``OutOfResources`` and ``PTXASError`` into an infinite time)
    are named as such.
 2. **On a GPU** (``--gpu``, :func:`gpu_measure`): one child per target whose GPU
-   is visible, ``python -m suite.gate.gpu_child SPEC`` under
+   is visible, ``python -m suite.children gate-gpu SPEC`` under
    :func:`suite.engine.isolate.run_isolated`:
    correctness (NaN-poisoned outputs, fresh inputs, ragged shapes) and
    ``do_bench`` medians over several input sets against cuBLAS. A child that

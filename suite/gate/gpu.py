@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from suite.children import Role, child_argv
 from suite.engine import (
     GPU_LOCK,
     Bounds,
@@ -31,8 +32,6 @@ from suite.gate.inputs import GateConfig, JitKernel, size_label
 # at once (every dimension 8 mod 16: no BLOCK divides it; strides stay 16-byte multiples).
 CHECK_SHAPES = ((512, 512, 512), (520, 1040, 1008), (1000, 776, 264))
 MAX_CHILDREN = 3
-# How the GPU child is started (after the interpreter); tests swap in a fake.
-GPU_CHILD: tuple[str, ...] = ("-m", "suite.gate.gpu_child")
 
 
 @dataclass(frozen=True)
@@ -185,7 +184,8 @@ def gpu_measure(
     python: str = sys.executable,
     log: Callable[[str], None] = lambda line: None,
 ) -> GpuRun:
-    """Run ``suite.gate.gpu_child`` for one target, restarting it after a lost CUDA context."""
+    """Run the ``gate-gpu`` child (``suite.gate.gpu_child``) for one target, restarting it
+    after a lost CUDA context."""
     folder.mkdir(parents=True, exist_ok=True)
     run = GpuRun(target)
     started = time.monotonic()
@@ -276,7 +276,7 @@ def run_child(
     )
     memory = int(_total_memory() * 0.75) or None
     ended = run_isolated(
-        [python, *GPU_CHILD, str(spec_path)],
+        child_argv(python, Role.GATE_GPU, str(spec_path)),
         env=env,
         cwd=str(folder),
         bounds=Bounds(timeout_s=timeout_s, memory_bytes=memory),

@@ -1,4 +1,4 @@
-"""The GPU side of ``repro gate``: ``python -m suite.gate.gpu_child SPEC.json``.
+"""The GPU side of ``repro gate``: ``python -m suite.children gate-gpu SPEC.json``.
 
 One child per target whose GPU is visible. It loads the reproducer module,
 takes its ``@triton.jit`` GEMM kernel (launched as ``kernel[grid](a, b, c, M,
@@ -37,7 +37,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from suite.engine import Unreadable, hold_to_exit
 from suite.gate.events import (
@@ -363,11 +363,12 @@ def run(spec: GpuSpec, events: EventLog) -> int:
     return 0
 
 
-def main(argv: list[str]) -> int:
+def run_spec(path: str) -> int:
+    """Run the plan at ``path``; the exit status."""
     try:
-        spec = GpuSpec.from_json(Path(argv[1]).read_text())
+        spec = GpuSpec.from_json(Path(path).read_text())
     except Unreadable as exc:  # no events file to say it in: one line on stderr
-        print(f"gpu_child: refused {argv[1]}: {exc}", file=sys.stderr)
+        print(f"gpu_child: refused {path}: {exc}", file=sys.stderr)
         return 2
     events = EventLog(spec.events)
     try:
@@ -378,8 +379,9 @@ def main(argv: list[str]) -> int:
         return 1
 
 
-if __name__ == "__main__":
-    code = main(sys.argv)
+def main(argv: list[str]) -> NoReturn:
+    """The ``gate-gpu`` child: ``SPEC.json``."""
+    code = run_spec(argv[0])
     sys.stdout.flush()
     sys.stderr.flush()
     # No interpreter teardown: a compile pool's threads or CUDA's exit hooks must not

@@ -1,4 +1,4 @@
-"""The isolated side of ``repro replay``: ``python -m suite.replay.child COMMAND ...``.
+"""The isolated side of ``repro replay``: ``python -m suite.children replay COMMAND ...``.
 
 Standard library and triton only: it runs under whatever interpreter holds the Triton
 release a reproducer came from. Reading reproducers and pipelines
@@ -332,15 +332,12 @@ def cmd_types(ir_path: str) -> int:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) >= 3 and argv[1] == "probe":
-        return cmd_probe(argv[2], argv[3:])
-    if len(argv) in (4, 5) and argv[1] == "run":
-        return cmd_run(argv[2], argv[3], argv[4] if len(argv) == 5 else None)
-    if len(argv) == 3 and argv[1] == "types":
-        return cmd_types(argv[2])
+    """The ``replay`` child: ``COMMAND ARGS...``."""
+    if len(argv) >= 2 and argv[0] == "probe":
+        return cmd_probe(argv[1], argv[2:])
+    if len(argv) in (3, 4) and argv[0] == "run":
+        return cmd_run(argv[1], argv[2], argv[3] if len(argv) == 4 else None)
+    if len(argv) == 2 and argv[0] == "types":
+        return cmd_types(argv[1])
     print(__doc__, file=sys.stderr)
     return EXIT_USAGE
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv))

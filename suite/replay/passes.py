@@ -8,6 +8,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from suite.children import Role, child_argv
 from suite.engine import DEFAULTS, Bounds, Exit, Unreadable, child_env, run_isolated
 from suite.replay.bindings import Binding, Mapped
 from suite.replay.child import EXIT_NO_BINDING, EXIT_OK, EXIT_PASS_FAILED, EXIT_UNPARSABLE
@@ -33,7 +34,7 @@ def _env() -> dict[str, str]:
 
 
 def _child(python: str, args: list[str], timeout_s: float) -> Exit:
-    argv = [python, "-m", "suite.replay.child", *args]
+    argv = child_argv(python, Role.REPLAY, *args)
     bounds = Bounds(timeout_s=timeout_s, memory_bytes=DEFAULTS.bounds.memory_bytes)
     return run_isolated(argv, env=_env(), bounds=bounds)
 

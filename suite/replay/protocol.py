@@ -1,4 +1,4 @@
-"""What ``repro replay`` and its child (``python -m suite.replay.child``) say to each other.
+"""What ``repro replay`` and its child (``python -m suite.children replay``) say to each other.
 
 The parent (:mod:`suite.replay.passes`) writes a :class:`PassPlan` for ``run``; the child
 answers with JSON lines, each a :class:`ReplayMessage` (a :class:`suite.engine.Message` of

@@ -1,4 +1,4 @@
-"""The child side of ``repro report``'s capture: ``python -m suite.report.capture IN OUT``.
+"""The child side of ``repro report``'s capture: ``python -m suite.children report-capture IN OUT``.
 
 It runs the reproducer's compile function under the interpreter of the release that
 failed, with ``triton.compile`` replaced by a recorder that raises as soon as it is
@@ -184,7 +184,7 @@ def _import_line(line: Any) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m suite.report.capture IN.json CALL.json`` (run by ``capture_compile``)."""
+    """The ``report-capture`` child: ``IN.json CALL.json`` (run by ``capture_compile``)."""
     given = json.loads(Path(argv[0]).read_text())
     result = CaseResult.from_json(given["result"])
     launch = given.get("launch")
@@ -199,9 +199,3 @@ def main(argv: list[str]) -> int:
         call = _no_call(f"the reproducer's {what} raised {type(exc).__name__}: {first}")
     Path(argv[1]).write_text(json.dumps(call))
     return 0
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: python -m suite.report.capture IN.json CALL.json")
-    sys.exit(main(sys.argv[1:]))

@@ -12,6 +12,7 @@ from typing import Any
 
 from jinja2 import Environment
 
+from suite.children import Role, child_argv
 from suite.engine import DEFAULTS, CaseResult, child_env, run_isolated
 from suite.files import scratch_folder
 from suite.standalone_kit import COMPILE_KIT, KIT_HEAD, hang_after_s
@@ -59,7 +60,7 @@ def capture_compile(
     or ``None`` and why none was captured.
 
     The reproducer's compile function runs in a child interpreter (``python -m
-    suite.report.standalone --capture``, under ``python``: the release that failed), as
+    suite.children report-capture``, under ``python``: the release that failed), as
     every case does: it may print, crash or hang. There ``triton.compile`` is replaced by
     a recorder that raises as soon as it is called, so nothing is compiled.
     """
@@ -88,7 +89,7 @@ def _in_child(
     python: str | None,
     launch: dict[str, list[str]] | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
-    """What ``python -m suite.report.capture`` answered for ``result``'s reproducer, or
+    """What the ``report-capture`` child answered for ``result``'s reproducer, or
     None and why it did not."""
     with scratch_folder("capture") as work:
         given, taken = Path(work) / "result.json", Path(work) / "call.json"
@@ -96,7 +97,7 @@ def _in_child(
         given.write_text(json.dumps(request, default=str))
         # The interpreter (TRITON_INTERPRET=1) compiles nothing: the call is captured without it.
         env = child_env({"TRITON_CACHE_DIR": str(Path(work) / "cache"), "TRITON_INTERPRET": "0"})
-        argv = [python or sys.executable, "-m", "suite.report.capture"]
+        argv = child_argv(python or sys.executable, Role.REPORT_CAPTURE)
         # The reproducer's code runs here: isolated like any case, in a scratch folder.
         bounds = DEFAULTS.bounds
         ended = run_isolated([*argv, str(given), str(taken)], env=env, cwd=work, bounds=bounds)

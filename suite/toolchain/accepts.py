@@ -11,7 +11,7 @@ requirement's). Anything the frontend raises is a refusal. The answer is kept pe
 installation, version, target and call under the cache folder, so each release is asked
 once, like the ptxas target probe.
 
-The probe itself is ``python -m suite.engine.accepts_probe CALL ARCH`` (it reads where an
+The probe itself is ``python -m suite.children accepts-probe CALL ARCH`` (it reads where an
 exception was raised with the engine's signature module); this module only asks it and
 keeps its answers. Standard library only: it runs in the child, under a release venv.
 """
@@ -25,6 +25,8 @@ import os
 import subprocess
 import sys
 from typing import NotRequired, TypedDict, cast
+
+from suite.children import Role, child_argv
 
 PREFIX = "accepts:"
 PROBE_TIMEOUT_S = 300
@@ -70,7 +72,7 @@ class ProbeAnswer(TypedDict):
 
 def _probe(call: str, target: str) -> ProbeAnswer:
     """Ask a fresh interpreter: a native crash or a hang in the probe is not the case's."""
-    argv = [sys.executable, "-m", "suite.engine.accepts_probe", call, target]
+    argv = child_argv(sys.executable, Role.ACCEPTS_PROBE, call, target)
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:

@@ -1,5 +1,5 @@
 """What one interpreter's Triton toolchain can do, read in that interpreter (``python -m
-suite.toolchain.probe sm_90a sm_121a ...`` prints one JSON line).
+suite.children toolchain-probe sm_90a sm_121a ...`` prints one JSON line).
 
 It runs under another release's venv as well, so it uses only the standard library and
 triton, and asks Triton's own NVIDIA backend which ptxas it would run for each target and
@@ -149,7 +149,3 @@ def main(argv: list[str]) -> int:
         )
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
