@@ -239,9 +239,11 @@ _A_PROGRAM = "cp tests/data/capture/several_kernels.py"
 
 #: What a command needs first, in words in the docs, as shell run in the same folder before it.
 GIVEN: dict[str, str] = {
-    # "a reproducer file of your own": docs/writing-reproducers.md's.
+    # "a reproducer file of your own": the first python block of docs/writing-reproducers.md
+    # (the second shows the plain-data declaration of the same reproducer).
     "repro run my_repro.py": (
-        "sed -n '/^```python/,/^```/p' docs/writing-reproducers.md | sed '1d;$d' > my_repro.py"
+        "awk '/^```python/ {inside=1; next} inside && /^```/ {exit} inside'"
+        " docs/writing-reproducers.md > my_repro.py"
     ),
     "repro run --config-file configs.yaml tma-gemm": (
         "echo '- {BLOCK_M: 64, BLOCK_N: 64, BLOCK_K: 32, num_stages: 2, num_warps: 4, dtype: fp16}'"
