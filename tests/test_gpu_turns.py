@@ -256,4 +256,5 @@ def test_a_gate_child_takes_the_gpus_machine_wide_lock_and_holds_it_to_its_exit(
     holds = read_holds((tmp_path / "holds.jsonl").read_text().splitlines())
     (held,) = [h for h in holds if h.who == "gate child"]
     assert held.until is HoldEnd.PROCESS_END and held.pid != os.getpid(), holds
-    assert held.asked_at + held.waited_s >= released, (held, released)
+    # The log keeps its times to the millisecond: got it when released, to that rounding.
+    assert held.asked_at + held.waited_s >= released - 0.002, (held, released)
