@@ -358,6 +358,22 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=reason))
 
 
+def newest_installed() -> str:
+    """The installed Triton, when no cached release venv is newer (else skip): for a test of
+    what the newest release does (a lane under an older release, such as 3.5.0's, skips it)."""
+    import triton
+    from packaging.version import Version
+
+    from suite.toolchain.venvs import venv_root
+
+    installed = triton.__version__.split("+")[0]
+    cached = [p.name.removeprefix("triton-") for p in venv_root().glob("triton-*")]
+    newer = [v for v in cached if Version(v) > Version(installed)]
+    if newer:
+        pytest.skip(f"installed triton {installed} is not the newest release ({max(newer)})")
+    return installed
+
+
 def triton_release() -> str:
     """The installed Triton's release number, without local or dev tags (3.5.0)."""
     from importlib.metadata import version

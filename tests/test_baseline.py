@@ -14,7 +14,7 @@ import pytest
 from suite.engine.baseline import Baseline, Expectation, exit_status, record_range, write_entry
 from suite.engine.outcome import CaseResult, Outcome, Signature, Verdict
 from suite.errors import UsageError
-from tests.conftest import repro_cli
+from tests.conftest import newest_installed, repro_cli
 
 KNOWN = Expectation(
     id="k",
@@ -176,25 +176,10 @@ def test_record_range_fills_the_entry_that_knows_the_failure(tmp_path):
     assert record_range(path, other, fixed_in="3.6.0") is None
 
 
-def _newest_installed() -> str:
-    """The installed Triton, when no cached release venv is newer (else skip)."""
-    import triton
-    from packaging.version import Version
-
-    from suite.toolchain.venvs import venv_root
-
-    installed = triton.__version__.split("+")[0]
-    cached = [p.name.removeprefix("triton-") for p in venv_root().glob("triton-*")]
-    newer = [v for v in cached if Version(v) > Version(installed)]
-    if newer:
-        pytest.skip(f"installed triton {installed} is not the newest release ({max(newer)})")
-    return installed
-
-
 def test_the_readme_command_exits_0_on_the_newest_release(readme_run):
     """`repro run` over the built-ins on a fresh install with the newest Triton: exit 0, and no
     case 'fixed' (the verdict that is a strict XPASS under `pytest --repro`)."""
-    release = _newest_installed()
+    release = newest_installed()
     done = readme_run.done
     assert done.code == 0, done.stdout[-3000:] + done.stderr
     environment = json.loads((readme_run.run / "environment.json").read_text())
@@ -207,7 +192,7 @@ def test_the_readme_command_exits_0_on_the_newest_release(readme_run):
 def test_pytest_repro_shows_no_strict_xpass_on_the_newest_release(tmp_path):
     """The reproducer whose entry knows its fix (3.6.0), under `pytest --repro`, on the
     entry's targets (only the cases an entry covers can be a strict XPASS)."""
-    _newest_installed()
+    newest_installed()
     proc = subprocess.run(
         [
             sys.executable,

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, gpu_alone, gpu_reduce_budget, repro_cli, triton_release
+from conftest import (
+    ROOT,
+    gpu_alone,
+    gpu_reduce_budget,
+    newest_installed,
+    repro_cli,
+    triton_release,
+)
 
 import suite
 from suite.engine.same_bug import is_same_bug
@@ -167,6 +174,7 @@ def assert_standalone(text: str) -> None:
 
 @pytest.mark.parametrize("name", COMPILE_FAILURES)
 def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(made, tmp_path, name):
+    newest_installed()  # the corpus's triggers and nearest passes are the newest release's
     ran = made(name).ran
     trigger, passing = ran["trigger"], ran["nearest-pass"]
     assert trigger["outcome"] == "compiler-error" and passing["outcome"] == "passed", ran
@@ -517,6 +525,7 @@ def test_a_kernel_package_built_ahead_of_time_is_captured_carried_and_reported(t
     alone too, with neither the suite nor kernlib importable: exit 1 on the bug the engine's
     run of the same file saw (capture's isolated run: ``repro run`` of the file, its target
     and its ``captured`` config), 0 at the nearest passing config."""
+    newest_installed()  # the corpus's triggers and nearest passes are the newest release's
     output = tmp_path / "reports"
     program = CORPUS / "programs" / "aot_package.py"
     done = subprocess.run(
@@ -587,6 +596,7 @@ def test_status_says_what_was_checked(tmp_path):
     on the newest release 3.9.0"); a newer release that refuses the kernel for another
     reason (repro.py exit 2 there) cannot show the fix, so bisect's first good release still
     makes it "fixed upstream"; one that still reproduces it leaves it unfixed."""
+    newest_installed()  # what the newest release says of a 3.5.0 finding
     from dataclasses import replace
 
     from suite.report.context import fixed_upstream_in, unchecked_newer

@@ -35,7 +35,7 @@ from suite.report.standalone import foreign_imports
 from suite.report.verify import clean_env
 from suite.search.explore import Budget, explore
 from suite.templating import fence, trim_lines
-from tests.conftest import ROOT, repro_cli, write_finding
+from tests.conftest import ROOT, newest_installed, repro_cli, write_finding
 
 ASSIGN_LATENCIES = "compiler-error:ttgir:TritonGPUAssignLatencies"
 TRIGGER = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_stages": 2, "num_warps": 4}
@@ -584,6 +584,7 @@ def test_a_bug_still_failing_on_the_newest_release_is_an_issue_with_its_real_mes
     """#11586's port as a file of the user's own (no baseline entry, no upstream link), run
     on this machine's Triton: an int8 WGMMA under warp specialization has no PTX. The headline
     carries the failing pass and the assertion; repro.py is attached, not inlined."""
+    newest_installed()
     port = (ROOT / "repros" / "upstream" / "ws_int8_wgmma.py").read_text()
     mine = tmp_path / "my_int8.py"
     mine.write_text(port.replace('id="upstream-11586-ws-int8-wgmma"', 'id="my-int8-ws"'))
