@@ -355,10 +355,14 @@ class _Start:
     seed: int
     say: Callable[[str], None]
 
+    @property
+    def original(self) -> Path:
+        return Path(self.found.source["path"])
+
     def resumed(self) -> tuple[Progress, str, bool] | None:
         best_path = self.folder / REDUCED_CASE
         previous = Progress.read(self.folder / STATE)
-        original = Path(self.found.source["path"]).read_text()
+        original = self.original.read_text()
         if not (
             previous
             and previous.signature == self.finding.signature
@@ -381,8 +385,8 @@ class _Start:
 
     def fresh(self) -> tuple[Progress, str, bool]:
         finding, goal, origin = self.finding, self.goal, self.origin
-        original_text = Path(self.found.source["path"]).read_text()
-        verdict = self.test(Path(self.found.source["path"]), "original")
+        original_text = self.original.read_text()
+        verdict = self.test(self.original, "original")
         if not verdict.interesting:
             if verdict.fixed_outcome:
                 raise UsageError(
