@@ -10,48 +10,48 @@ Two workloads, each timed by the program itself in rounds:
   GELU, LayerNorm, Linear, MSE loss, backward, SGD) on Inductor's Triton kernels, a
   synchronize at the end of the round: milliseconds per step.
 
-Each workload runs in long-lived processes, its *arms*, which take turns round by round
-(the one GPU is never shared within a round), the order rotating from cycle to cycle:
+Each *arm* of a workload is ``--processes`` long-lived processes of the same kind:
 
-- ``plain``: the program alone, the reference every other arm is paired with (its round
-  of the same cycle);
-- ``plain-b``: a second plain process: the bench's own floor (two processes of the same
-  program differ by placement, memory layout, clocks; what ``captured`` shows within this
-  is not capture's);
-- ``captured``: the program under ``repro capture`` (the target: at most 3 us a launch,
-  at most 2% a step; its verdict line);
+- ``plain``: the program alone, the reference;
+- ``captured``: the program under ``repro capture`` (the targets: at most 3 us a launch,
+  at most 2% a step);
 - ``hooked``: the program with the environment ``repro capture`` gives it (the hook armed
-  in the process), without ``repro capture`` around it: ``captured`` against ``hooked``
-  is what the processes around the program cost (the supervisor's polls, the keeper, the
-  stderr log), ``hooked`` against ``plain`` what the hook inside it costs;
-- for ``mlp``, the same ``hooked`` process again with parts of the hook switched off
-  between rounds (``hooked:unkept``: Inductor's launches not kept in the ring;
-  ``hooked:unhooked``: Inductor's ``run`` as Torch made it) or as it was
-  (``hooked:args-kept``: the ring keeps each launch's arguments, tensors included, which
-  the hook did before it kept Inductor's launches by their scalars), so that the cost of
-  the launch wrapper and of what the ring keeps are measured within one process, free of
-  the process-to-process floor.
+  in it), without ``repro capture`` around it; for ``mlp`` also ``hooked:MODE``, the same
+  processes with parts of the hook switched off for a round (``unkept``: Inductor's
+  launches go to an empty ring; ``unhooked``: Inductor's ``run`` as Torch made it) or as
+  it was (``args-kept``: the ring keeps each launch's arguments, tensors included).
 
-The plain process of each workload starts first and alone, so that the others load its
-compiled kernels and Inductor's autotuning choices from the shared caches (two processes
-autotuning side by side on one GPU may choose different configs: a difference no round
-can pair away); each process says, once ready, a digest of Inductor's config and of the
-configs its kernels run with. Each round also returns what does not need a clock: CUDA
-allocations a step (a gradient the autograd engine cannot steal is copied: one more),
-device ``cudaMalloc`` calls and the garbage collector's collections and milliseconds.
+Why several processes an arm: two processes of one program differ by a few percent on
+this CPU-bound step (where the allocator and the loader put things, which cores the
+main and autograd threads land on), and that difference stays for a process's life;
+with one process an arm, no number of rounds could tell 2% of capture from it. So each
+arm's figure is the mean over its processes, and its interval comes from how much the
+processes differ (Welch's t), not from how many rounds were run.
 
-    python bench/capture_overhead.py
+A cycle runs one round of every process (and mode) in a random order (``--seed``), so
+that no arm is always the first after another process's round. A round's *level* is its
+time against the median round of its cycle (log for a step, difference for a launch),
+which takes out what drifts from cycle to cycle; a process's level is the median of its
+rounds'. ``captured`` against ``plain`` is then the mean level of one arm minus the
+other's with Welch's 95% interval; a ``hooked:MODE`` against ``hooked`` is paired within
+each process. The bench's own floor is the ``plain`` arm against itself, its processes
+split in halves: an interval that holds 1 there is what makes the other intervals
+believable. ``captured`` gets the verdict: ``met`` when the whole interval is within the
+target, ``NOT met`` when all of it is beyond, else ``not resolved``. Exit 0 when every
+target is met.
 
-prints every round, then per workload and arm the median with the range of its rounds and
-its counters, and per arm the paired comparison with ``plain`` (the arm minus plain a
-launch, the arm over plain a step) with its median and a distribution-free 95% interval
-for that median; for a step also the ratio of the two arms' lower quartiles of their
-rounds with a bootstrap 95% interval (interference only slows a round: the faster rounds
-carry less of it). ``captured`` gets the verdict (on the paired median): ``met`` when the
-whole interval is within the target, ``NOT met`` when all of it is beyond, else ``not
-resolved``. Exit 0 when every target is met. ``--cycles`` (default 60) cycles a workload,
-and ``--budget-s`` (default 80) bounds the rounds' time (shared by the workloads): the run
-stops cycling there and reports the cycles it has.
+The first ``plain`` process starts alone, so that the others load its compiled kernels and
+Inductor's autotuning choices from the shared caches (``--caches`` keeps them between
+runs): processes autotuning side by side may choose different configs. Each says, once
+ready, a digest of Inductor's config and of the configs its kernels run with; each round
+also returns what does not need a clock (CUDA allocations a step, ``cudaMalloc`` calls, the
+garbage collector's full collections and milliseconds).
+
+    python bench/capture_overhead.py --workloads mlp --processes 8 --budget-s 240
+
+``--cycles`` and ``--budget-s`` (the rounds' time, shared by the workloads) bound the
+run; ``--pin own`` gives each process a CPU of its own (and its ``repro capture``
+supervisor the same one); ``--raw FILE`` writes every round as a JSON line.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO
 
@@ -82,25 +82,28 @@ TARGET_US_PER_LAUNCH = 3.0
 TARGET_STEP_RATIO = 1.02
 #: A child's compile and warm-up, at most (a cold Inductor compile of the MLP under the hook).
 START_S = 240.0
-#: Resamples of the cycles for the lower quartiles' interval.
-BOOTSTRAP = 2000
-#: The reference arm, and the one the targets are about.
-PLAIN, CAPTURED = "plain", "captured"
-#: The processes of a workload: name -> (run under ``repro capture``, the hook's environment).
-PROCESSES = {
-    PLAIN: (False, False),
-    "plain-b": (False, False),
-    "hooked": (False, True),
-    CAPTURED: (True, False),
-}
-#: What the ``hooked`` process switches off for a round, by workload (``full``: nothing).
+PLAIN, CAPTURED, HOOKED = "plain", "captured", "hooked"
+#: The kinds of process: name -> (run under ``repro capture``, the hook's environment).
+KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
+#: What a ``hooked`` process switches off for a round, by workload (``full``: nothing).
 HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "unhooked", "args-kept")}
 
-#: A round of a workload: how many launches or steps -> the time of one, in its unit.
-Round = Callable[[int], float]
+#: A round of a workload: how many launches or steps -> the time of one, in its unit, by
+#: the wall clock and by the process's CPU time.
+Timed = Callable[[int], tuple[float, float]]
 
 
-def launches_workload() -> tuple[Round, str]:
+def _clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _per(began: tuple[float, float], count: int, unit: float) -> tuple[float, float]:
+    """Wall and CPU time since ``began``, a launch or step, in ``unit`` of a second."""
+    wall, cpu = (now - then for now, then in zip(_clocks(), began, strict=True))
+    return wall / count * unit, cpu / count * unit
+
+
+def launches_workload() -> tuple[Timed, str]:
     """Microseconds per launch of ``scaled_add``."""
     import torch
     import triton
@@ -124,18 +127,18 @@ def launches_workload() -> tuple[Round, str]:
     if not torch.allclose(out, x + 0.5 * y):
         raise SystemExit("scaled_add computed a wrong sum")
 
-    def one_round(count: int) -> float:
+    def one_round(count: int) -> tuple[float, float]:
         torch.cuda.synchronize()
-        start = time.perf_counter()
+        began = _clocks()
         for _ in range(count):
             scaled_add[grid](x, y, out, n, 0.5, BLOCK=1024)
         torch.cuda.synchronize()
-        return (time.perf_counter() - start) / count * 1e6
+        return _per(began, count, 1e6)
 
     return one_round, "1 kernel[grid] launch a launch"
 
 
-def mlp_workload() -> tuple[Round, str]:
+def mlp_workload() -> tuple[Timed, str]:
     """Milliseconds per step of a ``torch.compile``d MLP training step."""
     import torch
 
@@ -160,13 +163,13 @@ def mlp_workload() -> tuple[Round, str]:
     torch.cuda.synchronize()
     launches, configs = _inductor_launches_in(step)
 
-    def one_round(count: int) -> float:
+    def one_round(count: int) -> tuple[float, float]:
         torch.cuda.synchronize()
-        start = time.perf_counter()
+        began = _clocks()
         for _ in range(count):
             step()
         torch.cuda.synchronize()
-        return (time.perf_counter() - start) / count * 1e3
+        return _per(began, count, 1e3)
 
     return one_round, f"{launches} Inductor kernel launches a step, {configs}"
 
@@ -288,7 +291,7 @@ def serve(workload: str, requests: str, replies: str) -> int:
     counters = _Counters()
     switch: dict[str, Callable[[], None]] = {}  # the hooked process's, once it is asked to
     with open(requests) as asked, open(replies, "w") as answers:
-        answers.write(json.dumps({"ready": facts}) + "\n")
+        answers.write(json.dumps({"ready": facts, "pid": os.getpid()}) + "\n")
         answers.flush()
         for line in asked:
             if line.strip() == "stop":
@@ -298,11 +301,11 @@ def serve(workload: str, requests: str, replies: str) -> int:
                 switch = switch or _hook_modes(workload)
                 switch[mode]()
             before = counters.now()
-            value = one_round(int(count))
+            value, cpu = one_round(int(count))
             after = counters.now()
             answer = {k: after[k] - before[k] for k in after}
             answer["allocs"] /= int(count)
-            answers.write(json.dumps({"value": value, **answer}) + "\n")
+            answers.write(json.dumps({"value": value, "cpu": cpu, **answer}) + "\n")
             answers.flush()
     return 0
 
@@ -318,6 +321,7 @@ class Child:
     replies: Path
     ask: IO[str] | None = None
     answer: IO[str] | None = None
+    program: int = 0  # the workload's own pid (below ``repro capture``'s processes)
 
     def connect(self) -> str:
         """Wait for the child's set-up (at most ``START_S``), then hold both FIFOs."""
@@ -338,7 +342,9 @@ class Child:
         os.set_blocking(descriptor, True)
         self.ask = os.fdopen(descriptor, "w")
         self.answer = open(self.replies)  # noqa: SIM115 (closed by stop; the child opens it next)
-        return str(self._read()["ready"])
+        ready = self._read()
+        self.program = int(str(ready["pid"]))
+        return str(ready["ready"])
 
     def run(self, count: int, mode: str) -> dict[str, float]:
         assert self.ask is not None
@@ -356,6 +362,25 @@ class Child:
         answer: dict[str, object] = json.loads(line)
         return answer
 
+    def around(self) -> tuple[float, int]:
+        """CPU seconds and context switches so far of the processes around the program
+        (``repro capture`` and its keeper; none for a program run alone)."""
+        import psutil
+
+        top = psutil.Process(self.process.pid)
+        # The program's own children (Inductor's compile workers) are the program's.
+        own = {
+            self.program,
+            *(p.pid for p in psutil.Process(self.program).children(recursive=True)),
+        }
+        cpu, switches = 0.0, 0
+        for each in [top, *top.children(recursive=True)]:
+            if each.pid not in own:
+                times, counts = each.cpu_times(), each.num_ctx_switches()
+                cpu += times.user + times.system
+                switches += counts.voluntary + counts.involuntary
+        return cpu, switches
+
     def stop(self) -> int:
         if self.ask is not None:
             self.ask.write("stop\n")
@@ -364,44 +389,6 @@ class Child:
         if self.answer is not None:
             self.answer.close()
         return code
-
-
-def start(workload: str, name: str, folder: Path, env: dict[str, str]) -> Child:
-    captured, hooked = PROCESSES[name]
-    requests, replies = folder / f"{workload}-{name}.ask", folder / f"{workload}-{name}.answer"
-    os.mkfifo(requests)
-    os.mkfifo(replies)
-    child = [sys.executable, str(Path(__file__).resolve()), "--serve", workload]
-    child += [str(requests), str(replies)]
-    command = child
-    if captured:
-        reports = folder / f"reports-{workload}"
-        command = [sys.executable, "-m", "suite.capture", "--output", str(reports), "-q"]
-        command += ["--no-confirm", "--", *child]
-    if hooked:
-        hook_folder = folder / f"hooked-{workload}"
-        hook_folder.mkdir()
-        env = environment(hook_folder, keep_all=False, base=env)  # what capture gives it
-    log = folder / f"{workload}-{name}.log"
-    with open(log, "wb") as output:
-        process = subprocess.Popen(
-            command, env=env, cwd=folder, stdin=subprocess.DEVNULL, stdout=output, stderr=output
-        )
-    return Child(f"{workload} ({name})", process, log, requests, replies)
-
-
-def interval(values: list[float]) -> tuple[float, float]:
-    """A distribution-free 95% interval for the median of ``values`` (order statistics of
-    the binomial(n, 1/2)); the whole range when there are too few values for one."""
-    ordered, n = sorted(values), len(values)
-    below = 0
-    # the largest k with P(Binomial(n, 1/2) < k) <= 2.5%: [x_(k), x_(n-k+1)] covers >= 95%
-    for k in range(1, n // 2 + 1):
-        if sum(math.comb(n, i) for i in range(k)) / 2**n <= 0.025:
-            below = k
-    if below == 0:
-        return ordered[0], ordered[-1]
-    return ordered[below - 1], ordered[n - below]
 
 
 def _versions() -> str:
@@ -429,162 +416,371 @@ def _versions() -> str:
     return f"{stamp}; {smi}; torch, triton: {ran.stdout.strip() or ran.stderr.strip()[-200:]}"
 
 
-def _spread(values: list[float]) -> str:
-    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+@dataclass(frozen=True)
+class Process:
+    """One of an arm's processes: its kind and its number among them."""
+
+    kind: str
+    index: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}.{self.index}"
 
 
-def arms(workload: str) -> list[str]:
-    """The arms of a workload, each a process and a mode: ``hooked:unkept``, ``plain``."""
-    named = [PLAIN, "plain-b", CAPTURED]
-    return named + [
-        "hooked" if mode == "full" else f"hooked:{mode}" for mode in HOOK_MODES[workload]
-    ]
+def start(
+    workload: str, process: Process, folder: Path, env: dict[str, str], cpu: int | None
+) -> Child:
+    captured, hooked = KINDS[process.kind]
+    stem = f"{workload}-{process.name}"
+    requests, replies = folder / f"{stem}.ask", folder / f"{stem}.answer"
+    os.mkfifo(requests)
+    os.mkfifo(replies)
+    child = [sys.executable, str(Path(__file__).resolve()), "--serve", workload]
+    child += [str(requests), str(replies)]
+    command = child
+    if captured:
+        reports = folder / f"reports-{workload}-{process.name}"
+        command = [sys.executable, "-m", "suite.capture", "--output", str(reports), "-q"]
+        command += ["--no-confirm", "--", *child]
+    if hooked:
+        hook_folder = folder / f"hooked-{workload}-{process.name}"
+        hook_folder.mkdir()
+        env = environment(hook_folder, keep_all=False, base=env)  # what capture gives it
+    log = folder / f"{stem}.log"
+    with open(log, "wb") as output:
+        process_ = subprocess.Popen(
+            command,
+            env=env,
+            cwd=folder,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            # Threads and children (the program under capture) inherit the CPU.
+            preexec_fn=None if cpu is None else lambda: os.sched_setaffinity(0, {cpu}),
+        )
+    return Child(f"{workload} ({process.name})", process_, log, requests, replies)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One round of one process in one mode: its time a launch or step, and its counters."""
+
+    workload: str
+    cycle: int
+    arm: str
+    index: int
+    value: float
+    cpu: float  # the process's CPU time, in the same unit
+    counters: dict[str, float]
+
+
+def split(arm: str) -> tuple[str, str]:
+    """``hooked:unkept`` -> (``hooked``, ``unkept``); ``plain`` -> (``plain``, ``full``)."""
+    kind, _, mode = arm.partition(":")
+    return kind, mode or "full"
+
+
+def t975(df: float) -> float:
+    """The 97.5% quantile of Student's t with ``df`` degrees of freedom: the Cornish-Fisher
+    expansion about the normal's (4.27 against 4.30 at 2, within 0.001 from 6 on)."""
+    z = statistics.NormalDist().inv_cdf(0.975)
+    terms = (
+        (z**3 + z) / 4,
+        (5 * z**5 + 16 * z**3 + 3 * z) / 96,
+        (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / 384,
+        (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z) / 92160,
+    )
+    return z + sum(term / df ** (power + 1) for power, term in enumerate(terms))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A difference of levels and its 95% interval, from ``processes`` processes a side."""
+
+    centre: float
+    low: float
+    high: float
+    processes: tuple[int, int]
+
+
+def welch(levels: Sequence[float], references: Sequence[float]) -> Estimate:
+    """Mean of ``levels`` minus mean of ``references``, Welch's 95% interval."""
+    n, m = len(levels), len(references)
+    shares = statistics.variance(levels) / n, statistics.variance(references) / m
+    error = math.sqrt(sum(shares))
+    df = (
+        sum(shares) ** 2 / (shares[0] ** 2 / (n - 1) + shares[1] ** 2 / (m - 1))
+        if error
+        else n + m - 2
+    )
+    centre = statistics.fmean(levels) - statistics.fmean(references)
+    half = t975(max(df, 2.0)) * error
+    return Estimate(centre, centre - half, centre + half, (n, m))
+
+
+def paired(differences: Sequence[float]) -> Estimate:
+    """The mean of each process's own difference between two modes, t's 95% interval."""
+    n = len(differences)
+    centre = statistics.fmean(differences)
+    half = t975(max(n - 1, 2)) * statistics.stdev(differences) / math.sqrt(n)
+    return Estimate(centre, centre - half, centre + half, (n, n))
+
+
+#: A process's levels: (arm, process index) -> cycle -> its round's level in that cycle.
+Levels = dict[tuple[str, int], dict[int, float]]
+
+
+def levels_of(turns: Iterable[Turn], additive: bool, clock: Callable[[Turn], float]) -> Levels:
+    """Each round's time by ``clock`` against its cycle's median round (a difference, or of
+    logs)."""
+    scale: Callable[[float], float] = (lambda value: value) if additive else math.log
+    cycles: dict[int, list[Turn]] = collections.defaultdict(list)
+    for turn in turns:
+        cycles[turn.cycle].append(turn)
+    levels: Levels = collections.defaultdict(dict)
+    for number, rounds in cycles.items():
+        middle = statistics.median(scale(clock(turn)) for turn in rounds)
+        for turn in rounds:
+            levels[(turn.arm, turn.index)][number] = scale(clock(turn)) - middle
+    return levels
+
+
+def compare(levels: Levels, arm: str, reference: str, processes: int) -> Estimate:
+    """``arm`` against ``reference``: paired within each process when both are modes of
+    one kind of process, else between the two arms' processes."""
+    if split(arm)[0] == split(reference)[0]:
+        own = [
+            statistics.median(
+                levels[(arm, i)][c] - levels[(reference, i)][c]
+                for c in levels[(arm, i)].keys() & levels[(reference, i)].keys()
+            )
+            for i in range(processes)
+        ]
+        return paired(own)
+    return welch(*(process_levels(levels, a, range(processes)) for a in (arm, reference)))
+
+
+def process_levels(levels: Levels, arm: str, indices: Iterable[int]) -> list[float]:
+    return [statistics.median(levels[(arm, i)].values()) for i in indices]
+
+
+def _measure(
+    workload: str,
+    children: dict[Process, Child],
+    arms: list[str],
+    args: argparse.Namespace,
+    count: int,
+    budget: float,
+) -> list[Turn]:
+    """Cycles of rounds, every process and mode once a cycle in a random order, until
+    ``--cycles`` or ``budget`` seconds."""
+    draw = random.Random(args.seed)
+    slots = [(arm, i) for arm in arms for i in range(args.processes)]
+    turns: list[Turn] = []
+    since = time.monotonic()
+    print(f"{workload}: cycle, then each arm's median round in the cycle ({', '.join(arms)})")
+    for number in range(args.cycles):
+        if time.monotonic() - since > budget:
+            print(f"{workload}: the budget ({budget:.0f} s) ends the cycles at {number}")
+            break
+        cycle: list[Turn] = []
+        for arm, index in draw.sample(slots, len(slots)):
+            kind, mode = split(arm)
+            answer = children[Process(kind, index)].run(count, mode)
+            value, cpu = answer.pop("value"), answer.pop("cpu")
+            cycle.append(Turn(workload, number, arm, index, value, cpu, answer))
+        turns += cycle
+        medians = [statistics.median(t.value for t in cycle if t.arm == arm) for arm in arms]
+        print(f"{workload}\t{number}\t" + "\t".join(f"{m:.4f}" for m in medians), flush=True)
+    return turns
+
+
+#: The clocks a round is read by: the wall clock (the targets') and the program process's
+#: CPU time (what the hook adds to the work of the process, free of what the machine's
+#: other tenants take from it, and of waits).
+CLOCKS: dict[str, Callable[[Turn], float]] = {
+    "wall": lambda turn: turn.value,
+    "CPU": lambda turn: turn.cpu,
+}
+
+
+def _summary(workload: str, turns: list[Turn], arms: list[str], processes: int, count: int) -> bool:
+    """Per arm its rounds, counters and processes' levels, then the comparisons by each
+    clock; the verdict on ``captured`` against ``plain`` by the wall clock."""
+    unit = WORKLOADS[workload][1]
+    additive = workload == "launches"
+    cycles = len({t.cycle for t in turns})
+    print(f"{workload}: {cycles} cycles of rounds of {count}; {processes} processes an arm")
+    for arm in arms:
+        rounds = [t for t in turns if t.arm == arm]
+        counters = ", ".join(
+            f"{key} {statistics.median(t.counters[key] for t in rounds):g}"
+            for key in ("allocs", "mallocs", "gc2", "gc_ms")
+        )
+        print(f"  {arm}: counters a round (median): {counters}")
+    met = True
+    for clock, read in CLOCKS.items():
+        levels = levels_of(turns, additive, read)
+        print(f"{workload}, by the {clock} clock:")
+        for arm in arms:
+            values = [read(t) for t in turns if t.arm == arm]
+            each = process_levels(levels, arm, range(processes))
+            shown = [f"{v:+.3f} us" if additive else f"{math.expm1(v):+.2%}" for v in each]
+            print(
+                f"  {arm}: median {statistics.median(values):.4f} ({min(values):.4f}-"
+                f"{max(values):.4f}) {unit}; its processes' levels: {', '.join(shown)}"
+            )
+        verdict = _comparisons(levels, arms, processes, unit, additive)
+        if clock == "wall":
+            met = verdict == "met"
+    return met
+
+
+def _comparisons(levels: Levels, arms: list[str], processes: int, unit: str, additive: bool) -> str:
+    """Print the bench's floor and each comparison; the verdict on ``captured``."""
+    comparisons = [(arm, PLAIN) for arm in arms if split(arm)[0] != PLAIN]
+    comparisons += [(arm, split(arm)[0]) for arm in arms if split(arm)[1] != "full"]
+    if {CAPTURED, HOOKED} <= set(arms):  # what the processes around the program cost
+        comparisons.append((CAPTURED, HOOKED))
+    target = TARGET_US_PER_LAUNCH if additive else TARGET_STEP_RATIO
+
+    def said(estimate: Estimate) -> str:
+        if additive:
+            what = f"{estimate.centre:+.3f} us a {unit.split('/')[1]}"
+            return f"{what}, 95% {estimate.low:.4f} to {estimate.high:.4f}"
+        low, high = math.exp(estimate.low), math.exp(estimate.high)
+        return f"ratio {math.exp(estimate.centre):.4f}, 95% {low:.4f} to {high:.4f}"
+
+    if processes >= 4 and PLAIN in arms:
+        halves = [process_levels(levels, PLAIN, range(k, processes, 2)) for k in (0, 1)]
+        print(f"  floor: plain's even processes against its odd: {said(welch(*halves))}")
+    verdict = "not measured"
+    for arm, reference in comparisons:
+        if reference not in arms:
+            continue
+        estimate = compare(levels, arm, reference, processes)
+        line = f"  {arm} against {reference}: {said(estimate)}"
+        if (arm, reference) == (CAPTURED, PLAIN):
+            low, high = (
+                (estimate.low, estimate.high)
+                if additive
+                else (math.exp(estimate.low), math.exp(estimate.high))
+            )
+            verdict = "met" if high <= target else "NOT met" if low > target else "not resolved"
+            line += f" (target <= {target}): {verdict}"
+        print(line)
+    return verdict
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cycles", type=int, default=60, help="cycles of rounds a workload")
+    parser.add_argument("--cycles", type=int, default=1000, help="cycles of rounds a workload")
     parser.add_argument("--launches", type=int, default=5000, help="launches a round")
-    parser.add_argument("--steps", type=int, default=100, help="MLP steps a round")
-    parser.add_argument("--budget-s", type=float, default=80.0, help="the rounds' time, at most")
+    parser.add_argument("--steps", type=int, default=50, help="MLP steps a round")
+    parser.add_argument("--processes", type=int, default=6, help="processes an arm (>= 3)")
+    parser.add_argument(
+        "--arms",
+        nargs="+",
+        default=[PLAIN, CAPTURED],
+        help="plain captured hooked hooked:unkept ...",
+    )
+    parser.add_argument("--budget-s", type=float, default=240.0, help="the rounds' time, at most")
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    parser.add_argument(
+        "--pin", choices=("none", "own"), default="none", help="a CPU for each process"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="of the rounds' order")
+    parser.add_argument("--caches", type=Path, help="Triton's and Inductor's caches (kept)")
+    parser.add_argument("--raw", type=Path, help="every round, a JSON line each")
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(*args.serve)
+    for workload in args.workloads:
+        for arm in args.arms:
+            kind, mode = split(arm)
+            if (
+                kind not in KINDS
+                or (mode != "full" and kind == PLAIN)
+                or mode not in HOOK_MODES[workload]
+            ):
+                parser.error(f"no arm {arm!r} for {workload}")
+    if args.processes < 3:
+        parser.error("--processes: at least 3 (the interval comes from how they differ)")
     began = time.monotonic()
     print(_versions())
     counts = {"launches": args.launches, "mlp": args.steps}
+    met = True
     with tempfile.TemporaryDirectory(prefix="capture-overhead-") as scratch:
         folder = Path(scratch)
-        env = {**os.environ, "TRITON_CACHE_DIR": str(folder / "triton-cache")}
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(folder / "inductor-cache")
+        caches = (args.caches or folder).resolve()
+        env = {**os.environ, "TRITON_CACHE_DIR": str(caches / "triton-cache")}
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(caches / "inductor-cache")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        children: dict[tuple[str, str], Child] = {}
-        try:
-            # The plain processes first and alone: the others load what they compiled and
-            # chose; then the others side by side.
-            for names in ([PLAIN], [n for n in PROCESSES if n != PLAIN]):
-                new = {(w, n): start(w, n, folder, env) for w in args.workloads for n in names}
-                children.update(new)
-                for child in new.values():
-                    facts = child.connect()
-                    print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
-            ready_s = time.monotonic() - began
-            seen = _measure(children, args, counts)
-            ends = {child.name: child.stop() for child in children.values()}
-        finally:  # a child left waiting on its FIFO would hold its GPU context forever
-            for child in children.values():
-                if child.process.poll() is None:
-                    child.process.kill()  # repro capture's keeper kills its program too
-                    child.process.wait()
-            for errors in sorted(folder.rglob("hook-errors.txt")):  # the hook's own failures
-                print(f"{errors.relative_to(folder)}:\n{errors.read_text()[-2000:]}")
-    print()
-    print(f"processes ready in {ready_s:.1f} s; whole run {time.monotonic() - began:.1f} s")
-    verdicts = [_summary(w, seen[w], counts[w]) for w in args.workloads if seen[w]]
-    if any(ends.values()):
-        print(f"a process did not exit 0: {ends}")
-        return 1
-    return 0 if verdicts and all(verdicts) else 1
-
-
-#: A cycle of a workload: each arm's answer for its round (time and counters).
-Cycle = dict[str, dict[str, float]]
-
-
-def _measure(
-    children: dict[tuple[str, str], Child], args: argparse.Namespace, counts: dict[str, int]
-) -> dict[str, list[Cycle]]:
-    """Each workload's cycles: every arm runs one round, the order rotating by one arm
-    from cycle to cycle, until ``--cycles`` or the workload's share of ``--budget-s``."""
-    budget = args.budget_s / len(args.workloads)
-    seen: dict[str, list[Cycle]] = {}
-    for workload in args.workloads:
-        names = arms(workload)
-        print("workload\tcycle\t" + "\t".join(names) + "\t(first)")
-        cycles = seen.setdefault(workload, [])
-        since = time.monotonic()
-        for number in range(args.cycles):
-            if time.monotonic() - since > budget:
-                print(f"{workload}: the budget ({budget:.0f} s) ends the cycles at {number}")
-                break
-            turn = number % len(names)
-            cycle: Cycle = {}
-            for arm in names[turn:] + names[:turn]:
-                process, _, mode = arm.partition(":")
-                child = children[(workload, process)]
-                cycle[arm] = child.run(counts[workload], mode or "full")
-            cycles.append(cycle)
-            values = "\t".join(f"{cycle[a]['value']:.4f}" for a in names)
-            print(f"{workload}\t{number}\t{values}\t({names[turn]})")
-            sys.stdout.flush()
-    return seen
-
-
-def _summary(workload: str, cycles: list[Cycle], count: int) -> bool:
-    """Per arm its rounds and counters, then each arm paired with ``plain`` (and the
-    hooked modes with the hooked process unhooked); the verdict on ``captured``."""
-    unit = WORKLOADS[workload][1]
-    names = arms(workload)
-    print(f"{workload}: {len(cycles)} cycles of rounds of {count}; median (range) a round")
-    for arm in names:
-        rounds = [c[arm] for c in cycles]
-        counters = ", ".join(
-            f"{key} {statistics.median(r[key] for r in rounds):g}"
-            for key in ("allocs", "mallocs", "gc2", "gc_ms")
-        )
-        value = _spread([r["value"] for r in rounds])
-        print(f"  {arm}: {value} {unit}; counters a round (median): {counters}")
-    met = True
-    references = [(arm, PLAIN) for arm in names if arm != PLAIN]
-    if "hooked:unhooked" in names:  # the same process: free of the process-to-process floor
-        references += [("hooked", "hooked:unhooked"), ("hooked:unkept", "hooked:unhooked")]
-        references += [("hooked", "hooked:unkept"), ("hooked:args-kept", "hooked")]
-    for arm, reference in references:
-        if workload == "launches":
-            what, target = "us added a launch", TARGET_US_PER_LAUNCH
-            paired = [c[arm]["value"] - c[reference]["value"] for c in cycles]
-        else:
-            what, target = "ratio a step", TARGET_STEP_RATIO
-            paired = [c[arm]["value"] / c[reference]["value"] for c in cycles]
-        low, high = interval(paired)
-        line = (
-            f"  paired ({what}) {arm} against {reference}: median "
-            f"{statistics.median(paired):.4f}, 95% interval {low:.4f} to {high:.4f}, "
-            f"range {min(paired):.4f} to {max(paired):.4f}"
-        )
-        if arm == CAPTURED and reference == PLAIN:
-            verdict = "met" if high <= target else "NOT met" if low > target else "not resolved"
-            line += f" (target <= {target}): {verdict}"
-            met = verdict == "met"
-        print(line)
-        if workload != "launches":
-            quartile, (low, high) = _lower_quartiles(cycles, arm, reference)
-            print(
-                f"    lower quartiles' ratio {quartile:.4f} (bootstrap 95% {low:.4f} to {high:.4f})"
+        cpus = sorted(os.sched_getaffinity(0))
+        budget = args.budget_s / len(args.workloads)
+        for workload in args.workloads:
+            arms = [a for a in args.arms if split(a)[1] in HOOK_MODES[workload]]
+            kinds = dict.fromkeys(split(a)[0] for a in arms)
+            processes = [Process(kind, i) for kind in kinds for i in range(args.processes)]
+            turns = _run(
+                workload, processes, arms, args, counts[workload], budget, folder, env, cpus
             )
-    return met
+            if args.raw:
+                with open(args.raw, "a") as raw:
+                    raw.writelines(json.dumps(asdict(turn)) + "\n" for turn in turns)
+            if turns:
+                met = _summary(workload, turns, arms, args.processes, counts[workload]) and met
+        for errors in sorted(folder.rglob("hook-errors.txt")):  # the hook's own failures
+            print(f"{errors.relative_to(folder)}:\n{errors.read_text()[-2000:]}")
+    print(f"whole run {time.monotonic() - began:.1f} s")
+    return 0 if met else 1
 
 
-def _lower_quartiles(
-    cycles: list[Cycle], arm: str, reference: str
-) -> tuple[float, tuple[float, float]]:
-    """The ratio of the two arms' lower quartiles of their rounds, and a bootstrap 95%
-    interval over the cycles: interference only ever slows a round, so the faster rounds
-    say what each arm costs with less of it."""
-
-    def ratio(sample: list[Cycle]) -> float:
-        low = [
-            statistics.quantiles([c[a]["value"] for c in sample], n=4)[0] for a in (arm, reference)
-        ]
-        return low[0] / low[1]
-
-    if len(cycles) < 4:
-        return math.nan, (math.nan, math.nan)
-    draw = random.Random(0)
-    ratios = sorted(ratio(draw.choices(cycles, k=len(cycles))) for _ in range(BOOTSTRAP))
-    return ratio(cycles), (ratios[int(0.025 * BOOTSTRAP)], ratios[int(0.975 * BOOTSTRAP) - 1])
+def _run(
+    workload: str,
+    processes: list[Process],
+    arms: list[str],
+    args: argparse.Namespace,
+    count: int,
+    budget: float,
+    folder: Path,
+    env: dict[str, str],
+    cpus: list[int],
+) -> list[Turn]:
+    """Start the workload's processes (the first plain one alone), measure, stop them."""
+    began = time.monotonic()
+    children: dict[Process, Child] = {}
+    pin = {p: cpus[k % len(cpus)] for k, p in enumerate(processes)} if args.pin == "own" else {}
+    try:
+        for group in (processes[:1], processes[1:]):
+            new = {p: start(workload, p, folder, env, pin.get(p)) for p in group}
+            children.update(new)
+            for child in new.values():
+                facts = child.connect()
+                print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
+        before = {p: c.around() for p, c in children.items() if p.kind == CAPTURED}
+        since = time.monotonic()
+        turns = _measure(workload, children, arms, args, count, budget)
+        rounds_s = time.monotonic() - since
+        for process, (cpu, switches) in before.items():
+            now = children[process].around()
+            print(
+                f"{workload} ({process.name}): the processes around it used "
+                f"{(now[0] - cpu) / rounds_s:.2%} of a CPU and switched "
+                f"{(now[1] - switches) / rounds_s:.0f} times a second"
+            )
+        ends = {child.name: child.stop() for child in children.values()}
+    finally:  # a child left waiting on its FIFO would hold its GPU context forever
+        for child in children.values():
+            if child.process.poll() is None:
+                child.process.kill()  # repro capture's keeper kills its program too
+                child.process.wait()
+    failed = {name: code for name, code in ends.items() if code}
+    if failed:
+        sys.exit(f"{workload}: a process did not exit 0: {failed}")
+    return turns
 
 
 if __name__ == "__main__":

@@ -123,10 +123,7 @@ class _Program:
         self.stderr: IO[bytes] = io.BytesIO()
 
     def wait_for(self, timeout: float) -> int | None:
-        try:
-            return self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
+        return isolate.exit_within(self.process, timeout)
 
     def release(self) -> None:
         pass
