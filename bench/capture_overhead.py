@@ -86,7 +86,7 @@ PLAIN, CAPTURED, HOOKED = "plain", "captured", "hooked"
 #: The kinds of process: name -> (run under ``repro capture``, the hook's environment).
 KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
 #: What a ``hooked`` process switches off for a round, by workload (``full``: nothing).
-HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "unhooked", "args-kept")}
+HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "bare", "unhooked", "args-kept")}
 
 #: A round of a workload: how many launches or steps -> the time of one, in its unit, by
 #: the wall clock and by the process's CPU time.
@@ -246,11 +246,13 @@ class _Counters:
 
 
 def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
-    """In the ``hooked`` process: how to switch parts of the hook off (or back to what it
-    was) for a round, through its own modules, importable there. ``unkept``: Inductor's
-    launches go to an empty ring; ``unhooked``: ``CachingAutotuner.run`` as Torch made it;
-    ``args-kept``: the ring keeps each launch's arguments, tensors included, as the hook
-    did before it kept Inductor's launches by their scalars."""
+    """In a hooked or captured process: how to switch parts of the hook off (or back to
+    what it was) for a round, through its own modules, importable there. ``unkept``:
+    Inductor's launches go to an empty ring; ``bare``: ``CachingAutotuner.run`` wrapped by
+    a function that only calls it (what a frame of the hook's costs, nothing kept);
+    ``unhooked``: ``CachingAutotuner.run`` as Torch made it; ``args-kept``: the ring keeps
+    each launch's arguments, tensors included, as the hook did before it kept Inductor's
+    launches by their scalars."""
     if HOOK_MODES[workload] == ("full",):
         return {"full": lambda: None}
     import repro_capture_inductor as hook
@@ -262,6 +264,9 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
     kept_so = {id(t): t.__dict__.get("_repro_capture_keep") for t in TUNERS}
+
+    def bare(self: object, *args: object, **kwargs: object) -> object:
+        return original(self, *args, **kwargs)
 
     def mode(run: object, kept: collections.deque[object], all_args: bool) -> Callable[[], None]:
         def switch() -> None:
@@ -279,6 +284,7 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     return {
         "full": mode(wrapped, ring, False),
         "unkept": mode(wrapped, dropped, False),
+        "bare": mode(bare, dropped, False),
         "unhooked": mode(original, dropped, False),
         "args-kept": mode(wrapped, ring, True),
     }
