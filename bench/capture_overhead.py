@@ -30,9 +30,9 @@ processes differ (Welch's t), not from how many rounds were run.
 
 A cycle runs one round of every process (and mode) in a random order (``--seed``), so
 that no arm is always the first after another process's round. A round's *level* is its
-time against the median round of its cycle (log for a step, difference for a launch),
-which takes out what drifts from cycle to cycle; a process's level is the median of its
-rounds'. ``captured`` against ``plain`` is then the mean level of one arm minus the
+time against the median of the other rounds of its cycle (log for a step, difference for
+a launch), which takes out what drifts from cycle to cycle; a process's level is the
+median of its rounds'. ``captured`` against ``plain`` is then the mean level of one arm minus the
 other's with Welch's 95% interval; a ``hooked:MODE`` against ``hooked`` is paired within
 each process. The bench's own floor is the ``plain`` arm against itself, its processes
 split in halves: an interval that holds 1 there is what makes the other intervals
@@ -51,7 +51,8 @@ garbage collector's full collections and milliseconds).
 
 ``--cycles`` and ``--budget-s`` (the rounds' time, shared by the workloads) bound the
 run; ``--pin own`` gives each process a CPU of its own (and its ``repro capture``
-supervisor the same one); ``--raw FILE`` writes every round as a JSON line.
+supervisor the same one); ``--raw FILE`` writes every round as a JSON line, and
+``--from-raw FILE`` prints the summary of such rounds again, with no GPU.
 """
 
 from __future__ import annotations
@@ -477,8 +478,8 @@ class Turn:
     arm: str
     index: int
     value: float
-    cpu: float  # the process's CPU time, in the same unit
     counters: dict[str, float]
+    cpu: float = math.nan  # the process's CPU time, in the same unit (rounds of before 05:25)
 
 
 def split(arm: str) -> tuple[str, str]:
@@ -538,17 +539,21 @@ Levels = dict[tuple[str, int], dict[int, float]]
 
 
 def levels_of(turns: Iterable[Turn], additive: bool, clock: Callable[[Turn], float]) -> Levels:
-    """Each round's time by ``clock`` against its cycle's median round (a difference, or of
-    logs)."""
+    """Each round's time by ``clock`` against the median of the other rounds of its cycle
+    (a difference, or of logs). Not the median of all of them: the round itself is one of
+    those, so a process whose rounds sit mid-cycle would get many levels at or near 0, and
+    the median of its levels would be pulled to 0 (on 2026-11-27's H100 rounds that made
+    capture's cost a step read 2.4% where it was 4.0%)."""
     scale: Callable[[float], float] = (lambda value: value) if additive else math.log
     cycles: dict[int, list[Turn]] = collections.defaultdict(list)
     for turn in turns:
         cycles[turn.cycle].append(turn)
     levels: Levels = collections.defaultdict(dict)
     for number, rounds in cycles.items():
-        middle = statistics.median(scale(clock(turn)) for turn in rounds)
-        for turn in rounds:
-            levels[(turn.arm, turn.index)][number] = scale(clock(turn)) - middle
+        scaled = [scale(clock(turn)) for turn in rounds]
+        for k, turn in enumerate(rounds):
+            others = scaled[:k] + scaled[k + 1 :]
+            levels[(turn.arm, turn.index)][number] = scaled[k] - statistics.median(others)
     return levels
 
 
@@ -595,7 +600,7 @@ def _measure(
             kind, mode = split(arm)
             answer = children[Process(kind, index)].run(count, mode)
             value, cpu = answer.pop("value"), answer.pop("cpu")
-            cycle.append(Turn(workload, number, arm, index, value, cpu, answer))
+            cycle.append(Turn(workload, number, arm, index, value, answer, cpu))
         turns += cycle
         medians = [statistics.median(t.value for t in cycle if t.arm == arm) for arm in arms]
         print(f"{workload}\t{number}\t" + "\t".join(f"{m:.4f}" for m in medians), flush=True)
@@ -611,13 +616,14 @@ CLOCKS: dict[str, Callable[[Turn], float]] = {
 }
 
 
-def _summary(workload: str, turns: list[Turn], arms: list[str], processes: int, count: int) -> bool:
+def _summary(workload: str, turns: list[Turn], arms: list[str], processes: int) -> bool:
     """Per arm its rounds, counters and processes' levels, then the comparisons by each
-    clock; the verdict on ``captured`` against ``plain`` by the wall clock."""
+    clock (the CPU clock where the rounds have it); the verdict on ``captured`` against
+    ``plain`` by the wall clock."""
     unit = WORKLOADS[workload][1]
     additive = workload == "launches"
     cycles = len({t.cycle for t in turns})
-    print(f"{workload}: {cycles} cycles of rounds of {count}; {processes} processes an arm")
+    print(f"{workload}: {cycles} cycles; {processes} processes an arm")
     for arm in arms:
         rounds = [t for t in turns if t.arm == arm]
         counters = ", ".join(
@@ -627,6 +633,8 @@ def _summary(workload: str, turns: list[Turn], arms: list[str], processes: int, 
         print(f"  {arm}: counters a round (median): {counters}")
     met = True
     for clock, read in CLOCKS.items():
+        if any(math.isnan(read(t)) for t in turns):
+            continue
         levels = levels_of(turns, additive, read)
         print(f"{workload}, by the {clock} clock:")
         for arm in arms:
@@ -699,10 +707,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="of the rounds' order")
     parser.add_argument("--caches", type=Path, help="Triton's and Inductor's caches (kept)")
     parser.add_argument("--raw", type=Path, help="every round, a JSON line each")
+    parser.add_argument("--from-raw", type=Path, help="no run: the summary of --raw's rounds")
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         return serve(*args.serve)
+    if args.from_raw:
+        return summarize_raw(args.from_raw)
     for workload in args.workloads:
         for arm in args.arms:
             kind, mode = split(arm)
@@ -737,10 +748,23 @@ def main() -> int:
                 with open(args.raw, "a") as raw:
                     raw.writelines(json.dumps(asdict(turn)) + "\n" for turn in turns)
             if turns:
-                met = _summary(workload, turns, arms, args.processes, counts[workload]) and met
+                print(f"{workload}: rounds of {counts[workload]}")
+                met = _summary(workload, turns, arms, args.processes) and met
         for errors in sorted(folder.rglob("hook-errors.txt")):  # the hook's own failures
             print(f"{errors.relative_to(folder)}:\n{errors.read_text()[-2000:]}")
     print(f"whole run {time.monotonic() - began:.1f} s")
+    return 0 if met else 1
+
+
+def summarize_raw(path: Path) -> int:
+    """The summary of rounds ``--raw`` wrote (each workload's arms in the order they first
+    appear, ``plain`` first), as the run that wrote them would print it now."""
+    turns = [Turn(**json.loads(line)) for line in path.read_text().splitlines() if line]
+    met = True
+    for workload in dict.fromkeys(t.workload for t in turns):
+        mine = [t for t in turns if t.workload == workload]
+        arms = sorted(dict.fromkeys(t.arm for t in mine), key=lambda arm: arm != PLAIN)
+        met = _summary(workload, mine, arms, max(t.index for t in mine) + 1) and met
     return 0 if met else 1
 
 
