@@ -30,9 +30,9 @@ processes differ (Welch's t), not from how many rounds were run.
 
 A cycle runs one round of every process (and mode) in a random order (``--seed``), so
 that no arm is always the first after another process's round. A round's *level* is its
-time against the median of the other rounds of its cycle (log for a step, difference for
-a launch), which takes out what drifts from cycle to cycle; a process's level is the
-median of its rounds'. ``captured`` against ``plain`` is then the mean level of one arm minus the
+time against the mean of its cycle's rounds (of logs for a step, of times for a launch),
+which takes out what drifts from cycle to cycle; a process's level is the median of its
+rounds'. ``captured`` against ``plain`` is then the mean level of one arm minus the
 other's with Welch's 95% interval; a ``hooked:MODE`` against ``hooked`` is paired within
 each process. The bench's own floor is the ``plain`` arm against itself, its processes
 split in halves: an interval that holds 1 there is what makes the other intervals
@@ -539,21 +539,21 @@ Levels = dict[tuple[str, int], dict[int, float]]
 
 
 def levels_of(turns: Iterable[Turn], additive: bool, clock: Callable[[Turn], float]) -> Levels:
-    """Each round's time by ``clock`` against the median of the other rounds of its cycle
-    (a difference, or of logs). Not the median of all of them: the round itself is one of
-    those, so a process whose rounds sit mid-cycle would get many levels at or near 0, and
-    the median of its levels would be pulled to 0 (on 2026-11-27's H100 rounds that made
-    capture's cost a step read 2.4% where it was 4.0%)."""
+    """Each round's time by ``clock`` against the mean of its cycle's rounds (a difference,
+    or of logs): the mean of each arm's levels then differs by what the arms' times do. Not
+    a median: the round itself moves a median only when it lies near it, which drew the
+    levels of a median of all the rounds toward 0 and, of a median of the others, apart
+    (on 2026-11-27's H100 rounds: 2.4% and 4.0% for the 3.7% this gives; tested on rounds
+    of a known cost)."""
     scale: Callable[[float], float] = (lambda value: value) if additive else math.log
     cycles: dict[int, list[Turn]] = collections.defaultdict(list)
     for turn in turns:
         cycles[turn.cycle].append(turn)
     levels: Levels = collections.defaultdict(dict)
     for number, rounds in cycles.items():
-        scaled = [scale(clock(turn)) for turn in rounds]
-        for k, turn in enumerate(rounds):
-            others = scaled[:k] + scaled[k + 1 :]
-            levels[(turn.arm, turn.index)][number] = scaled[k] - statistics.median(others)
+        middle = statistics.fmean(scale(clock(turn)) for turn in rounds)
+        for turn in rounds:
+            levels[(turn.arm, turn.index)][number] = scale(clock(turn)) - middle
     return levels
 
 

@@ -1,0 +1,81 @@
+"""``bench/capture_overhead.py``'s arithmetic: the rounds kept from the H100 give the figures
+docs/gpu-results.md states, and rounds made with a known cost give that cost back. No GPU:
+the rounds are data."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import math
+import random
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench" / "capture_overhead.py"
+ROUNDS = ROOT / "docs" / "results" / "2026-11-27-capture-overhead-processes"
+
+
+def _load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("capture_overhead", BENCH)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("capture_overhead", module)  # its dataclasses look it up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load_bench()
+
+
+def test_the_kept_rounds_give_the_documented_figures(tmp_path: Path) -> None:
+    raw = tmp_path / "e4.jsonl"
+    raw.write_bytes(gzip.decompress((ROUNDS / "e4-mlp-rounds.jsonl.gz").read_bytes()))
+    done = subprocess.run(
+        [sys.executable, str(BENCH), "--from-raw", str(raw)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stderr  # a target not met
+    expected = (
+        "captured against plain: ratio 1.0370, 95% 1.0187 to 1.0556 (target <= 1.02): not resolved"
+    )
+    assert expected in done.stdout
+    assert (
+        "**1.0370 (1.0187-1.0556): not resolved**" in (ROOT / "docs" / "gpu-results.md").read_text()
+    )
+
+
+def _rounds(cost: float, seed: int) -> list[Any]:
+    """8 plain and 8 captured processes, 300 cycles: each process a lasting level of its own
+    (0.3%), each cycle a drift (10%), each round its noise (8%); captured costs ``cost``."""
+    draw = random.Random(seed)
+    levels = {(arm, i): draw.gauss(0.0, 0.003) for arm in ("plain", "captured") for i in range(8)}
+    turns = []
+    for cycle in range(300):
+        drift = draw.gauss(0.0, 0.1)
+        for (arm, index), level in levels.items():
+            shift = drift + level + (cost if arm == "captured" else 0.0) + draw.gauss(0.0, 0.08)
+            turns.append(bench.Turn("mlp", cycle, arm, index, math.exp(shift), {}))
+    return turns
+
+
+def _estimate(turns: list[Any]) -> Any:
+    return bench.compare(bench.levels_of(turns, False, lambda t: t.value), "captured", "plain", 8)
+
+
+def test_a_known_cost_a_step_is_given_back() -> None:
+    """A 4% cost comes back, on average over draws within 0.3% (the median of a cycle's
+    rounds as the reference gave 3.2%, the median of the others 4.4%), and within the
+    interval on most; a cost of nothing gives an interval around 0."""
+    cost = math.log(1.04)
+    estimates = [_estimate(_rounds(cost, seed)) for seed in range(4)]
+    assert abs(sum(e.centre for e in estimates) / len(estimates) - cost) < 0.003
+    assert sum(e.low < cost < e.high for e in estimates) >= 3
+    free = _estimate(_rounds(0.0, 7))
+    assert free.low < 0.0 < free.high
