@@ -4,6 +4,7 @@
 # fresh CUDA context checked after each, and which way of faulting breaks the GPU. One step a
 # device call (each fits in 10 minutes):
 #   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, capture_launch_cost.py
+#   STEP=attribution bash bench/capture_and_faults_gpu.sh  # the MLP's cost, part by part
 #   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
 #                                                       # it may leave the GPU unusable)
@@ -19,11 +20,21 @@ case "${STEP:-overhead}" in
       > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     timeout -s INT 120 python bench/capture_overhead.py --workloads launches --processes 4 \
-      --budget-s 40 --caches "$caches" >> "$OUT/capture-overhead.txt" 2>&1
+      --budget-s 40 --caches "$caches" --raw "$OUT/capture-overhead-launches.jsonl" \
+      >> "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     grep -E "against|exit" "$OUT/capture-overhead.txt"
     python bench/capture_launch_cost.py > "$OUT/capture-launch-cost.txt" 2>&1  # CPU, seconds
     tail -n 5 "$OUT/capture-launch-cost.txt"
+    ;;
+  attribution)
+    # Inside captured processes, Inductor's run as the hook wraps it, behind a bare frame,
+    # wrapped with nothing kept, and as Torch made it (docs/gpu-results.md, 2026-11-27).
+    timeout -s INT 450 python bench/capture_overhead.py --workloads mlp --processes 6 \
+      --arms plain captured captured:bare captured:unkept captured:unhooked --budget-s 330 \
+      --raw "$OUT/capture-attribution-mlp.jsonl" > "$OUT/capture-attribution.txt" 2>&1
+    echo "capture_overhead exit $?" >> "$OUT/capture-attribution.txt"
+    grep -E "against|exit" "$OUT/capture-attribution.txt"
     ;;
   tests)
     OUT="$OUT" bash bench/gpu_tests_twice.sh

@@ -40,12 +40,13 @@ believable. ``captured`` gets the verdict: ``met`` when the whole interval is wi
 target, ``NOT met`` when all of it is beyond, else ``not resolved``. Exit 0 when every
 target is met.
 
-The first ``plain`` process starts alone, so that the others load its compiled kernels and
-Inductor's autotuning choices from the shared caches (``--caches`` keeps them between
-runs): processes autotuning side by side may choose different configs. Each says, once
-ready, a digest of Inductor's config and of the configs its kernels run with; each round
-also returns what does not need a clock (CUDA allocations a step, ``cudaMalloc`` calls, the
-garbage collector's full collections and milliseconds).
+A plain process of no arm starts first, alone, compiles and autotunes, and ends; the
+measured processes then load its kernels and Inductor's choices from the shared caches
+(``--caches`` keeps them between runs): processes autotuning side by side may choose
+different configs, and the one that compiled would carry the compile through its rounds.
+Each says, once ready, a digest of Inductor's config and of the configs its kernels run
+with; each round also returns what does not need a clock (CUDA allocations a step,
+``cudaMalloc`` calls, the garbage collector's full collections and milliseconds).
 
     python bench/capture_overhead.py --workloads mlp --processes 8 --budget-s 240
 
@@ -84,6 +85,8 @@ TARGET_STEP_RATIO = 1.02
 #: A child's compile and warm-up, at most (a cold Inductor compile of the MLP under the hook).
 START_S = 240.0
 PLAIN, CAPTURED, HOOKED = "plain", "captured", "hooked"
+#: The index of the plain process that fills the caches before the measured ones start.
+WARM_UP = -1
 #: The kinds of process: name -> (run under ``repro capture``, the hook's environment).
 KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
 #: What a ``hooked`` process switches off for a round, by workload (``full``: nothing).
@@ -432,7 +435,7 @@ class Process:
 
     @property
     def name(self) -> str:
-        return f"{self.kind}.{self.index}"
+        return "warm-up" if self.index == WARM_UP else f"{self.kind}.{self.index}"
 
 
 def start(
@@ -779,17 +782,25 @@ def _run(
     env: dict[str, str],
     cpus: list[int],
 ) -> list[Turn]:
-    """Start the workload's processes (the first plain one alone), measure, stop them."""
+    """Warm the caches, start the workload's processes, measure, stop them."""
     began = time.monotonic()
     children: dict[Process, Child] = {}
     pin = {p: cpus[k % len(cpus)] for k, p in enumerate(processes)} if args.pin == "own" else {}
     try:
-        for group in (processes[:1], processes[1:]):
-            new = {p: start(workload, p, folder, env, pin.get(p)) for p in group}
+        # A plain process of no arm compiles and autotunes first, alone, and ends: every
+        # measured process then loads the same kernels and choices from the caches (two
+        # processes autotuning side by side may choose differently), and none carries a
+        # compile's leftovers (its heap, Inductor's worker pool) through its rounds.
+        warm_up = Process(PLAIN, WARM_UP)
+        children[warm_up] = start(workload, warm_up, folder, env, None)
+        for group in ([warm_up], processes):
+            new = {p: children.get(p) or start(workload, p, folder, env, pin.get(p)) for p in group}
             children.update(new)
             for child in new.values():
                 facts = child.connect()
                 print(f"{child.name}: ready after {time.monotonic() - began:.1f} s ({facts})")
+            if group == [warm_up] and children.pop(warm_up).stop():
+                sys.exit(f"{workload}: the warm-up process did not exit 0")
         before = {p: c.around() for p, c in children.items() if p.kind == CAPTURED}
         since = time.monotonic()
         turns = _measure(workload, children, arms, args, count, budget)
