@@ -16,10 +16,12 @@ Each *arm* of a workload is ``--processes`` long-lived processes of the same kin
 - ``captured``: the program under ``repro capture`` (the targets: at most 3 us a launch,
   at most 2% a step);
 - ``hooked``: the program with the environment ``repro capture`` gives it (the hook armed
-  in it), without ``repro capture`` around it; for ``mlp`` also ``hooked:MODE``, the same
-  processes with parts of the hook switched off for a round (``unkept``: Inductor's
-  launches go to an empty ring; ``unhooked``: Inductor's ``run`` as Torch made it) or as
-  it was (``args-kept``: the ring keeps each launch's arguments, tensors included).
+  in it), without ``repro capture`` around it;
+- for ``mlp`` also ``hooked:MODE`` and ``captured:MODE``: the same processes with parts of
+  the hook switched off for a round (``unkept``: Inductor's launches go to an empty ring;
+  ``bare``: Inductor's ``run`` behind a function that only calls it; ``unhooked``:
+  Inductor's ``run`` as Torch made it) or as it was (``args-kept``: the ring keeps each
+  launch's arguments, tensors included).
 
 Why several processes an arm: two processes of one program differ by a few percent on
 this CPU-bound step (where the allocator and the loader put things, which cores the
@@ -33,8 +35,8 @@ that no arm is always the first after another process's round. A round's *level*
 time against the mean of its cycle's rounds (of logs for a step, of times for a launch),
 which takes out what drifts from cycle to cycle; a process's level is the median of its
 rounds'. ``captured`` against ``plain`` is then the mean level of one arm minus the
-other's with Welch's 95% interval; a ``hooked:MODE`` against ``hooked`` is paired within
-each process. The bench's own floor is the ``plain`` arm against itself, its processes
+other's with Welch's 95% interval; a ``captured:MODE`` against ``captured`` is paired
+within each process. The bench's own floor is the ``plain`` arm against itself, its processes
 split in halves: an interval that holds 1 there is what makes the other intervals
 believable. ``captured`` gets the verdict: ``met`` when the whole interval is within the
 target, ``NOT met`` when all of it is beyond, else ``not resolved``. Exit 0 when every
