@@ -9,7 +9,8 @@ path without the hook, ``--calls`` times a round, the rounds interleaved (``--ro
 - ``JITFunction.run(...)`` called directly (an autotuner's launch): bare against
   ``run_wrapper``;
 - Inductor's ``CachingAutotuner.run`` (a tuner with one config): bare against
-  ``inductor_run_wrapper``.
+  ``inductor_run_wrapper``, and against a function that only calls it (a frame's share of
+  the wrapper's cost; capture_overhead.py's ``:bare`` mode inside a training step).
 
 Times are this process's CPU time (``time.process_time``: what a shared, loaded machine
 steals shows less), in µs per call: the median and the spread of the rounds, and the added
@@ -115,6 +116,10 @@ def main() -> int:
     plain_kernel, hooked_kernel = Kernel(), Hooked()
     jit_run = repro_capture_launch.run_wrapper(launcher)
     inductor_run = repro_capture_inductor.inductor_run_wrapper(launcher)
+
+    def pass_through(self: Any, *a: Any, **k: Any) -> None:
+        return launcher(self, *a, **k)
+
     x, y = Tensor(4096), Tensor(4096)
     tuner = Tuner(inductor_kernel)
     grid = (16,)
@@ -130,6 +135,10 @@ def main() -> int:
         "Inductor's run(...)": (
             lambda: launcher(tuner, x, y, 4096, stream=0),
             lambda: inductor_run(tuner, x, y, 4096, stream=0),
+        ),
+        "a bare frame": (
+            lambda: launcher(tuner, x, y, 4096, stream=0),
+            lambda: pass_through(tuner, x, y, 4096, stream=0),
         ),
     }
     print(f"{args.calls} calls a round, {args.rounds} rounds interleaved; hook at {SITE}")
