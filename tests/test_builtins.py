@@ -44,6 +44,7 @@ def test_catalogue_holds_the_three_triton_builtins():
 COMPILED_BY_DEFAULT = ("sm_90", "sm_100")
 
 
+@pytest.mark.triton(">=3.4")  # the three need tl.make_tensor_descriptor, new in 3.4
 @pytest.mark.parametrize(
     "target",
     [t if t in COMPILED_BY_DEFAULT else pytest.param(t, marks=pytest.mark.slow) for t in TARGETS],
@@ -101,6 +102,7 @@ def test_shards_split_the_run_without_overlap_or_gap(tmp_path):
     assert len(seen) == len(set(seen)) == 7
 
 
+@pytest.mark.triton(">=3.4")  # tma-copy needs tl.make_tensor_descriptor, new in 3.4
 def test_pytest_door_runs_catalogue_with_xdist_and_junit(tmp_path):
     """`pytest --repro -n 2`: one item per case, known failures as strict xfails."""
     import subprocess
