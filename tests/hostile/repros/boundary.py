@@ -2,8 +2,9 @@
 
 - ``daemon``: a double-forked daemon that leaves the session, clears its
   ``PR_SET_CHILD_SUBREAPER`` and ``PR_SET_PDEATHSIG``, overwrites its environment block (no
-  token to hunt for), kills the case's keeper (a warm case's template), then appends a line
-  to ``HOSTILE_DAEMON_FILE`` every 0.1 s for a minute. Its pid goes to ``HOSTILE_PIDS``.
+  token to hunt for), appends a line to ``HOSTILE_DAEMON_FILE``, kills the case's keeper (a
+  warm case's template), then appends one every 0.1 s for a minute. Its pid goes to
+  ``HOSTILE_PIDS``.
 - ``memfd`` / ``shm``: 3 GiB written into a ``memfd`` (a ``/dev/shm`` file, named by
   ``HOSTILE_SHM``), held: not in anyone's RSS, still the case's memory.
 - ``forks``: 300 idle forked children, alive for 3 s: shared copy-on-write pages, which a sum
@@ -64,6 +65,10 @@ def _daemon() -> None:
     _wipe_environment()
     with open(pids, "a") as handle:
         handle.write(f"{os.getpid()}\n")
+    # Its first line before the kill: the case ends as its keeper dies, and a daemon that
+    # waited for the CPU just after the kill lost to the cgroup's kill and never wrote.
+    with open(mark, "a") as handle:
+        handle.write("left the tree\n")
     time.sleep(0.2)
     os.kill(keeper, signal.SIGKILL)
     deadline = time.monotonic() + 60
