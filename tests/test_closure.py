@@ -194,6 +194,9 @@ def test_repro_py_carries_what_the_kernel_reads_and_agrees_with_the_engine(made,
     assert re.match(r"# \w+ fails on sm_90: .+ \(triton \d+\.\d+\.\d+\)$", title), title
 
 
+# The corpus's kernels need tl.make_tensor_descriptor and tl.range(warp_specialize=...)
+# (their `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 @pytest.mark.venv
 @pytest.mark.parametrize(
     "name",
@@ -217,6 +220,9 @@ def test_repro_py_made_on_390_agrees_with_the_engine_on_350(made, tmp_path, name
         assert seen is not None and is_same_bug(seen, there["signature"])
 
 
+# The corpus's kernels need tl.make_tensor_descriptor and tl.range(warp_specialize=...)
+# (their `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 @pytest.mark.venv
 def test_a_kernel_from_a_deleted_file_is_judged_on_a_release_that_rereads_its_source(tmp_path):
     """Triton 3.4.0 reads a kernel's source lines again when it compiles it; the file
@@ -232,6 +238,9 @@ def test_a_kernel_from_a_deleted_file_is_judged_on_a_release_that_rereads_its_so
     assert there["nearest-pass"]["outcome"] == "passed", there["nearest-pass"]["message"]
 
 
+# The corpus's kernels need tl.make_tensor_descriptor and tl.range(warp_specialize=...)
+# (their `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(made, tmp_path):
     """repro.py under a Triton whose ``tl`` lacks what the kernel calls: the compile fails
     otherwise, so 2, never 1. Simulated with this machine's Triton by a script whose kernel
@@ -244,6 +253,9 @@ def test_a_release_without_the_kernels_api_is_a_refusal_exit_2(made, tmp_path):
     assert alone.returncode == 2, alone.stdout + alone.stderr[-2000:]
 
 
+# The corpus's kernels need tl.make_tensor_descriptor and tl.range(warp_specialize=...)
+# (their `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_a_broken_triton_install_is_the_scripts_own_failure_exit_2(made, tmp_path):
     """``import triton`` failing at the top of repro.py is not the bug: one line, exit 2."""
     folder = made("module_constants").copied(tmp_path / "r")
@@ -263,6 +275,9 @@ def test_a_broken_triton_install_is_the_scripts_own_failure_exit_2(made, tmp_pat
     ]
 
 
+# The corpus's kernels need tl.make_tensor_descriptor and tl.range(warp_specialize=...)
+# (their `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_a_global_with_no_literal_is_named_at_report_time_never_a_name_error(tmp_path):
     """A kernel that reads a global the suite cannot write as Python: the report says which,
     in one line, and writes no repro.py that would fail with NameError."""
@@ -624,6 +639,8 @@ def test_status_says_what_was_checked(tmp_path):
     assert fixed_upstream_in(subject, reproduces, nothing_known) == ""
 
 
+# 3.0.0 and 3.1.0's Autotuner imports torch when it is made; 3.2.0's only for CUDA graphs.
+@pytest.mark.triton(">=3.2")
 def test_an_autotuned_kernel_under_heuristics_is_carried_not_imported(tmp_path):
     """An Autotuner's own ``__module__`` is Triton's: the kernel under it decides where it
     lives (seen on the H200: 'copy_1d (Autotuner)' could not be carried, so the launch's

@@ -229,6 +229,9 @@ def table(origin: Origin, rows: list[Agreement]) -> str:
     return "\n".join([f"{origin}", *head, *(r.row() for r in rows)])
 
 
+# module_constants needs tl.make_tensor_descriptor and tl.range(warp_specialize=...)
+# (its `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_repro_py_agrees_with_the_engine_on_this_release(tmp_path, monkeypatch):
     """The sweep's representative: one finding, this machine's release, no reduction."""
     monkeypatch.setenv("PYTHONPATH", _with_site()["PYTHONPATH"])

@@ -135,6 +135,9 @@ def test_the_engine_judges_with_the_code_every_standalone_program_carries(tmp_pa
     assert foreign_imports(text) == [] and undefined_names(launch) == ""
 
 
+# closure-module-constants's kernel calls tl.make_tensor_descriptor and
+# tl.range(warp_specialize=...) (its `requires`), both first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_repro_py_and_the_snippet_run_with_the_suite_unimportable(tmp_path):
     """A reproducer whose kernel reads module constants, captured in the capture child: its
     repro.py and snippet.py import nothing of the suite, name nothing undefined, and run by

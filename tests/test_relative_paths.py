@@ -152,6 +152,8 @@ def test_run_and_matrix_with_a_relative_config_file_baseline_and_python(elsewher
     assert outcomes[0][1] == [sys.executable]
 
 
+# several_kernels.py's kernels load through tl.make_tensor_descriptor, first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_capture_with_a_relative_output_and_program(elsewhere: Path) -> None:
     program = elsewhere / "several_kernels.py"
     program.write_text((ROOT / "tests" / "data" / "capture" / "several_kernels.py").read_text())
@@ -199,6 +201,8 @@ def test_bisect_of_a_relative_finding_with_a_relative_baseline(elsewhere: Path) 
     assert answers[0][2]["first_good"] == answers[1][2]["first_good"] == FIRST_GOOD
 
 
+# tma-copy loads through tl.make_tensor_descriptor (its `requires`), first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_reduce_of_a_relative_finding_with_a_relative_python(elsewhere: Path) -> None:
     """Cut short by its time budget: what it reduced depends on the machine's speed, but a
     child that could not find its files would make the finding not reproduce (exit 2)."""

@@ -312,6 +312,8 @@ def test_templates_folder_overrides_one_template(assign_latencies, tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 
+# tma-gemm loads through tl.make_tensor_descriptor (its `requires`), which 3.4.0 brought.
+@pytest.mark.triton(">=3.4")
 def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, capsys):
     config = {
         "BLOCK_M": 128,
@@ -350,6 +352,8 @@ def test_shared_memory_over_the_limit_is_a_user_error_with_no_issue(tmp_path, ca
     assert report(f"{run}:{result.case_id}", "-o", str(tmp_path), "--format", "github") == 1
 
 
+# tma-gemm loads through tl.make_tensor_descriptor (its `requires`), which 3.4.0 brought.
+@pytest.mark.triton(">=3.4")
 def test_insufficient_registers_is_a_user_error_that_names_the_fix(tmp_path):
     config = {
         "BLOCK_M": 256,

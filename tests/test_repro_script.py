@@ -132,6 +132,9 @@ def test_an_older_release_bug_reproduces_on_every_form_of_the_compile_call(tmp_p
     assert pasted.returncode < 0 and "computeCapability not supported" in pasted.stderr
 
 
+# upstream-9728-ws-pointer-dot-hopper takes tl.range(warp_specialize=...) (its `requires`),
+# first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_a_report_made_where_huge_variables_are_set_stays_compact(tmp_path):
     """The built-in #9728 bug, still failing on this machine's Triton: repro.py run here
     exits 1 and the suite reads its signature back; a GPU machine's kilobyte NVIDIA_*

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import repro_cli
 
 
+# upstream-9728-ws-pointer-dot-hopper takes tl.range(warp_specialize=...) (its `requires`),
+# first in 3.4.0.
+@pytest.mark.triton(">=3.4")
 def test_verify_falls_back_to_this_interpreter_without_a_registry(tmp_path):
     run = repro_cli(
         "run", "upstream-9728-ws-pointer-dot-hopper", "-c", "trigger", "-o", str(tmp_path)
