@@ -90,6 +90,7 @@ def test_the_dump_names_the_pass_with_its_options(stage_count):
     assert steps[0].name == "InlinerPass"
 
 
+@pytest.mark.triton(">=3.4")  # tma-gemm's descriptors, and AssignLatencies, first in 3.4
 def test_a_stage_count_given_as_an_option_parts_at_assign_latencies(stage_count):
     done = stage_count
     assert done.first.pass_name == "TritonGPUAssignLatencies"
@@ -117,6 +118,7 @@ def test_a_variant_the_space_does_not_hold_is_one_line(descriptor_run, tmp_path)
         assert len(done.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.triton(">=3.4")  # upstream-9728 needs tl.range(warp_specialize), new in 3.4
 def test_the_report_of_a_compile_failure_shows_where_the_variant_parts(tmp_path):
     run = _run(tmp_path, "upstream-9728-ws-pointer-dot-hopper", "-c", "trigger")
     (line,) = (run / "results.jsonl").read_text().splitlines()
