@@ -115,13 +115,18 @@ def main() -> int:
 
     plain_kernel, hooked_kernel = Kernel(), Hooked()
     jit_run = repro_capture_launch.run_wrapper(launcher)
-    inductor_run = repro_capture_inductor.inductor_run_wrapper(launcher)
 
     def pass_through(self: Any, *a: Any, **k: Any) -> None:
         return launcher(self, *a, **k)
 
+    class PlainTuner(Tuner):  # Inductor's run, around the launcher
+        run = launcher
+
+    class HookedTuner(Tuner):  # Inductor's run as the hook wraps it: each tuner then has its own
+        run = repro_capture_inductor.inductor_run_wrapper(launcher)
+
     x, y = Tensor(4096), Tensor(4096)
-    tuner = Tuner(inductor_kernel)
+    tuner, hooked_tuner = PlainTuner(inductor_kernel), HookedTuner(inductor_kernel)
     grid = (16,)
     paths = {
         "kernel[grid](...)": (
@@ -133,8 +138,8 @@ def main() -> int:
             lambda: jit_run(scale, x, y, 4096, 2.0, BLOCK=256, grid=grid, warmup=False),
         ),
         "Inductor's run(...)": (
-            lambda: launcher(tuner, x, y, 4096, stream=0),
-            lambda: inductor_run(tuner, x, y, 4096, stream=0),
+            lambda: tuner.run(x, y, 4096, stream=0),
+            lambda: hooked_tuner.run(x, y, 4096, stream=0),
         ),
         "a bare frame": (
             lambda: launcher(tuner, x, y, 4096, stream=0),

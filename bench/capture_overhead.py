@@ -186,26 +186,42 @@ TUNERS: list[object] = []
 
 def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
     """How many launches of Inductor's kernels one step makes, and a digest of Inductor's
-    config and of the config each kernel launched with (counted once, in the warm-up:
-    ``CachingAutotuner.run`` wrapped for that step alone, the hook's wrapper under it)."""
+    config and of the config each kernel launched with (counted once, after the warm-up
+    steps: each ``CachingAutotuner``'s ``run``, the hook's own ``run`` of the kernel under
+    capture, wrapped for that step alone)."""
+    import gc
+
     from torch._inductor import config
     from torch._inductor.runtime import triton_heuristics
 
+    launched: list[str] = []
+
+    def counting(each: object) -> Callable[..., object]:
+        run = each.run  # type: ignore[attr-defined]
+
+        def launch(*args: object, **kwargs: object) -> object:
+            if each not in TUNERS:
+                TUNERS.append(each)
+            launchers = getattr(each, "launchers", None) or [None]
+            name = getattr(getattr(each, "fn", None), "__name__", "?")
+            launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
+            return run(*args, **kwargs)
+
+        return launch
+
     tuner = triton_heuristics.CachingAutotuner
-    run, launched = tuner.run, []
-
-    def counting(self: object, *args: object, **kwargs: object) -> object:
-        TUNERS.append(self)
-        launchers = getattr(self, "launchers", None) or [None]
-        name = getattr(getattr(self, "fn", None), "__name__", "?")
-        launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
-        return run(self, *args, **kwargs)
-
-    tuner.run = counting
+    tuners = [o for o in gc.get_objects() if issubclass(type(o), tuner)]
+    before = {id(each): each.__dict__.get("run") for each in tuners}
+    for each in tuners:
+        each.run = counting(each)  # type: ignore[attr-defined]
     try:
         step()
     finally:
-        tuner.run = run
+        for each in tuners:
+            if before[id(each)] is None:
+                del each.run  # type: ignore[attr-defined]
+            else:
+                each.run = before[id(each)]  # type: ignore[attr-defined]
     settings = repr(sorted(config.get_config_copy().items(), key=lambda item: item[0]))
     return len(launched), f"Inductor config {_digest(settings)}, kernel configs " + _digest(
         "\n".join(sorted(launched))
@@ -253,8 +269,9 @@ class _Counters:
 
 def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     """In a hooked or captured process: how to switch parts of the hook off (or back to
-    what it was) for a round, through its own modules, importable there. ``unkept``:
-    Inductor's launches go to an empty ring; ``bare``: ``CachingAutotuner.run`` wrapped by
+    what it was) for a round, through its own modules, importable there. Each Inductor
+    kernel launched has its own ``run`` from the hook by then (``kept_launcher``).
+    ``unkept``: that ``run`` appends to an empty ring; ``bare``: Inductor's ``run`` behind
     a function that only calls it (what a frame of the hook's costs, nothing kept);
     ``unhooked``: ``CachingAutotuner.run`` as Torch made it; ``args-kept``: the ring keeps
     each launch's arguments, tensors included, as the hook did before it kept Inductor's
@@ -269,31 +286,44 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     original = wrapped.__wrapped__
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
-    kept_so = {id(t): t.__dict__.get("_repro_capture_keep") for t in TUNERS}
+    own = {id(t): t.__dict__["run"] for t in TUNERS}
 
-    def bare(self: object, *args: object, **kwargs: object) -> object:
-        return original(self, *args, **kwargs)
+    def unkept(each: object) -> Callable[..., object]:
+        return hook.kept_launcher(each, original, each._repro_capture_keep, dropped)  # type: ignore[attr-defined]
 
-    def mode(run: object, kept: collections.deque[object], all_args: bool) -> Callable[[], None]:
+    def bare(each: object) -> Callable[..., object]:
+        run = original.__get__(each, tuner)
+
+        def launch(*args: object, **kwargs: object) -> object:
+            return run(*args, **kwargs)
+
+        return launch
+
+    runs: dict[str, Callable[[object], Callable[..., object] | None]] = {
+        "full": lambda each: own[id(each)],
+        "unkept": lambda each: hook.kept_launcher(
+            each, original, each._repro_capture_keep, dropped
+        ),
+        "bare": bare,
+        "unhooked": lambda each: None,
+        "args-kept": lambda each: hook.kept_launcher(each, original, hook._KEEP_ALL, ring),
+    }
+
+    def mode(name: str) -> Callable[[], None]:
         def switch() -> None:
-            tuner.run = run
-            hook.KEPT_RING = kept
-            if kept is not ring:
+            tuner.run = original if name == "unhooked" else wrapped
+            if name not in ("full", "args-kept"):
                 ring.clear()
             for each in TUNERS:
-                keep = hook._KEEP_ALL if all_args else kept_so[id(each)]
-                if keep is not None:
-                    each._repro_capture_keep = keep  # type: ignore[attr-defined]
+                run = runs[name](each)
+                if run is None:
+                    each.__dict__.pop("run", None)
+                else:
+                    each.run = run  # type: ignore[attr-defined]
 
         return switch
 
-    return {
-        "full": mode(wrapped, ring, False),
-        "unkept": mode(wrapped, dropped, False),
-        "bare": mode(bare, dropped, False),
-        "unhooked": mode(original, dropped, False),
-        "args-kept": mode(wrapped, ring, True),
-    }
+    return {name: mode(name) for name in runs}
 
 
 def serve(workload: str, requests: str, replies: str) -> int:

@@ -280,13 +280,32 @@ class CachingAutotuner:  # what the hook reads of Inductor's (its config chosen)
         return None, (triton.cdiv(args[2], config.kwargs["XBLOCK"]), 1, 1)
 
 
-# Inductor's run as the hook wraps it, around a launcher that launches nothing.
-run = repro_capture_inductor.inductor_run_wrapper(lambda self, *args, **kwargs: None)
+def run(self, *args, stream, **kwargs):  # Inductor's, around a launcher that launches nothing
+    self.launched.append(args[2])
+
+
+# As the hook wraps it, and as Inductor's generated code calls it: kernel.run(..., stream=).
+CachingAutotuner.run = repro_capture_inductor.inductor_run_wrapper(run)
+
+
+class DebugAutotuner(CachingAutotuner):  # a subclass with a run of its own (Inductor has one)
+    def run(self, *args, **kwargs):
+        self.debugged += 1
+        return super().run(*args, **kwargs)
+
+
+debug = DebugAutotuner()
+debug.launched, debug.debugged = [], 0
+for n in range(3):
+    debug.run(Tensor(4096), Tensor(4096), 4096, stream=0)
+assert debug.debugged == 3 and debug.launched == [4096] * 3  # its own run still runs
 tuner, outputs = CachingAutotuner(), []
+tuner.launched = []
 for n in range(1, 1001):
     x, out = Tensor(4096), Tensor(4096)
-    run(tuner, x, out, 4096 - n % 2, stream=0)
+    tuner.run(x, out, 4096 - n % 2, stream=0)
     outputs.append(weakref.ref(out))
+assert tuner.launched == [4096 - n % 2 for n in range(1, 1001)]
 del x, out
 gc.collect()
 print(json.dumps(sum(output() is not None for output in outputs)))

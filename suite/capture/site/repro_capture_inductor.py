@@ -4,8 +4,11 @@ Inductor does not launch through ``JITFunction.run``: its ``CachingAutotuner.run
 stream, benchmark_run=False, **kwargs)`` (``torch/_inductor/runtime/triton_heuristics.py``)
 picks a config (autotuning on the first call when it has several) and calls a launcher it
 generated from the compiled kernel. The hook wraps that ``run`` once the module is imported
-(never importing torch itself) and keeps each launch in the ring, as ``kernel[grid](...)``
-is (:mod:`repro_capture_launch`), but by its scalar arguments only (:class:`_Layouts`: the
+(never importing torch itself); a kernel's first launch (its first two, while Inductor has
+not chosen a config) goes through that wrapper, which writes it ahead in full and gives the
+kernel a ``run`` of its own (an instance attribute, :func:`kept_launcher`) that keeps every
+later launch in the ring, as ``kernel[grid](...)`` is (:mod:`repro_capture_launch`), but by
+its scalar arguments only (:class:`_Layouts`: the
 tensor layouts are the kernel's first launch's, which Inductor fixed when it compiled it;
 a tensor the hook kept alive would change what the program does); the first launch of
 each of Inductor's kernels with its config chosen is written ahead in full. A launch is
@@ -29,6 +32,7 @@ Standard library only, like the rest of this folder.
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import sys
@@ -45,6 +49,9 @@ from repro_capture_launch import (
 )
 from repro_capture_records import LaunchRecord
 
+#: How a kernel's launches are kept: what of their arguments, and how that is described.
+Keep = tuple[Callable[[tuple[Any, ...]], tuple[Any, ...]], Any]
+
 #: The module that defines Inductor's ``CachingAutotuner``.
 INDUCTOR_MODULE = "torch._inductor.runtime.triton_heuristics"
 
@@ -60,13 +67,17 @@ def install_inductor() -> None:
 
 
 def inductor_run_wrapper(original: Any) -> Any:
+    """Inductor's ``run`` as every kernel's first launches meet it: each is written ahead
+    in full (:func:`_first_quietly`); once its config is chosen, the kernel gets a launch
+    entry of its own (:func:`kept_launcher`) and its launches no longer come here."""
+
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         sequence = next_sequence()
         try:
             keep, how = self._repro_capture_keep
         except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
-            keep, how = _first_quietly(self, args, kwargs, sequence)
+            keep, how = _first_quietly(self, original, args, sequence)
         KEPT_RING.append((sequence, how, self, keep(args), kwargs, None))
         try:
             return original(self, *args, **kwargs)
@@ -79,16 +90,42 @@ def inductor_run_wrapper(original: Any) -> Any:
     return run
 
 
-def _first_quietly(
-    tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], sequence: int
-) -> tuple[Callable[[tuple[Any, ...]], tuple[Any, ...]], Any]:
+def kept_launcher(
+    tuner: Any, original: Any, keep: Keep, ring: collections.deque[Any] = KEPT_RING
+) -> Callable[..., Any]:
+    """The tuner's own ``run`` (an instance attribute, found before the class's) once its
+    first launch is written: each launch appended to ``ring`` by its scalars, then
+    Inductor's ``run`` bound to the tuner. Inside a training step every Python frame and
+    lookup costs several times what it costs in a loop (an H100, 2026-11-27: the class
+    wrapper with its per-launch checks cost about 2% of a step, docs/capture.md), so the
+    steady path is this closure and nothing more."""
+    scalars_of, how = keep
+    append = ring.append
+    count = next_sequence
+    run = original.__get__(tuner, type(tuner))
+
+    def launch(*args: Any, **kwargs: Any) -> Any:
+        sequence = count()
+        append((sequence, how, tuner, scalars_of(args), kwargs, None))
+        try:
+            return run(*args, **kwargs)
+        except Exception as exc:
+            if not compile_failed_since(sequence):
+                record_failed_quietly((sequence, describe_inductor, tuner, args, kwargs, None), exc)
+            raise
+
+    launch._repro_capture = True  # type: ignore[attr-defined]
+    return launch
+
+
+def _first_quietly(tuner: Any, original: Any, args: tuple[Any, ...], sequence: int) -> Keep:
     """The first launch of an Inductor kernel, in full, in its slot (and the second, when
     the first came before Inductor chose a config); then how its launches are kept: its
-    scalars only (:class:`_Layouts`)."""
+    scalars only (:class:`_Layouts`), through its own :func:`kept_launcher`."""
     try:
-        record = describe_inductor(tuner, args, kwargs, sequence, where=True)
+        record = describe_inductor(tuner, args, {}, sequence, where=True)
         if record is None:
-            tuner._repro_capture_keep = _KEEP_ALL
+            _keep_so(tuner, original, _KEEP_ALL)
             return _KEEP_ALL
         write_slot(record)
         layouts = _Layouts(args, record.id)
@@ -96,14 +133,26 @@ def _first_quietly(
         # Written again at the next call only while no config was chosen (Inductor chooses
         # at the first call of a kernel with several): at most twice per kernel.
         if _chosen_config(tuner) is not None or getattr(tuner, "_repro_capture_unchosen", False):
-            tuner._repro_capture_keep = kept
+            _keep_so(tuner, original, kept)
         else:
             tuner._repro_capture_unchosen = True
         return kept
     except Exception:
         note_hook_error("recording an Inductor launch")
-        tuner._repro_capture_keep = _KEEP_ALL
+        _keep_so(tuner, original, _KEEP_ALL)
         return _KEEP_ALL
+
+
+def _keep_so(tuner: Any, original: Any, keep: Keep) -> None:
+    """From now on the tuner's launches are kept so: through its own ``run``, unless its
+    class overrides Inductor's (a subclass whose ``run`` calls ``super().run``: its own
+    code must still run), then through the class's wrapper."""
+    try:
+        tuner._repro_capture_keep = keep
+        if getattr(type(tuner).run, "_repro_capture", False):
+            tuner.run = kept_launcher(tuner, original, keep)
+    except Exception:
+        note_hook_error("keeping an Inductor kernel's launches")
 
 
 class _Layouts:
@@ -220,4 +269,4 @@ def _all(args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 #: How a launch is kept when its kernel's layouts could not be read: its arguments.
-_KEEP_ALL = (_all, describe_inductor)
+_KEEP_ALL: Keep = (_all, describe_inductor)
