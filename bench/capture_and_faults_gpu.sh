@@ -13,13 +13,13 @@ OUT=${OUT:-$(mktemp -d)}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 case "${STEP:-overhead}" in
   overhead)
-    # The MLP first (270 s of rounds, 12 processes an arm; the captured ones also take rounds
-    # with Inductor's run as Torch made it: the hook's own cost, paired within each process),
-    # then the launches; caches shared.
+    # The MLP first (190 s of rounds, 10 processes an arm; the captured ones also take rounds
+    # with Inductor's run behind the hook's wrapper and as Torch made it: the hook's own cost,
+    # paired within each process), then the launches; caches shared.
     caches=$(mktemp -d)
-    timeout -s INT 430 python bench/capture_overhead.py --workloads mlp --processes 12 \
-      --arms plain captured captured:unhooked --budget-s 270 --caches "$caches" \
-      --raw "$OUT/capture-overhead-mlp.jsonl" \
+    timeout -s INT 330 python bench/capture_overhead.py --workloads mlp --processes 10 \
+      --arms plain captured captured:wrapped captured:unhooked --budget-s 190 \
+      --caches "$caches" --raw "$OUT/capture-overhead-mlp.jsonl" \
       > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     timeout -s INT 120 python bench/capture_overhead.py --workloads launches --processes 4 \

@@ -8,9 +8,10 @@ path without the hook, ``--calls`` times a round, the rounds interleaved (``--ro
   the launch and calls Triton's ``run``);
 - ``JITFunction.run(...)`` called directly (an autotuner's launch): bare against
   ``run_wrapper``;
-- Inductor's ``CachingAutotuner.run`` (a tuner with one config): bare against
-  ``inductor_run_wrapper``, and against a function that only calls it (a frame's share of
-  the wrapper's cost; capture_overhead.py's ``:bare`` mode inside a training step).
+- Inductor's ``CachingAutotuner.run`` (a tuner with one config): bare against the hook's
+  (``inlined_run``: the ring's bookkeeping compiled into it), against the hook's wrapper
+  (``inductor_run_wrapper``, where it cannot inline), and against a function that only
+  calls it (a frame; capture_overhead.py's ``:bare`` mode inside a training step).
 
 Times are this process's CPU time (``time.process_time``: what a shared, loaded machine
 steals shows less), in µs per call: the median and the spread of the rounds, and the added
@@ -70,6 +71,12 @@ class Tuner:
         return None, (16, 1, 1)
 
 
+def inductor_run(self: Any, *args: Any, stream: int, **kwargs: Any) -> None:
+    """Inductor's ``CachingAutotuner.run`` around a launcher that launches nothing (a
+    module-level def, as Torch's is: the hook inlines into it)."""
+    return None
+
+
 def _per_call_us(call: Any, calls: int) -> float:
     start = time.process_time()
     for _ in range(calls):
@@ -117,16 +124,23 @@ def main() -> int:
     jit_run = repro_capture_launch.run_wrapper(launcher)
 
     def pass_through(self: Any, *a: Any, **k: Any) -> None:
-        return launcher(self, *a, **k)
+        return inductor_run(self, *a, **k)
 
-    class PlainTuner(Tuner):  # Inductor's run, around the launcher
-        run = launcher
+    class PlainTuner(Tuner):  # Inductor's run, around a launcher that launches nothing
+        run = inductor_run
 
-    class HookedTuner(Tuner):  # Inductor's run as the hook wraps it: each tuner then has its own
-        run = repro_capture_inductor.inductor_run_wrapper(launcher)
+    class InlinedTuner(Tuner):  # the hook's: that run with the ring's bookkeeping inlined
+        run = repro_capture_inductor.inlined_run(inductor_run)
+
+    class WrappedTuner(Tuner):  # where the hook cannot inline: that run behind its wrapper
+        run = repro_capture_inductor.inductor_run_wrapper(inductor_run)
 
     x, y = Tensor(4096), Tensor(4096)
-    tuner, hooked_tuner = PlainTuner(inductor_kernel), HookedTuner(inductor_kernel)
+    tuner, inlined_tuner, wrapped_tuner = (
+        PlainTuner(inductor_kernel),
+        InlinedTuner(inductor_kernel),
+        WrappedTuner(inductor_kernel),
+    )
     grid = (16,)
     paths = {
         "kernel[grid](...)": (
@@ -139,10 +153,14 @@ def main() -> int:
         ),
         "Inductor's run(...)": (
             lambda: tuner.run(x, y, 4096, stream=0),
-            lambda: hooked_tuner.run(x, y, 4096, stream=0),
+            lambda: inlined_tuner.run(x, y, 4096, stream=0),
+        ),
+        "Inductor's, wrapped": (
+            lambda: tuner.run(x, y, 4096, stream=0),
+            lambda: wrapped_tuner.run(x, y, 4096, stream=0),
         ),
         "a bare frame": (
-            lambda: launcher(tuner, x, y, 4096, stream=0),
+            lambda: tuner.run(x, y, 4096, stream=0),
             lambda: pass_through(tuner, x, y, 4096, stream=0),
         ),
     }

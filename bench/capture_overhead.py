@@ -19,7 +19,8 @@ Each *arm* of a workload is ``--processes`` long-lived processes of the same kin
   in it), without ``repro capture`` around it;
 - for ``mlp`` also ``hooked:MODE`` and ``captured:MODE``: the same processes with parts of
   the hook switched off for a round (``unkept``: Inductor's launches go to an empty ring;
-  ``bare``: Inductor's ``run`` behind a function that only calls it; ``unhooked``:
+  ``wrapped``: Torch's ``run`` behind the hook's wrapper, not inlined; ``bare``:
+  Inductor's ``run`` behind a function that only calls it; ``unhooked``:
   Inductor's ``run`` as Torch made it) or as it was (``args-kept``: the ring keeps each
   launch's arguments, tensors included).
 
@@ -92,7 +93,10 @@ WARM_UP = -1
 #: The kinds of process: name -> (run under ``repro capture``, the hook's environment).
 KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
 #: What a ``hooked`` process switches off for a round, by workload (``full``: nothing).
-HOOK_MODES = {"launches": ("full",), "mlp": ("full", "unkept", "bare", "unhooked", "args-kept")}
+HOOK_MODES = {
+    "launches": ("full",),
+    "mlp": ("full", "unkept", "wrapped", "bare", "unhooked", "args-kept"),
+}
 
 #: A round of a workload: how many launches or steps -> the time of one, in its unit, by
 #: the wall clock and by the process's CPU time.
@@ -168,6 +172,12 @@ def mlp_workload() -> tuple[Timed, str]:
         step()
     torch.cuda.synchronize()
     launches, configs = _inductor_launches_in(step)
+    from torch._inductor.runtime import triton_heuristics
+
+    run = triton_heuristics.CachingAutotuner.run
+    if getattr(run, "_repro_capture", False):  # hooked: how
+        inlined = run.__code__.co_filename == triton_heuristics.__file__
+        configs += ", Inductor's run " + ("inlined" if inlined else "wrapped") + " by the hook"
 
     def one_round(count: int) -> tuple[float, float]:
         torch.cuda.synchronize()
@@ -186,42 +196,26 @@ TUNERS: list[object] = []
 
 def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
     """How many launches of Inductor's kernels one step makes, and a digest of Inductor's
-    config and of the config each kernel launched with (counted once, after the warm-up
-    steps: each ``CachingAutotuner``'s ``run``, the hook's own ``run`` of the kernel under
-    capture, wrapped for that step alone)."""
-    import gc
-
+    config and of the config each kernel launched with (counted once, in the warm-up:
+    ``CachingAutotuner.run`` wrapped for that step alone, the hook's wrapper under it)."""
     from torch._inductor import config
     from torch._inductor.runtime import triton_heuristics
 
-    launched: list[str] = []
-
-    def counting(each: object) -> Callable[..., object]:
-        run = each.run  # type: ignore[attr-defined]
-
-        def launch(*args: object, **kwargs: object) -> object:
-            if each not in TUNERS:
-                TUNERS.append(each)
-            launchers = getattr(each, "launchers", None) or [None]
-            name = getattr(getattr(each, "fn", None), "__name__", "?")
-            launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
-            return run(*args, **kwargs)
-
-        return launch
-
     tuner = triton_heuristics.CachingAutotuner
-    tuners = [o for o in gc.get_objects() if issubclass(type(o), tuner)]
-    before = {id(each): each.__dict__.get("run") for each in tuners}
-    for each in tuners:
-        each.run = counting(each)  # type: ignore[attr-defined]
+    run, launched = tuner.run, []
+
+    def counting(self: object, *args: object, **kwargs: object) -> object:
+        TUNERS.append(self)
+        launchers = getattr(self, "launchers", None) or [None]
+        name = getattr(getattr(self, "fn", None), "__name__", "?")
+        launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
+        return run(self, *args, **kwargs)
+
+    tuner.run = counting
     try:
         step()
     finally:
-        for each in tuners:
-            if before[id(each)] is None:
-                del each.run  # type: ignore[attr-defined]
-            else:
-                each.run = before[id(each)]  # type: ignore[attr-defined]
+        tuner.run = run
     settings = repr(sorted(config.get_config_copy().items(), key=lambda item: item[0]))
     return len(launched), f"Inductor config {_digest(settings)}, kernel configs " + _digest(
         "\n".join(sorted(launched))
@@ -269,61 +263,50 @@ class _Counters:
 
 def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     """In a hooked or captured process: how to switch parts of the hook off (or back to
-    what it was) for a round, through its own modules, importable there. Each Inductor
-    kernel launched has its own ``run`` from the hook by then (``kept_launcher``).
-    ``unkept``: that ``run`` appends to an empty ring; ``bare``: Inductor's ``run`` behind
-    a function that only calls it (what a frame of the hook's costs, nothing kept);
-    ``unhooked``: ``CachingAutotuner.run`` as Torch made it; ``args-kept``: the ring keeps
-    each launch's arguments, tensors included, as the hook did before it kept Inductor's
-    launches by their scalars."""
+    what it was) for a round, through its own modules, importable there. ``unkept``:
+    Inductor's launches go to an empty ring; ``wrapped``: Torch's ``run`` behind the hook's
+    wrapper (a frame more, what the hook falls back to where it cannot inline); ``bare``:
+    behind a function that only calls it (what a frame costs, nothing kept); ``unhooked``:
+    ``CachingAutotuner.run`` as Torch made it; ``args-kept``: the ring keeps each launch's
+    arguments, tensors included, as the hook did before it kept Inductor's launches by
+    their scalars."""
     if HOOK_MODES[workload] == ("full",):
         return {"full": lambda: None}
     import repro_capture_inductor as hook
     from torch._inductor.runtime import triton_heuristics
 
     tuner = triton_heuristics.CachingAutotuner
-    wrapped = tuner.run
-    original = wrapped.__wrapped__
+    inlined = tuner.run
+    original = inlined.__wrapped__
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
-    own = {id(t): t.__dict__["run"] for t in TUNERS}
+    kept_so = {id(t): t.__dict__.get("_repro_capture_keep") for t in TUNERS}
 
-    def unkept(each: object) -> Callable[..., object]:
-        return hook.kept_launcher(each, original, each._repro_capture_keep, dropped)  # type: ignore[attr-defined]
+    def bare(self: object, *args: object, **kwargs: object) -> object:
+        return original(self, *args, **kwargs)
 
-    def bare(each: object) -> Callable[..., object]:
-        run = original.__get__(each, tuner)
-
-        def launch(*args: object, **kwargs: object) -> object:
-            return run(*args, **kwargs)
-
-        return launch
-
-    runs: dict[str, Callable[[object], Callable[..., object] | None]] = {
-        "full": lambda each: own[id(each)],
-        "unkept": lambda each: hook.kept_launcher(
-            each, original, each._repro_capture_keep, dropped
-        ),
-        "bare": bare,
-        "unhooked": lambda each: None,
-        "args-kept": lambda each: hook.kept_launcher(each, original, hook._KEEP_ALL, ring),
-    }
-
-    def mode(name: str) -> Callable[[], None]:
+    def mode(run: object, kept: collections.deque[object], all_args: bool) -> Callable[[], None]:
         def switch() -> None:
-            tuner.run = original if name == "unhooked" else wrapped
-            if name not in ("full", "args-kept"):
+            tuner.run = run
+            hook.KEPT_RING = kept
+            vars(sys.modules[tuner.__module__])["_repro_capture_append"] = kept.append
+            if kept is not ring:
                 ring.clear()
             for each in TUNERS:
-                run = runs[name](each)
-                if run is None:
-                    each.__dict__.pop("run", None)
-                else:
-                    each.run = run  # type: ignore[attr-defined]
+                keep = hook._KEEP_ALL if all_args else kept_so[id(each)]
+                if keep is not None:
+                    each._repro_capture_keep = keep  # type: ignore[attr-defined]
 
         return switch
 
-    return {name: mode(name) for name in runs}
+    return {
+        "full": mode(inlined, ring, False),
+        "unkept": mode(inlined, dropped, False),
+        "wrapped": mode(hook.inductor_run_wrapper(original), ring, False),
+        "bare": mode(bare, dropped, False),
+        "unhooked": mode(original, dropped, False),
+        "args-kept": mode(inlined, ring, True),
+    }
 
 
 def serve(workload: str, requests: str, replies: str) -> int:
@@ -423,10 +406,14 @@ class Child:
                 switches += counts.voluntary + counts.involuntary
         return cpu, switches
 
-    def stop(self) -> int:
+    def ask_to_stop(self) -> None:
         if self.ask is not None:
             self.ask.write("stop\n")
             self.ask.close()
+            self.ask = None
+
+    def stop(self) -> int:
+        self.ask_to_stop()
         code = self.process.wait(timeout=120)
         if self.answer is not None:
             self.answer.close()
@@ -637,6 +624,9 @@ def _measure(
             value, cpu = answer.pop("value"), answer.pop("cpu")
             cycle.append(Turn(workload, number, arm, index, value, answer, cpu))
         turns += cycle
+        if args.raw:  # as they come: a run stopped by its bound keeps its rounds
+            with open(args.raw, "a") as raw:
+                raw.writelines(json.dumps(asdict(turn)) + "\n" for turn in cycle)
         medians = [statistics.median(t.value for t in cycle if t.arm == arm) for arm in arms]
         print(f"{workload}\t{number}\t" + "\t".join(f"{m:.4f}" for m in medians), flush=True)
     return turns
@@ -779,9 +769,6 @@ def main() -> int:
             turns = _run(
                 workload, processes, arms, args, counts[workload], budget, folder, env, cpus
             )
-            if args.raw:
-                with open(args.raw, "a") as raw:
-                    raw.writelines(json.dumps(asdict(turn)) + "\n" for turn in turns)
             if turns:
                 print(f"{workload}: rounds of {counts[workload]}")
                 met = _summary(workload, turns, arms, args.processes) and met
@@ -844,6 +831,8 @@ def _run(
                 f"{(now[0] - cpu) / rounds_s:.2%} of a CPU and switched "
                 f"{(now[1] - switches) / rounds_s:.0f} times a second"
             )
+        for child in children.values():  # all at once: each takes seconds to end
+            child.ask_to_stop()
         ends = {child.name: child.stop() for child in children.values()}
     finally:  # a child left waiting on its FIFO would hold its GPU context forever
         for child in children.values():

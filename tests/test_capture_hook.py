@@ -240,7 +240,7 @@ def test_launches_are_kept_by_reference_and_described_at_the_end(tmp_path: Path,
 
 
 INDUCTOR_LAUNCHES = """
-import gc, json, weakref
+import gc, json, sys, weakref
 
 import repro_capture_inductor
 import triton
@@ -281,11 +281,18 @@ class CachingAutotuner:  # what the hook reads of Inductor's (its config chosen)
 
 
 def run(self, *args, stream, **kwargs):  # Inductor's, around a launcher that launches nothing
+    \"\"\"Launch (a docstring, which the hook keeps first).\"\"\"
+    if args[2] == 13:
+        raise RuntimeError("CUDA error: too many resources requested for launch")
     self.launched.append(args[2])
 
 
-# As the hook wraps it, and as Inductor's generated code calls it: kernel.run(..., stream=).
-CachingAutotuner.run = repro_capture_inductor.inductor_run_wrapper(run)
+# As the hook gives it (sys.argv[1]: inlined or wrapped), and as Inductor's generated code
+# calls it: kernel.run(..., stream=).
+hooked = getattr(repro_capture_inductor, sys.argv[1])(run)
+inlined = sys.argv[1] == "inlined_run"
+assert hooked.__code__.co_filename == (__file__ if inlined else repro_capture_inductor.__file__)
+CachingAutotuner.run = hooked
 
 
 class DebugAutotuner(CachingAutotuner):  # a subclass with a run of its own (Inductor has one)
@@ -299,6 +306,18 @@ debug.launched, debug.debugged = [], 0
 for n in range(3):
     debug.run(Tensor(4096), Tensor(4096), 4096, stream=0)
 assert debug.debugged == 3 and debug.launched == [4096] * 3  # its own run still runs
+try:
+    debug.run(Tensor(4096), Tensor(4096), 13, stream=0)
+except RuntimeError as error:  # raised as it was, from its own line
+    last = error.__traceback__
+    while last.tb_next:
+        last = last.tb_next
+    assert (last.tb_frame.f_code.co_filename, last.tb_lineno) == (
+        __file__, run.__code__.co_firstlineno + 3
+    )
+    assert "too many resources" in str(error)
+else:
+    raise AssertionError("the launch did not raise")
 tuner, outputs = CachingAutotuner(), []
 tuner.launched = []
 for n in range(1, 1001):
@@ -312,12 +331,15 @@ print(json.dumps(sum(output() is not None for output in outputs)))
 """
 
 
-def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path) -> None:
+@pytest.mark.parametrize("hook", ["inlined_run", "inductor_run_wrapper"])
+def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path, hook: str) -> None:
     """The hook keeps an Inductor kernel's launches by their scalars: no tensor the program
     dropped stays alive (autograd copies a gradient another reference holds, where it
     would take it over), and what the process's end describes of the last ``KEPT``
     launches still has each one's scalars and grid, the layouts (Inductor fixes them when
-    it compiles) and the config."""
+    it compiles) and the config. The same whether the hook compiled its bookkeeping into
+    Torch's ``run`` or wraps it; a subclass's own ``run`` still runs, and a launch that
+    raises is raised as it was and recorded."""
     program = tmp_path / "inductor.py"
     program.write_text(INDUCTOR_LAUNCHES)
     folder = tmp_path / "capture"
@@ -325,11 +347,18 @@ def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path) -> No
     env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(folder)}
     env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
     ran = subprocess.run(
-        [sys.executable, str(program)], capture_output=True, text=True, env=env, check=False
+        [sys.executable, str(program), hook],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert json.loads(ran.stdout) == 0  # no output tensor alive once the program dropped it
     assert not (folder / "hook-errors.txt").exists()
+    [failed] = [json.loads(p.read_text()) for p in (folder / "launches").glob("*.json")]
+    assert failed["state"] == "failed" and failed["scalars"]["xnumel"] == 13
+    assert "too many resources" in json.dumps(failed["error"])
     kept = json.loads(next((folder / "kept-launches").glob("*.json")).read_text())
     assert [k["scalars"]["xnumel"] for k in kept] == [4096 - n % 2 for n in range(993, 1001)]
     assert [k["grid"] for k in kept] == [[16, 1, 1]] * 8

@@ -61,15 +61,18 @@ def test_a_training_step_allocates_the_same_under_capture(tmp_path: Path) -> Non
 def test_the_hook_wraps_inductors_launch_entry_when_the_program_imports_it(tmp_path: Path) -> None:
     """On this CPU machine Inductor generates no Triton kernel, but its runtime module is
     real: imported by the program (which imports triton on the way), its
-    ``CachingAutotuner.run`` is wrapped once, and the hook wrote no error."""
+    ``CachingAutotuner.run`` is hooked once, by Torch's own code compiled again with the
+    hook's bookkeeping in it (no frame of the hook's), and the hook wrote no error."""
     pytest.importorskip("torch._inductor.runtime.triton_heuristics")
     program = tmp_path / "imports_inductor.py"
     program.write_text(
         "import torch._inductor.runtime.triton_heuristics as heuristics\n"
         "run = heuristics.CachingAutotuner.run\n"
         "print('wrapped', getattr(run, '_repro_capture', False), run.__name__)\n"
+        "print('inlined', run.__code__.co_filename == heuristics.__file__)\n"
     )
     done, summary = capture(tmp_path / "r", [sys.executable, str(program)], "--no-confirm")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "wrapped True run" in done.stdout
+    assert "inlined True" in done.stdout  # Torch's own run, the hook compiled into it
     assert not (Path(summary["folder"]) / "hook-errors.txt").exists()

@@ -3,16 +3,16 @@
 Inductor does not launch through ``JITFunction.run``: its ``CachingAutotuner.run(*args,
 stream, benchmark_run=False, **kwargs)`` (``torch/_inductor/runtime/triton_heuristics.py``)
 picks a config (autotuning on the first call when it has several) and calls a launcher it
-generated from the compiled kernel. The hook wraps that ``run`` once the module is imported
-(never importing torch itself); a kernel's first launch (its first two, while Inductor has
-not chosen a config) goes through that wrapper, which writes it ahead in full and gives the
-kernel a ``run`` of its own (an instance attribute, :func:`kept_launcher`) that keeps every
-later launch in the ring, as ``kernel[grid](...)`` is (:mod:`repro_capture_launch`), but by
-its scalar arguments only (:class:`_Layouts`: the
-tensor layouts are the kernel's first launch's, which Inductor fixed when it compiled it;
-a tensor the hook kept alive would change what the program does); the first launch of
-each of Inductor's kernels with its config chosen is written ahead in full. A launch is
-described so:
+generated from the compiled kernel. Once the module is imported the hook
+(never importing torch itself) replaces that ``run`` with Torch's own, compiled again with
+the hook's bookkeeping as its first statements (:func:`inlined_run`: no frame more on a
+launch; where the source cannot be compiled back to exactly Torch's code, Torch's ``run``
+behind a wrapper, :func:`inductor_run_wrapper`). Each launch goes into the ring, as
+``kernel[grid](...)``'s do (:mod:`repro_capture_launch`), but by its scalar arguments only
+(:class:`_Layouts`: the tensor layouts are the kernel's first launch's, which Inductor
+fixed when it compiled it; a tensor the hook kept alive would change what the program
+does); the first launch of each of Inductor's kernels with its config chosen is written
+ahead in full. A launch is described so:
 
 - the kernel is the autotuner's ``fn`` (a ``JITFunction``); when the program compiled it
   in a worker, ``fn.fn`` was dropped for pickling and the autotuner's own
@@ -31,11 +31,14 @@ Standard library only, like the rest of this folder.
 """
 
 from __future__ import annotations
+import __future__
 
-import collections
+import ast
 import functools
+import inspect
 import operator
 import sys
+import types
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -57,19 +60,25 @@ INDUCTOR_MODULE = "torch._inductor.runtime.triton_heuristics"
 
 
 def install_inductor() -> None:
-    """Wrap ``CachingAutotuner.run`` of the imported Inductor module (once)."""
+    """Give the imported Inductor module's ``CachingAutotuner`` the hook's ``run`` (once):
+    Torch's own with the ring's bookkeeping inlined (:func:`inlined_run`), else Torch's
+    behind a wrapper (:func:`inductor_run_wrapper`)."""
     module = sys.modules.get(INDUCTOR_MODULE)
     tuner = getattr(module, "CachingAutotuner", None)
     run = getattr(tuner, "run", None)
     if tuner is None or run is None or getattr(run, "_repro_capture", False):
         return
-    tuner.run = inductor_run_wrapper(run)
+    try:
+        hooked = inlined_run(run)
+    except Exception:
+        note_hook_error("inlining the hook into CachingAutotuner.run")
+        hooked = None
+    tuner.run = hooked or inductor_run_wrapper(run)
 
 
 def inductor_run_wrapper(original: Any) -> Any:
-    """Inductor's ``run`` as every kernel's first launches meet it: each is written ahead
-    in full (:func:`_first_quietly`); once its config is chosen, the kernel gets a launch
-    entry of its own (:func:`kept_launcher`) and its launches no longer come here."""
+    """Torch's ``run`` behind a frame of the hook's, which keeps each launch in the ring
+    (its first written ahead in full, :func:`_first_quietly`)."""
 
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -77,55 +86,154 @@ def inductor_run_wrapper(original: Any) -> Any:
         try:
             keep, how = self._repro_capture_keep
         except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
-            keep, how = _first_quietly(self, original, args, sequence)
+            keep, how = _first_quietly(self, args, sequence)
         KEPT_RING.append((sequence, how, self, keep(args), kwargs, None))
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:
-            if not compile_failed_since(sequence):
-                record_failed_quietly((sequence, describe_inductor, self, args, kwargs, None), exc)
+            _failed_quietly(self, args, kwargs, sequence, exc)
             raise
 
     run._repro_capture = True  # type: ignore[attr-defined]
     return run
 
 
-def kept_launcher(
-    tuner: Any, original: Any, keep: Keep, ring: collections.deque[Any] = KEPT_RING
-) -> Callable[..., Any]:
-    """The tuner's own ``run`` (an instance attribute, found before the class's) once its
-    first launch is written: each launch appended to ``ring`` by its scalars, then
-    Inductor's ``run`` bound to the tuner. Inside a training step every Python frame and
-    lookup costs several times what it costs in a loop (an H100, 2026-11-27: the class
-    wrapper with its per-launch checks cost about 2% of a step, docs/capture.md), so the
-    steady path is this closure and nothing more."""
-    scalars_of, how = keep
-    append = ring.append
-    count = next_sequence
-    run = original.__get__(tuner, type(tuner))
-
-    def launch(*args: Any, **kwargs: Any) -> Any:
-        sequence = count()
-        append((sequence, how, tuner, scalars_of(args), kwargs, None))
-        try:
-            return run(*args, **kwargs)
-        except Exception as exc:
-            if not compile_failed_since(sequence):
-                record_failed_quietly((sequence, describe_inductor, tuner, args, kwargs, None), exc)
-            raise
-
-    launch._repro_capture = True  # type: ignore[attr-defined]
-    return launch
+#: What :func:`inlined_run` puts before Torch's ``run`` body (SELF, ARGS, KWARGS: its
+#: parameters' names); the body then runs inside ``try``, and ``except`` records a launch
+#: that raised (:func:`_failed_quietly`) and raises it again. The same steps as
+#: :func:`inductor_run_wrapper`'s, as C calls in Torch's own frame.
+_PROLOGUE = """
+_repro_sequence = _repro_capture_next()
+try:
+    _repro_keep, _repro_how = SELF._repro_capture_keep
+except AttributeError:
+    _repro_keep, _repro_how = _repro_capture_first(SELF, ARGS, _repro_sequence)
+_repro_capture_append((_repro_sequence, _repro_how, SELF, _repro_keep(ARGS), KWARGS, None))
+"""
+_HANDLER = """
+try:
+    pass
+except Exception as _repro_exception:
+    _repro_capture_failed(SELF, ARGS, KWARGS, _repro_sequence, _repro_exception)
+    raise
+"""
 
 
-def _first_quietly(tuner: Any, original: Any, args: tuple[Any, ...], sequence: int) -> Keep:
+def inlined_run(original: Any) -> Any:
+    """Torch's ``run`` compiled again from its source with the ring's bookkeeping as its
+    first statements, in its own module's globals; None where that would not be Torch's
+    code exactly. Inside a training step a Python frame costs several times what it costs
+    in a loop: on an H100 (2026-11-27) a frame around ``run`` that only called it cost
+    about 1%, and the hook's wrapper about 2%, of a ``torch.compile``d MLP step, so the
+    steady-state launch must not pass through a frame of the hook's (docs/capture.md).
+    Exactness is checked, not assumed: the source compiled the same way *without* the
+    statements must give the very code object Python made of it (same bytecode, constants,
+    names, lines), and the function must have no decorator, no closure and a ``*args``."""
+    code = original.__code__
+    if code.co_freevars or hasattr(original, "__wrapped__"):
+        return None
+    parsed = _parsed(original)
+    if parsed is None:
+        return None
+    tree, definition = parsed
+    if _compiled(tree, original) != code or definition.args.vararg is None:
+        return None
+    names = {  # KWARGS before ARGS, which it contains
+        "SELF": definition.args.args[0].arg,
+        "KWARGS": definition.args.kwarg.arg if definition.args.kwarg else "None",
+        "ARGS": definition.args.vararg.arg,
+    }
+
+    def statements(template: str) -> list[ast.stmt]:
+        """The template's statements, on Torch's ``def`` line (what a traceback shows)."""
+        for placeholder, name in names.items():
+            template = template.replace(placeholder, name)
+        parsed = ast.parse(template).body
+        for node in (n for statement in parsed for n in ast.walk(statement)):
+            if isinstance(node, ast.stmt | ast.expr | ast.excepthandler):
+                node.lineno = node.end_lineno = definition.lineno
+                node.col_offset = node.end_col_offset = 0
+        return parsed
+
+    body = definition.body
+    docstring = body[:1] if ast.get_docstring(definition, clean=False) is not None else []
+    [handled] = statements(_HANDLER)
+    assert isinstance(handled, ast.Try)
+    handled.body = body[len(docstring) :]
+    definition.body = [*docstring, *statements(_PROLOGUE), handled]
+    compiled = _compiled(tree, original)
+    if compiled is None:
+        return None
+    inlined = types.FunctionType(
+        compiled,
+        original.__globals__,
+        original.__name__,
+        original.__defaults__,
+    )
+    inlined.__kwdefaults__ = original.__kwdefaults__
+    functools.update_wrapper(inlined, original)
+    original.__globals__.update(
+        _repro_capture_next=next_sequence,
+        _repro_capture_first=_first_quietly,
+        _repro_capture_append=KEPT_RING.append,
+        _repro_capture_failed=_failed_quietly,
+    )
+    inlined._repro_capture = True  # type: ignore[attr-defined]
+    return inlined
+
+
+def _parsed(original: Any) -> tuple[ast.Module, ast.FunctionDef] | None:
+    """The source of the module that defines ``original``, and its definition in it. The
+    whole module: how Python compiles a function depends on it (3.11 loads a method of a
+    module-level import's name as an attribute, not as a method)."""
+    tree = ast.parse(inspect.getsource(sys.modules[original.__module__]))
+    scope: Any = tree
+    for name in original.__qualname__.split("."):
+        [scope] = [
+            node
+            for node in scope.body
+            if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name
+        ]
+    if not isinstance(scope, ast.FunctionDef) or scope.decorator_list:
+        return None
+    return tree, scope
+
+
+def _compiled(tree: ast.Module, original: Any) -> types.CodeType | None:
+    """The code of ``original``'s definition in ``tree``, compiled under its module's
+    ``__future__`` flags."""
+    futures = original.__code__.co_flags & _FUTURE_FLAGS
+    code = compile(tree, original.__code__.co_filename, "exec", flags=futures, dont_inherit=True)
+    for name in original.__qualname__.split("."):
+        [code] = [c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name]
+    return code
+
+
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
+)
+
+
+def _failed_quietly(
+    tuner: Any,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any] | None,
+    sequence: int,
+    exc: Exception,
+) -> None:
+    """A launch that raised: recorded, unless its own compile failed (that is the failure)."""
+    if not compile_failed_since(sequence):
+        record_failed_quietly((sequence, describe_inductor, tuner, args, kwargs or {}, None), exc)
+
+
+def _first_quietly(tuner: Any, args: tuple[Any, ...], sequence: int) -> Keep:
     """The first launch of an Inductor kernel, in full, in its slot (and the second, when
     the first came before Inductor chose a config); then how its launches are kept: its
-    scalars only (:class:`_Layouts`), through its own :func:`kept_launcher`."""
+    scalars only (:class:`_Layouts`)."""
     try:
         record = describe_inductor(tuner, args, {}, sequence, where=True)
         if record is None:
-            _keep_so(tuner, original, _KEEP_ALL)
+            tuner._repro_capture_keep = _KEEP_ALL
             return _KEEP_ALL
         write_slot(record)
         layouts = _Layouts(args, record.id)
@@ -133,26 +241,14 @@ def _first_quietly(tuner: Any, original: Any, args: tuple[Any, ...], sequence: i
         # Written again at the next call only while no config was chosen (Inductor chooses
         # at the first call of a kernel with several): at most twice per kernel.
         if _chosen_config(tuner) is not None or getattr(tuner, "_repro_capture_unchosen", False):
-            _keep_so(tuner, original, kept)
+            tuner._repro_capture_keep = kept
         else:
             tuner._repro_capture_unchosen = True
         return kept
     except Exception:
         note_hook_error("recording an Inductor launch")
-        _keep_so(tuner, original, _KEEP_ALL)
+        tuner._repro_capture_keep = _KEEP_ALL
         return _KEEP_ALL
-
-
-def _keep_so(tuner: Any, original: Any, keep: Keep) -> None:
-    """From now on the tuner's launches are kept so: through its own ``run``, unless its
-    class overrides Inductor's (a subclass whose ``run`` calls ``super().run``: its own
-    code must still run), then through the class's wrapper."""
-    try:
-        tuner._repro_capture_keep = keep
-        if getattr(type(tuner).run, "_repro_capture", False):
-            tuner.run = kept_launcher(tuner, original, keep)
-    except Exception:
-        note_hook_error("keeping an Inductor kernel's launches")
 
 
 class _Layouts:
