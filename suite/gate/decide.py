@@ -227,7 +227,8 @@ def unchecked_proposals(configs: Configs, verdicts: dict[str, ConfigVerdict]) ->
     return [
         f"{len(unchecked)} of {len(proposed)} proposed configs were not checked, so nothing "
         f"shows they may ship: {', '.join(c.label for c in unchecked)} ({why}); check them "
-        "under a Triton that can compile them (--python)"
+        "under a Triton that can compile them (--python), or leave out a target its ptxas "
+        "does not know"
     ]
 
 
