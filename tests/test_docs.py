@@ -296,7 +296,7 @@ for _command in ALL:
 
 #: Commands whose stated exit holds only under some Triton releases (the ``triton`` marker):
 #: the gate's verdict on tma-gemm needs tl.make_tensor_descriptor (3.4); before it each config
-#: is `unsupported`, not checked, and the gate passes (exit 0).
+#: is `unsupported`, not checked, and the gate's verdict is `unchecked` (exit 2).
 TRITON_BOUNDS: dict[str, str] = {
     command.key: ">=3.4"
     for command in ALL

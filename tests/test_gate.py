@@ -16,9 +16,13 @@ import pytest
 from suite.errors import UsageError
 from suite.gate import gate, gpu, inputs
 from suite.gate import report as gate_report
-from tests.conftest import ROOT, gpu_visible
+from suite.gate.decide import ProposalOutcome
+from tests.conftest import ROOT, gpu_visible, triton_release
+from tests.test_cli_output import check_json, schemas
 
 BENCH = ROOT / "bench" / "gate"
+#: A copy kernel whose BLOCK=128 compiles, BLOCK=256 is unsupported, BLOCK=96 is refused.
+COPY_KERNEL = ROOT / "tests" / "data" / "gate_copy.py"
 CURRENT = BENCH / "seed003-current.yaml"
 PROPOSED = BENCH / "seed003-proposed.yaml"
 AUTOTUNE = BENCH / "seed003_autotune.py"
@@ -27,6 +31,7 @@ TABLE_HEADER = "| role | config | verdict | shared | registers | spills | reason
 #: The gated kernels make TMA descriptors in the kernel: tl.make_tensor_descriptor, new in
 #: Triton 3.4 (before it, each config is `unsupported`, and the gate has nothing to check).
 DESCRIPTORS = pytest.mark.triton(">=3.4")
+NO_DESCRIPTORS = pytest.mark.triton("<3.4")
 
 
 def gate_cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -112,6 +117,88 @@ def test_static_gate_rejects_the_four_that_cannot_run_on_sm_90(static_gate):
     }
 
 
+@NO_DESCRIPTORS
+def test_before_descriptors_the_seed003_gate_checks_nothing_and_does_not_pass(static_gate):
+    """Before Triton 3.4 tma-gemm's every config is unsupported (no tl.make_tensor_descriptor):
+    nothing is checked, so nothing may ship: exit 2, never a pass."""
+    done, report, _ = static_gate
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr
+    assert report["verdict"] == "unchecked" and report["exit_status"] == 2
+    assert {c["verdict"] for c in report["configs"]} == {"unchecked"}
+    assert {c["static"]["sm_90"]["status"] for c in report["configs"]} == {"unchecked"}
+    (reason,) = report["reasons"]
+    assert reason.startswith("6 of 6 proposed configs were not checked")
+    assert "requires triton.language.make_tensor_descriptor" in reason
+    assert done.stderr.splitlines()[-1] == f"repro: error: {reason}"
+    assert "gate: unchecked (exit 2)" in done.stdout and "PASS" not in done.stdout
+
+
+def _copy_gate(tmp_path: Path, proposed: str, *extra: str, kernel: Path = COPY_KERNEL):
+    """The gate on the copy kernel: current BLOCK=128, proposed ``proposed`` (YAML)."""
+    current, proposals = tmp_path / "current.yaml", tmp_path / "proposed.yaml"
+    current.write_text("- {BLOCK: 128}\n")
+    proposals.write_text(proposed)
+    out = tmp_path / "out"
+    done = gate_cli(
+        "--kernel", str(kernel), "--current", str(current), "--proposed", str(proposals),
+        "-o", str(out), *extra,
+    )  # fmt: skip
+    return done, json.loads((only_report(out) / "gate.json").read_text())
+
+
+def _verdicts(report: dict) -> dict[str, str]:
+    return {c["label"]: c["verdict"] for c in report["configs"]}
+
+
+def test_a_proposed_config_the_release_cannot_check_is_unchecked_and_not_a_pass(tmp_path):
+    """One proposed config compiles, the other is unsupported: the second is `unchecked`
+    (never `accept`), and the gate does not pass: exit 2, one line on stderr, the report whole."""
+    done, report = _copy_gate(tmp_path, "- {BLOCK: 128}\n- {BLOCK: 256}\n", "--json", "-q")
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr
+    document = check_json("gate", done.stdout)
+    assert document["verdict"] == "unchecked" and document["exit_status"] == 2
+    verdicts = schemas()["gate"]["properties"]["verdict"]["enum"]
+    assert verdicts == [o.value for o in ProposalOutcome]  # the schema lists every word
+    assert document["report"] == report
+    assert _verdicts(report) == {"128-w4": "accept", "256-w4": "unchecked"}
+    unchecked = next(c for c in report["configs"] if c["label"] == "256-w4")
+    assert unchecked["static"]["sm_90"]["status"] == "unchecked"
+    assert "BLOCK=256" in unchecked["reasons"][0]
+    (reason,) = report["reasons"]
+    assert reason.startswith("1 of 2 proposed configs were not checked") and "256-w4" in reason
+    assert done.stderr == f"repro: error: {reason}\n"  # --quiet: that line alone
+    markdown = (Path(document["markdown"])).read_text()
+    assert "**UNCHECKED**" in markdown and "**Why it does not pass:**" in markdown
+    assert "| proposed | `256-w4` | unchecked |" in markdown
+
+
+def test_a_rejected_config_fails_the_gate_though_another_is_unchecked(tmp_path):
+    """A config Triton refuses is a finding (exit 1); the unchecked one is still named."""
+    done, report = _copy_gate(tmp_path, "- {BLOCK: 96}\n- {BLOCK: 256}\n")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr
+    assert report["verdict"] == "fail"
+    assert _verdicts(report) == {"128-w4": "accept", "96-w4": "reject", "256-w4": "unchecked"}
+    assert len(report["reasons"]) == 2 and "256-w4" in report["reasons"][1]
+    assert "repro: error" not in done.stderr
+
+
+def test_a_reproducer_whose_requires_this_release_does_not_meet_checks_nothing(tmp_path):
+    """The same kernel requiring a release after the installed one: no config is checked,
+    current or proposed, and the gate says so (exit 2), under every release."""
+    kernel = tmp_path / "gate_copy_next.py"
+    targets = '    targets=("sm_90",),\n'
+    requires = f'    requires=("triton>{triton_release()}",),\n'
+    assert targets in COPY_KERNEL.read_text()
+    kernel.write_text(COPY_KERNEL.read_text().replace(targets, targets + requires))
+    done, report = _copy_gate(tmp_path, "- {BLOCK: 128}\n", kernel=kernel)
+    assert done.returncode == 2, done.stdout[-3000:] + done.stderr
+    assert report["verdict"] == "unchecked"
+    (check,) = report["configs"]
+    assert check["verdict"] == "unchecked"
+    assert f"requires triton>{triton_release()}" in check["static"]["sm_90"]["reason"]
+    assert done.stderr.splitlines()[-1].startswith("repro: error: 1 of 1 proposed configs")
+
+
 def test_an_output_root_named_gate_gets_no_second_gate_folder(tmp_path):
     """``-o out/gate`` writes ``out/gate/<stamp>``, not ``out/gate/gate/<stamp>``; an earlier
     release's ``out/gate/gate/`` stays as it was."""
@@ -119,9 +206,11 @@ def test_an_output_root_named_gate_gets_no_second_gate_folder(tmp_path):
     earlier = out / "gate" / "20261122-044456"
     earlier.mkdir(parents=True)
     (earlier / "gate.json").write_text("{}")
+    current = tmp_path / "current.yaml"
+    current.write_text("- {BLOCK: 128}\n")  # compiles under every release
     done = gate_cli(
-        "--kernel", "tma-gemm", "--current", str(CURRENT), "--proposed", str(CURRENT),
-        "--target", "sm_90", "-o", str(out), "--format", "json",
+        "--kernel", str(COPY_KERNEL), "--current", str(current), "--proposed", str(current),
+        "-o", str(out), "--format", "json",
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr
     folder = Path(json.loads(done.stdout)["folder"])

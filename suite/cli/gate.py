@@ -2,7 +2,8 @@
 
 ``gate`` decides whether a proposed set of autotune configs may replace the
 current one (:mod:`suite.gate.gate`). Exit status: 0 pass, 1 fail, 2 bad input (one
-line on stderr, via :class:`~suite.errors.UsageError`).
+line on stderr, via :class:`~suite.errors.UsageError`), or a proposal the release that
+compiled it could not check (the report is written; its one line on stderr).
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
         description=(
             "Static checks of every config x target (compile, shared/tensor memory, registers, "
             "spills), with --gpu correctness and do_bench speed against cuBLAS; exit 0 pass, "
-            "1 fail, 2 bad input."
+            "1 fail, 2 bad input or a proposed config this Triton cannot check."
         ),
     )
     gate.add_argument("--kernel", required=True, help="reproducer id or reproducer file (.py)")
@@ -103,6 +104,8 @@ def add_parsers(commands: argparse._SubParsersAction) -> None:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     from suite.cli import render
+    from suite.cli.guard import one_line
+    from suite.gate.decide import ProposalOutcome
     from suite.gate.gate import run_gate
     from suite.gate.inputs import GateOptions, parse_sizes
     from suite.gate.static import StaticStatus
@@ -182,6 +185,9 @@ def cmd_gate(args: argparse.Namespace) -> int:
         lines=[result.markdown, verdict, f"report: {result.folder / 'gate.md'} (and gate.json)"],
     )
     out.show(view)
+    if result.report["verdict"] is ProposalOutcome.UNCHECKED:
+        # The input does not fit the release that checked it (exit 2): its one line.
+        print(f"repro: error: {one_line('; '.join(result.report['reasons']))}", file=sys.stderr)
     return result.exit_status
 
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
 
+from suite.errors import EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
 from suite.gate.events import CUBLAS
 from suite.gate.gpu import GpuRun, Measured, tflops
 from suite.gate.inputs import Configs, GateConfig, size_label
@@ -47,6 +48,9 @@ class Acceptance(str, Enum):
 
     ACCEPT = "accept"
     REJECT = "reject"
+    # Nothing rejects it, but a named target did not check it (an unmet requirement, a
+    # toolchain gap): the gate cannot say it may ship.
+    UNCHECKED = "unchecked"
 
     def __str__(self) -> str:
         return self.value
@@ -58,18 +62,31 @@ class ProposalOutcome(str, Enum):
 
     PASS = "pass"
     FAIL = "fail"
+    # Nothing fails, but a proposed config was not checked: the Triton that compiled the
+    # cases (or its ptxas) cannot compile it as asked, so the input does not fit this release.
+    UNCHECKED = "unchecked"
 
     def __str__(self) -> str:
         return self.value
 
     @property
     def exit_status(self) -> int:
-        return 0 if self is ProposalOutcome.PASS else 1
+        """0 pass; 1 a proposed config is bad (or slower); 2 the input does not fit the
+        release that checked it (docs/gate.md, "The verdict")."""
+        return _EXIT_STATUS[self]
+
+
+_EXIT_STATUS = {
+    ProposalOutcome.PASS: EXIT_OK,
+    ProposalOutcome.FAIL: EXIT_REGRESSION,
+    ProposalOutcome.UNCHECKED: EXIT_USAGE,
+}
 
 
 @dataclass(frozen=True)
 class ConfigVerdict:
-    """Accept or reject one config, with every reason (and what is only a warning)."""
+    """Accept, reject or not checked: one config, with every reason (rejections first, then
+    the targets that did not check it) and what is only a warning."""
 
     verdict: Acceptance
     reasons: list[str]
@@ -105,7 +122,8 @@ def decide(
     sizes: Sequence[tuple[int, int, int]],
     noise_floor: float,
 ) -> Decision:
-    """Per config accept/reject with reasons, the speed tables, and the overall verdict."""
+    """Per config accept/reject/unchecked with reasons, the speed tables, and the overall
+    verdict: fail on any failure; else not a pass while a proposed config is unchecked."""
     verdicts = {item.key: config_verdict(item, static, gpu, targets) for item in configs.items}
     overall = unfit_proposals(configs, verdicts, static, gpu, sizes)
     speed: dict[str, dict[str, list[SpeedRow]]] = {}
@@ -121,8 +139,14 @@ def decide(
             comparisons[target][label] = comparison
             if comparison.slower:
                 overall.append(f"{target} at {label}: {comparison.text}")
-    outcome = ProposalOutcome.FAIL if overall else ProposalOutcome.PASS
-    return Decision(outcome, overall, verdicts, speed, comparisons)
+    unchecked = unchecked_proposals(configs, verdicts)
+    if overall:
+        outcome = ProposalOutcome.FAIL
+    elif unchecked:
+        outcome = ProposalOutcome.UNCHECKED
+    else:
+        outcome = ProposalOutcome.PASS
+    return Decision(outcome, overall + unchecked, verdicts, speed, comparisons)
 
 
 def config_verdict(
@@ -131,15 +155,18 @@ def config_verdict(
     gpu: dict[str, GpuRun],
     targets: Sequence[str],
 ) -> ConfigVerdict:
-    """Rejected by any static failure or any GPU failure; warned by spills or no check."""
-    reasons, warnings = [], []
+    """Rejected by any static failure or any GPU failure; else unchecked when a named target
+    did not check it; warned by spills."""
+    reasons, unchecked, warnings = [], [], []
     for target in targets:
         check = static.get((item.key, target))
-        if check is None:
-            continue
-        if check.status is StaticStatus.REJECT:
+        if check is None:  # a --suggest candidate, checked on the GPU's target only
+            unchecked.append(f"{target}: not checked")
+        elif check.status is StaticStatus.REJECT:
             reasons.append(f"{target}: {check.reason}")
-        elif check.status in (StaticStatus.WARN, StaticStatus.UNCHECKED):
+        elif check.status is StaticStatus.UNCHECKED:
+            unchecked.append(f"{target}: {check.reason}")
+        elif check.status is StaticStatus.WARN:
             warnings.append(f"{target}: {check.reason}")
     for target, run in gpu.items():
         measured = run.measured.get(item.key)
@@ -147,8 +174,13 @@ def config_verdict(
             failure = measured.failure
             at = f" at {size_label(failure.size)}" if failure.size else ""
             reasons.append(f"{target} (GPU{at}): {failure.outcome}: {failure.message}")
-    acceptance = Acceptance.REJECT if reasons else Acceptance.ACCEPT
-    return ConfigVerdict(acceptance, reasons, warnings)
+    if reasons:
+        acceptance = Acceptance.REJECT
+    elif unchecked:
+        acceptance = Acceptance.UNCHECKED
+    else:
+        acceptance = Acceptance.ACCEPT
+    return ConfigVerdict(acceptance, reasons + unchecked, warnings)
 
 
 def unfit_proposals(
@@ -183,6 +215,21 @@ def unfit_proposals(
         if unmeasured:
             overall.append(f"{target}: proposed configs not measured: {', '.join(unmeasured)}")
     return overall
+
+
+def unchecked_proposals(configs: Configs, verdicts: dict[str, ConfigVerdict]) -> list[str]:
+    """Why the proposal cannot pass though nothing failed: proposed configs not checked."""
+    proposed = configs.with_role("proposed")
+    unchecked = [c for c in proposed if verdicts[c.key].verdict is Acceptance.UNCHECKED]
+    if not unchecked:
+        return []
+    why = "; ".join(dict.fromkeys(r for c in unchecked for r in verdicts[c.key].reasons))
+    return [
+        f"{len(unchecked)} of {len(proposed)} proposed configs were not checked, so nothing "
+        f"shows they may ship: {', '.join(c.label for c in unchecked)} ({why}); check them "
+        "under a Triton that can compile them (--python), or leave out a target its ptxas "
+        "does not know"
+    ]
 
 
 def speed_rows(configs: Configs, run: GpuRun, size: Sequence[int]) -> list[SpeedRow]:
