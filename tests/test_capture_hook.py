@@ -375,6 +375,80 @@ def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path, hook:
     assert noted == [k["scalars"]["xnumel"] != 4095 for k in kept], [k["problems"] for k in kept]
 
 
+NOT_INLINED = """
+import functools, importlib, json, linecache, pathlib, sys
+
+import repro_capture_inductor as hook
+
+folder = pathlib.Path(sys.argv[1])
+source = (
+    "class CachingAutotuner:\\n"
+    "    def run(self, *args, stream, **kwargs):\\n"
+    "        return {}\\n"
+)
+(folder / "heuristics.py").write_text(source.format(1))
+sys.path.insert(0, str(folder))
+import heuristics
+
+exact = hook.inlined_run(heuristics.CachingAutotuner.run)
+(folder / "heuristics.py").write_text(source.format(2))  # the file no longer what runs
+linecache.checkcache()
+
+
+def decorate(function):
+    @functools.wraps(function)
+    def decorated(*args, **kwargs):
+        return function(*args, **kwargs)
+
+    return decorated
+
+
+@decorate
+def decorated(self, *args, **kwargs):
+    pass
+
+
+def named_only(self, x, stream):
+    pass
+
+
+def enclosing():
+    y = 1
+
+    def closure(self, *args, **kwargs):
+        return y
+
+    return closure
+
+
+made = {}
+exec("def made(self, *args, **kwargs):\\n    pass\\n", made)
+refused = [heuristics.CachingAutotuner.run, decorated, named_only, enclosing(), made["made"]]
+print(json.dumps([exact is not None] + [hook.inlined_run(f) is None for f in refused]))
+"""
+
+
+def test_the_hook_inlines_only_what_compiles_back_to_the_same_code(tmp_path: Path) -> None:
+    """The hook compiles its bookkeeping into a ``run`` only where the source, compiled
+    again without it, gives the code Python runs: not once the file changed on disk, nor
+    for a decorated function, one without ``*args``, a closure or one with no source
+    (there the hook wraps the function instead)."""
+    program = tmp_path / "not_inlined.py"
+    program.write_text(NOT_INLINED)
+    env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(tmp_path)}
+    env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
+    ran = subprocess.run(
+        [sys.executable, str(program), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert json.loads(ran.stdout) == [True] * 6
+    assert not (tmp_path / "hook-errors.txt").exists()
+
+
 NO_CHILD = """
 import os, sys
 

@@ -183,10 +183,16 @@ def inlined_run(original: Any) -> Any:
 
 
 def _parsed(original: Any) -> tuple[ast.Module, ast.FunctionDef] | None:
-    """The source of the module that defines ``original``, and its definition in it. The
-    whole module: how Python compiles a function depends on it (3.11 loads a method of a
-    module-level import's name as an attribute, not as a method)."""
-    tree = ast.parse(inspect.getsource(sys.modules[original.__module__]))
+    """The source of the module that defines ``original``, and its definition in it (None:
+    no source, or not a plain ``def``). The whole module: how Python compiles a function
+    depends on it (3.11 loads a method of a module-level import's name as an attribute, not
+    as a method)."""
+    module = sys.modules.get(original.__module__ or "")
+    try:
+        source = inspect.getsource(module)  # type: ignore[arg-type]
+    except (OSError, TypeError):  # no module, or no source beside it (compiled-only, zipped)
+        return None
+    tree = ast.parse(source)
     scope: Any = tree
     for name in original.__qualname__.split("."):
         [scope] = [
