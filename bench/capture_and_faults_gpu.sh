@@ -3,7 +3,8 @@
 # docs/reduce.md): what capture adds to a program, the GPU-marked tests twice in a row with a
 # fresh CUDA context checked after each, and which way of faulting breaks the GPU. One step a
 # device call (each fits in 10 minutes):
-#   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, capture_launch_cost.py
+#   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, the MLP step
+#   STEP=launches bash bench/capture_and_faults_gpu.sh   # the same, launches; capture_launch_cost.py
 #   STEP=attribution bash bench/capture_and_faults_gpu.sh  # the MLP's cost, part by part
 #   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
@@ -13,22 +14,26 @@ OUT=${OUT:-$(mktemp -d)}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 case "${STEP:-overhead}" in
   overhead)
-    # The MLP first (190 s of rounds, 10 processes an arm; the captured ones also take rounds
-    # with Inductor's run behind the hook's wrapper and as Torch made it: the hook's own cost,
-    # paired within each process), then the launches; caches shared.
-    caches=$(mktemp -d)
-    timeout -s INT 330 python bench/capture_overhead.py --workloads mlp --processes 10 \
-      --arms plain captured captured:wrapped captured:unhooked --budget-s 190 \
-      --caches "$caches" --raw "$OUT/capture-overhead-mlp.jsonl" \
+    # The MLP step: two batches of 12 fresh processes an arm, one after the other (each 140 s
+    # of rounds; more processes an arm than start at once), the captured ones also taking
+    # rounds with Inductor's run behind the hook's wrapper and as Torch made it (the hook's
+    # own cost, paired within each process); caches shared.
+    timeout -s INT 560 python bench/capture_overhead.py --workloads mlp --processes 12 \
+      --batches 2 --arms plain captured captured:wrapped captured:unhooked --budget-s 280 \
+      --caches "$(mktemp -d)" --raw "$OUT/capture-overhead-mlp.jsonl" \
       > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
-    timeout -s INT 120 python bench/capture_overhead.py --workloads launches --processes 4 \
-      --budget-s 40 --caches "$caches" --raw "$OUT/capture-overhead-launches.jsonl" \
-      >> "$OUT/capture-overhead.txt" 2>&1
-    echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     grep -E "against|exit" "$OUT/capture-overhead.txt"
+    ;;
+  launches)
+    # kernel[grid] launches, 4 processes an arm; then the hook's Python per launch (CPU).
+    timeout -s INT 120 python bench/capture_overhead.py --workloads launches --processes 4 \
+      --budget-s 40 --raw "$OUT/capture-overhead-launches.jsonl" \
+      > "$OUT/capture-overhead-launches.txt" 2>&1
+    echo "capture_overhead exit $?" >> "$OUT/capture-overhead-launches.txt"
+    grep -E "against|exit" "$OUT/capture-overhead-launches.txt"
     python bench/capture_launch_cost.py > "$OUT/capture-launch-cost.txt" 2>&1  # CPU, seconds
-    tail -n 5 "$OUT/capture-launch-cost.txt"
+    tail -n 6 "$OUT/capture-launch-cost.txt"
     ;;
   attribution)
     # Inside captured processes, Inductor's run as the hook wraps it, behind a bare frame,

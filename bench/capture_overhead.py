@@ -64,6 +64,7 @@ from __future__ import annotations
 import argparse
 import collections
 import gc
+import gzip
 import hashlib
 import json
 import math
@@ -76,7 +77,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import IO
 
@@ -94,6 +95,7 @@ WARM_UP = -1
 KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
 #: What a ``hooked`` process switches off for a round, by workload (``full``: nothing).
 HOOK_MODES = {
+    "python": ("full",),
     "launches": ("full",),
     "mlp": ("full", "unkept", "wrapped", "bare", "unhooked", "args-kept"),
 }
@@ -228,10 +230,30 @@ def _digest(text: str) -> str:
     return hashlib.sha256(re.sub(r" at 0x[0-9a-f]+", "", text).encode()).hexdigest()[:10]
 
 
+def python_workload() -> tuple[Timed, str]:
+    """Microseconds per call of a small Python function: no GPU, no torch, nothing the hook
+    touches. What the bench itself does (its processes, arms, batches, rounds, summary) is
+    tested on it (tests/test_capture_overhead_stats.py), on any machine."""
+
+    def twice(n: int) -> int:
+        return 2 * n
+
+    def one_round(count: int) -> tuple[float, float]:
+        began = _clocks()
+        for n in range(count):
+            twice(n)
+        return _per(began, count, 1e6)
+
+    return one_round, "1 Python call a call"
+
+
 WORKLOADS = {
+    "python": (python_workload, "us/call"),
     "launches": (launches_workload, "us/launch"),
     "mlp": (mlp_workload, "ms/step"),
 }
+#: What a run on a GPU times unless told (``python`` checks the bench).
+GPU_WORKLOADS = ["launches", "mlp"]
 
 
 class _Counters:
@@ -250,9 +272,8 @@ class _Counters:
             self.gc_s += time.perf_counter() - self._gc_began
 
     def now(self) -> dict[str, float]:
-        import torch
-
-        stats = torch.cuda.memory_stats()
+        torch = sys.modules.get("torch")  # a workload with no GPU has no allocator
+        stats = torch.cuda.memory_stats() if torch and torch.cuda.is_initialized() else {}
         return {
             "allocs": float(stats.get("allocation.all.allocated", 0)),
             "mallocs": float(stats.get("segment.all.allocated", 0)),  # cudaMalloc calls
@@ -605,17 +626,19 @@ def _measure(
     args: argparse.Namespace,
     count: int,
     budget: float,
+    first: int,
 ) -> list[Turn]:
-    """Cycles of rounds, every process and mode once a cycle in a random order, until
-    ``--cycles`` or ``budget`` seconds."""
-    draw = random.Random(args.seed)
-    slots = [(arm, i) for arm in arms for i in range(args.processes)]
+    """Cycles of rounds (numbered from ``first``), every process and mode once a cycle in a
+    random order, until ``--cycles`` or ``budget`` seconds."""
+    draw = random.Random(args.seed + first)
+    indices = sorted({p.index for p in children if p.index != WARM_UP})
+    slots = [(arm, i) for arm in arms for i in indices]
     turns: list[Turn] = []
     since = time.monotonic()
     print(f"{workload}: cycle, then each arm's median round in the cycle ({', '.join(arms)})")
-    for number in range(args.cycles):
+    for number in range(first, first + args.cycles):
         if time.monotonic() - since > budget:
-            print(f"{workload}: the budget ({budget:.0f} s) ends the cycles at {number}")
+            print(f"{workload}: the budget ({budget:.0f} s) ends the cycles at {number - first}")
             break
         cycle: list[Turn] = []
         for arm, index in draw.sample(slots, len(slots)):
@@ -646,7 +669,7 @@ def _summary(workload: str, turns: list[Turn], arms: list[str], processes: int) 
     clock (the CPU clock where the rounds have it); the verdict on ``captured`` against
     ``plain`` by the wall clock."""
     unit = WORKLOADS[workload][1]
-    additive = workload == "launches"
+    additive = unit.startswith("us/")
     cycles = len({t.cycle for t in turns})
     print(f"{workload}: {cycles} cycles; {processes} processes an arm")
     for arm in arms:
@@ -719,20 +742,28 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=50, help="MLP steps a round")
     parser.add_argument("--processes", type=int, default=6, help="processes an arm (>= 3)")
     parser.add_argument(
+        "--batches",
+        type=int,
+        default=1,
+        help="sets of --processes an arm, one after another, fresh processes each",
+    )
+    parser.add_argument(
         "--arms",
         nargs="+",
         default=[PLAIN, CAPTURED],
         help="plain captured hooked hooked:unkept ...",
     )
     parser.add_argument("--budget-s", type=float, default=240.0, help="the rounds' time, at most")
-    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    parser.add_argument("--workloads", nargs="+", default=GPU_WORKLOADS, choices=WORKLOADS)
     parser.add_argument(
         "--pin", choices=("none", "own"), default="none", help="a CPU for each process"
     )
     parser.add_argument("--seed", type=int, default=0, help="of the rounds' order")
     parser.add_argument("--caches", type=Path, help="Triton's and Inductor's caches (kept)")
     parser.add_argument("--raw", type=Path, help="every round, a JSON line each")
-    parser.add_argument("--from-raw", type=Path, help="no run: the summary of --raw's rounds")
+    parser.add_argument(
+        "--from-raw", type=Path, nargs="+", help="no run: the summary of --raw's rounds (pooled)"
+    )
     parser.add_argument("--serve", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -752,7 +783,7 @@ def main() -> int:
         parser.error("--processes: at least 3 (the interval comes from how they differ)")
     began = time.monotonic()
     print(_versions())
-    counts = {"launches": args.launches, "mlp": args.steps}
+    counts = {"python": args.launches, "launches": args.launches, "mlp": args.steps}
     met = True
     with tempfile.TemporaryDirectory(prefix="capture-overhead-") as scratch:
         folder = Path(scratch)
@@ -761,27 +792,55 @@ def main() -> int:
         env["TORCHINDUCTOR_CACHE_DIR"] = str(caches / "inductor-cache")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         cpus = sorted(os.sched_getaffinity(0))
-        budget = args.budget_s / len(args.workloads)
+        budget = args.budget_s / len(args.workloads) / args.batches
         for workload in args.workloads:
             arms = [a for a in args.arms if split(a)[1] in HOOK_MODES[workload]]
             kinds = dict.fromkeys(split(a)[0] for a in arms)
-            processes = [Process(kind, i) for kind in kinds for i in range(args.processes)]
-            turns = _run(
-                workload, processes, arms, args, counts[workload], budget, folder, env, cpus
-            )
+            turns: list[Turn] = []
+            for batch in range(args.batches):  # fresh processes each, numbered on
+                numbers = range(batch * args.processes, (batch + 1) * args.processes)
+                processes = [Process(kind, i) for kind in kinds for i in numbers]
+                first = max((t.cycle for t in turns), default=-1) + 1
+                turns += _run(
+                    workload,
+                    processes,
+                    arms,
+                    args,
+                    counts[workload],
+                    budget,
+                    first,
+                    folder,
+                    env,
+                    cpus,
+                )
             if turns:
                 print(f"{workload}: rounds of {counts[workload]}")
-                met = _summary(workload, turns, arms, args.processes) and met
+                met = _summary(workload, turns, arms, args.processes * args.batches) and met
         for errors in sorted(folder.rglob("hook-errors.txt")):  # the hook's own failures
             print(f"{errors.relative_to(folder)}:\n{errors.read_text()[-2000:]}")
     print(f"whole run {time.monotonic() - began:.1f} s")
     return 0 if met else 1
 
 
-def summarize_raw(path: Path) -> int:
+def summarize_raw(paths: list[Path]) -> int:
     """The summary of rounds ``--raw`` wrote (each workload's arms in the order they first
-    appear, ``plain`` first), as the run that wrote them would print it now."""
-    turns = [Turn(**json.loads(line)) for line in path.read_text().splitlines() if line]
+    appear, ``plain`` first), as the run that wrote them would print it now. Several files
+    are pooled: each run's processes and cycles its own (numbered after the last file's),
+    and only the arms every file has. A file ending ``.gz`` is read gzipped."""
+    turns: list[Turn] = []
+    for path in paths:
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else None
+        lines = (text if text is not None else path.read_text()).splitlines()
+        mine = [Turn(**json.loads(line)) for line in lines if line]
+        processes = max((t.index for t in turns), default=-1) + 1
+        cycles = max((t.cycle for t in turns), default=-1) + 1
+        if turns:
+            shared = {t.arm for t in turns} & {t.arm for t in mine}
+            turns, mine = (
+                [t for t in turns if t.arm in shared],
+                [t for t in mine if t.arm in shared],
+            )
+        turns += [replace(t, index=t.index + processes, cycle=t.cycle + cycles) for t in mine]
     met = True
     for workload in dict.fromkeys(t.workload for t in turns):
         mine = [t for t in turns if t.workload == workload]
@@ -797,11 +856,13 @@ def _run(
     args: argparse.Namespace,
     count: int,
     budget: float,
+    first: int,
     folder: Path,
     env: dict[str, str],
     cpus: list[int],
 ) -> list[Turn]:
-    """Warm the caches, start the workload's processes, measure, stop them."""
+    """Warm the caches (the first batch), start the workload's processes, measure from
+    cycle ``first``, stop them."""
     began = time.monotonic()
     children: dict[Process, Child] = {}
     pin = {p: cpus[k % len(cpus)] for k, p in enumerate(processes)} if args.pin == "own" else {}
@@ -811,8 +872,9 @@ def _run(
         # processes autotuning side by side may choose differently), and none carries a
         # compile's leftovers (its heap, Inductor's worker pool) through its rounds.
         warm_up = Process(PLAIN, WARM_UP)
-        children[warm_up] = start(workload, warm_up, folder, env, None)
-        for group in ([warm_up], processes):
+        if first == 0:
+            children[warm_up] = start(workload, warm_up, folder, env, None)
+        for group in ([warm_up] if first == 0 else [], processes):
             new = {p: children.get(p) or start(workload, p, folder, env, pin.get(p)) for p in group}
             children.update(new)
             for child in new.values():
@@ -822,7 +884,7 @@ def _run(
                 sys.exit(f"{workload}: the warm-up process did not exit 0")
         before = {p: c.around() for p, c in children.items() if p.kind == CAPTURED}
         since = time.monotonic()
-        turns = _measure(workload, children, arms, args, count, budget)
+        turns = _measure(workload, children, arms, args, count, budget, first)
         rounds_s = time.monotonic() - since
         for process, (cpu, switches) in before.items():
             now = children[process].around()
