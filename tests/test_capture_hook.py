@@ -418,12 +418,15 @@ def enclosing():
     def closure(self, *args, **kwargs):
         return y
 
-    return closure
+    def local(self, *args, **kwargs):
+        pass
+
+    return closure, local
 
 
 made = {}
 exec("def made(self, *args, **kwargs):\\n    pass\\n", made)
-refused = [heuristics.CachingAutotuner.run, decorated, named_only, enclosing(), made["made"]]
+refused = [heuristics.CachingAutotuner.run, decorated, named_only, *enclosing(), made["made"]]
 print(json.dumps([exact is not None] + [hook.inlined_run(f) is None for f in refused]))
 """
 
@@ -431,8 +434,8 @@ print(json.dumps([exact is not None] + [hook.inlined_run(f) is None for f in ref
 def test_the_hook_inlines_only_what_compiles_back_to_the_same_code(tmp_path: Path) -> None:
     """The hook compiles its bookkeeping into a ``run`` only where the source, compiled
     again without it, gives the code Python runs: not once the file changed on disk, nor
-    for a decorated function, one without ``*args``, a closure or one with no source
-    (there the hook wraps the function instead)."""
+    for a decorated function, one without ``*args``, a closure, a function local to another
+    or one with no source (there the hook wraps the function instead)."""
     program = tmp_path / "not_inlined.py"
     program.write_text(NOT_INLINED)
     env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(tmp_path)}
@@ -445,7 +448,7 @@ def test_the_hook_inlines_only_what_compiles_back_to_the_same_code(tmp_path: Pat
         check=False,
     )
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert json.loads(ran.stdout) == [True] * 6
+    assert json.loads(ran.stdout) == [True] * 7
     assert not (tmp_path / "hook-errors.txt").exists()
 
 

@@ -161,11 +161,8 @@ def inlined_run(original: Any) -> Any:
     assert isinstance(handled, ast.Try)
     handled.body = body[len(docstring) :]
     definition.body = [*docstring, *statements(_PROLOGUE), handled]
-    compiled = _compiled(tree, original)
-    if compiled is None:
-        return None
     inlined = types.FunctionType(
-        compiled,
+        _compiled(tree, original),
         original.__globals__,
         original.__name__,
         original.__defaults__,
@@ -195,19 +192,22 @@ def _parsed(original: Any) -> tuple[ast.Module, ast.FunctionDef] | None:
     tree = ast.parse(source)
     scope: Any = tree
     for name in original.__qualname__.split("."):
-        [scope] = [
+        found = [
             node
-            for node in scope.body
+            for node in getattr(scope, "body", ())
             if isinstance(node, ast.ClassDef | ast.FunctionDef) and node.name == name
         ]
+        if len(found) != 1:  # defined in a branch or twice, or local to a function
+            return None
+        [scope] = found
     if not isinstance(scope, ast.FunctionDef) or scope.decorator_list:
         return None
     return tree, scope
 
 
-def _compiled(tree: ast.Module, original: Any) -> types.CodeType | None:
-    """The code of ``original``'s definition in ``tree``, compiled under its module's
-    ``__future__`` flags."""
+def _compiled(tree: ast.Module, original: Any) -> types.CodeType:
+    """The code of ``original``'s definition in ``tree`` (:func:`_parsed` found it once),
+    compiled under its module's ``__future__`` flags."""
     futures = original.__code__.co_flags & _FUTURE_FLAGS
     code = compile(tree, original.__code__.co_filename, "exec", flags=futures, dont_inherit=True)
     for name in original.__qualname__.split("."):
