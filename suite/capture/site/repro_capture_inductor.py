@@ -169,6 +169,8 @@ def inlined_run(original: Any) -> Any:
     )
     inlined.__kwdefaults__ = original.__kwdefaults__
     functools.update_wrapper(inlined, original)
+    # What the added statements read: globals of Torch's module (the function runs in its
+    # globals, so that every name of Torch's resolves as before), named so as to shadow none.
     original.__globals__.update(
         _repro_capture_next=next_sequence,
         _repro_capture_first=_first_quietly,
