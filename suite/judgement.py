@@ -547,6 +547,19 @@ def bundled_ptxas(arch):
     return str(getattr(tool, "path", tool)), "DISABLE_PTXAS_OPT" in text
 
 
+def ptxas_refusal(cuda):
+    """'' when the installed release compiles with a ptxas of CUDA ``cuda`` (``13.0``), else
+    its error: it reads the PTX ISA from that release (``ptx_get_version``), and releases
+    before 3.5 know no CUDA 13 ("Triton only support CUDA 10.0 or higher")."""
+    from triton.backends.nvidia import compiler
+
+    try:
+        compiler.ptx_get_version(cuda)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
 def build_launcher(kernel):
     """Load a compiled kernel's binary and build its launcher without launching it, where the
     release has the step on its own (``_init_handles``; older ones build at the first launch)."""
