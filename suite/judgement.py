@@ -530,21 +530,34 @@ def reported_apart(one, other):
 
 
 def bundled_ptxas(arch):
-    """The ptxas the installed release assembles ``arch`` with (``get_ptxas`` takes the arch
-    in 3.3 and 3.9, nothing in 3.4 and 3.5) and whether it reads ``DISABLE_PTXAS_OPT``."""
+    """The ptxas the installed release assembles ``arch`` with
+    (:func:`suite.toolchain.probe.ptxas_for`) and whether it reads ``DISABLE_PTXAS_OPT``."""
     import os
 
     import triton
     from triton.backends.nvidia import compiler
 
-    get = compiler.get_ptxas
-    tool = get(arch) if inspect.signature(get).parameters else get()
+    from suite.toolchain.probe import ptxas_for
+
     knobs = os.path.join(os.path.dirname(triton.__file__), "knobs.py")
     text = ""
     if os.path.isfile(knobs):
         with open(knobs) as handle:
             text = handle.read()
-    return str(getattr(tool, "path", tool)), "DISABLE_PTXAS_OPT" in text
+    return ptxas_for(compiler, arch), "DISABLE_PTXAS_OPT" in text
+
+
+def ptxas_refusal(cuda):
+    """'' when the installed release compiles with a ptxas of CUDA ``cuda`` (``13.0``), else
+    its error: it reads the PTX ISA from that release (``ptx_get_version``), and releases
+    before 3.5 know no CUDA 13 ("Triton only support CUDA 10.0 or higher")."""
+    from triton.backends.nvidia import compiler
+
+    try:
+        compiler.ptx_get_version(cuda)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""
 
 
 def build_launcher(kernel):

@@ -76,6 +76,20 @@ def test_an_older_release_lacks_the_newest_targets(triton_350, tmp_path):
     assert not gap["blocking"] and "pip install --upgrade triton" in gap["fix"]
 
 
+@pytest.mark.venv
+def test_a_release_whose_get_ptxas_gives_a_tuple_is_probed(tmp_path):
+    """3.3's ``get_ptxas`` returns ``(path, version)``, not a tool with a ``path``: the probe
+    failed on it and the doctor said "triton does not import" (the 3.3.1 lane)."""
+    from suite.toolchain.venvs import for_version
+
+    python = for_version("3.3.1").python
+    found = doctor("--python", str(python), "-o", str(tmp_path), env=no_venvs(tmp_path))
+    assert found["triton"]["version"] == "3.3.1" and found["ready"], found["problems"]
+    support = {t["target"]: t for t in found["targets"]}
+    assert support["sm_90a"]["compiles"] and support["sm_90a"]["ptxas"].endswith("bin/ptxas")
+    assert support["sm_100a"]["ptxas"].endswith("bin/ptxas-blackwell")
+
+
 def test_a_broken_baseline_and_finding_are_problems_with_fixes(tmp_path):
     baseline = tmp_path / "baseline.toml"
     baseline.write_text("[[known]]\nrepro = 3\n")

@@ -11,6 +11,7 @@ through torch), which the gpu-marked tests do.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -41,6 +42,7 @@ from suite.engine.ptxas import (
 )
 from suite.engine.runner import Execution, run_case
 from suite.engine.triage import TriageKind, triage_of
+from tests.test_capture import venv_python
 
 PLANTED = ROOT / "tests" / "data" / "planted_assembler_fault.py"
 FAULT = "runtime-error:launch:RuntimeError: CUDA error: an illegal memory access was encountered"
@@ -107,6 +109,24 @@ def test_without_a_second_build_it_says_so(tmp_path):
     said = f"no second ptxas: none of another version than the bundled {bundled.version}"
     assert note.startswith(said)
     assert "/usr/local/cuda/bin/ptxas" in note
+
+
+@pytest.mark.venv
+def test_a_second_ptxas_the_release_refuses_is_never_picked():
+    """Triton reads its PTX ISA from the ptxas it runs (``ptx_get_version``) and releases
+    before 3.5.0 know no CUDA 13: a relaunch with the toolkit's 13.0 failed at llir
+    (``Triton only support CUDA 10.0 or higher``) and every verdict was undecided. Under
+    3.3.1 and 3.4.0 no second build is picked and the note says why; 3.5.0 takes it."""
+    toolkit = Ptxas.at(TOOLKIT_PTXAS) if TOOLKIT_PTXAS.is_file() else None
+    if toolkit is None or int(toolkit.version.split(".")[0]) < 13:
+        pytest.skip("needs the CUDA 13 toolkit's ptxas (3.4.0 takes a CUDA 12 one)")
+    environ = {**os.environ, "PATH": os.defpath, "CUDA_HOME": "", "CUDA_PATH": ""}
+    refusal = "RuntimeError: Triton only support CUDA 10.0 or higher, but got CUDA version"
+    for release in ("3.3.1", "3.4.0"):  # 3.3's get_ptxas gives (path, version)
+        old = toolchain(venv_python(release), 90, environ)
+        assert old.bundled is not None and old.second is None, old
+        assert f"this Triton refuses CUDA {toolkit.cuda}: {refusal}: {toolkit.cuda}" in old.note
+    assert toolchain(venv_python("3.5.0"), 90, environ).second == toolkit
 
 
 def test_one_ptx_file_assembles_with_both_builds_and_at_O0(tmp_path):

@@ -192,6 +192,18 @@ def test_map_passes_by_probe_by_name_and_missing():
     assert missing == ["tritongpu-no-such-pass"]
 
 
+@pytest.mark.venv
+def test_the_probe_builds_an_int_that_the_binding_writes_as_a_union(tmp_path):
+    """3.7.0-3.8.0's bindings write an int argument as ``typing.SupportsInt |
+    typing.SupportsIndex``: read as an object the probe could not build, AssignLatencies
+    mapped to ``add_assign_latencies(pm, None())`` (the 3.8.0 lane). Under 3.7.1 the probe
+    builds it and ties it to the pass's option."""
+    _, table = probe(venv_python("3.7.1"), tmp_path)
+    (binding,) = [b for b in table if b.path == "passes.ttgpuir.add_assign_latencies"]
+    assert binding.error is None and binding.pass_key == PASS, binding
+    assert [(p.kind, p.option) for p in binding.params] == [("int", "num-stages")]
+
+
 def test_a_nested_group_maps_pass_by_pass():
     table = [
         _entry("amd.passes.ttgpuir.add_a", "tt.func(tritonamdgpu-a)"),

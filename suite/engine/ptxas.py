@@ -54,6 +54,8 @@ NO_OPT_KNOB = "DISABLE_PTXAS_OPT"
 #: Where a CUDA toolkit keeps its ptxas, besides the PATH.
 TOOLKIT_ROOTS = ("CUDA_HOME", "CUDA_PATH")
 DEFAULT_TOOLKIT = "/usr/local/cuda"
+#: What the probe child prints for a CUDA release whose ptxas the case's Triton compiles with.
+TAKES = "takes"
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,11 @@ class Ptxas:
 
     path: str
     version: str
+
+    @property
+    def cuda(self) -> str:
+        """The CUDA release it belongs to (``13.0``), which Triton reads its PTX ISA from."""
+        return ".".join(self.version.split(".")[:2])
 
     @classmethod
     def at(cls, path: str | os.PathLike[str]) -> Ptxas | None:
@@ -79,12 +86,17 @@ class Ptxas:
 
 
 def print_bundled(argv: Sequence[str]) -> int:
-    """The ``ptxas-probe`` child, run by the case's interpreter: ``ARCH``; prints the path of
-    the ptxas its Triton uses for ``ARCH``, then whether it has the no-optimisation knob
-    (:func:`suite.judgement.bundled_ptxas`)."""
-    from suite.judgement import bundled_ptxas
+    """The ``ptxas-probe`` child, run by the case's interpreter: ``ARCH [CUDA ...]``; prints
+    the path of the ptxas its Triton uses for ``ARCH``, then whether it has the
+    no-optimisation knob (:func:`suite.judgement.bundled_ptxas`), then for each CUDA release
+    given (``13.0``) ``takes`` or why the release refuses a ptxas of it
+    (:func:`suite.judgement.ptxas_refusal`), one line each."""
+    from suite.judgement import bundled_ptxas, ptxas_refusal
 
-    print(*bundled_ptxas(int(argv[0])), sep="\n")
+    arch, *releases = argv
+    print(*bundled_ptxas(int(arch)), sep="\n")
+    for cuda in releases:
+        print(ptxas_refusal(cuda).replace("\n", " ") or TAKES)
     return 0
 
 
@@ -103,9 +115,10 @@ def toolchain(python: str, arch: int, environ: Mapping[str, str] | None = None) 
     version, and whether the release has the no-optimisation knob."""
     environ = os.environ if environ is None else environ
     probe_env = child_env(base={k: v for k, v in environ.items() if k not in PATH_KNOBS})
+    releases = sorted({b.cuda for b in builds_around(environ)})
     try:
         probe = subprocess.run(
-            child_argv(python, Role.PTXAS_PROBE, str(arch)),
+            child_argv(python, Role.PTXAS_PROBE, str(arch), *releases),
             capture_output=True,
             text=True,
             timeout=120,
@@ -114,15 +127,18 @@ def toolchain(python: str, arch: int, environ: Mapping[str, str] | None = None) 
     except (OSError, subprocess.SubprocessError) as exc:
         return Toolchain(None, None, False, f"the interpreter's Triton was not read: {exc}")
     lines = probe.stdout.strip().splitlines()
-    if probe.returncode != 0 or len(lines) < 2:
+    if probe.returncode != 0 or len(lines) < 2 + len(releases):
         why = (probe.stderr.strip().splitlines() or ["no output"])[-1]
         return Toolchain(None, None, False, f"the interpreter's Triton names no ptxas: {why}")
-    bundled = Ptxas.at(lines[-2])
+    said = lines[len(lines) - len(releases) :]
+    path, knob = lines[len(lines) - len(releases) - 2 : len(lines) - len(releases)]
+    refused = {cuda: why for cuda, why in zip(releases, said, strict=True) if why != TAKES}
+    bundled = Ptxas.at(path)
     if bundled is None:
-        return Toolchain(None, None, False, f"{lines[-2]} is not a ptxas that runs")
-    second = second_build(bundled, environ)
-    note = "" if second else no_second_note(bundled, environ)
-    return Toolchain(bundled, second, lines[-1] == "True", note)
+        return Toolchain(None, None, False, f"{path} is not a ptxas that runs")
+    second = second_build(bundled, environ, refused)
+    note = "" if second else no_second_note(bundled, environ, refused)
+    return Toolchain(bundled, second, knob == "True", note)
 
 
 def candidates(environ: Mapping[str, str]) -> list[Path]:
@@ -134,24 +150,37 @@ def candidates(environ: Mapping[str, str]) -> list[Path]:
     return places
 
 
-def second_build(bundled: Ptxas, environ: Mapping[str, str]) -> Ptxas | None:
-    """The first ptxas found that is not ``bundled`` and reports another version (the same
-    version assembles the same way: it would decide nothing)."""
-    for place in candidates(environ):
-        if not place.is_file():
+def builds_around(environ: Mapping[str, str]) -> list[Ptxas]:
+    """The ptxas builds that run among :func:`candidates`, in their order."""
+    found = (Ptxas.at(place) for place in candidates(environ) if place.is_file())
+    return [build for build in found if build is not None]
+
+
+def second_build(
+    bundled: Ptxas, environ: Mapping[str, str], refused: Mapping[str, str] | None = None
+) -> Ptxas | None:
+    """The first ptxas found that is not ``bundled``, reports another version (the same
+    version assembles the same way: it would decide nothing) and is of a CUDA release the
+    case's Triton does not refuse (``refused``: CUDA release -> why; its relaunch could not
+    compile)."""
+    for build in builds_around(environ):
+        if build.path == bundled.path or build.version == bundled.version:
             continue
-        build = Ptxas.at(place)
-        if build is not None and build.path != bundled.path and build.version != bundled.version:
+        if build.cuda not in (refused or {}):
             return build
     return None
 
 
-def no_second_note(bundled: Ptxas, environ: Mapping[str, str]) -> str:
+def no_second_note(
+    bundled: Ptxas, environ: Mapping[str, str], refused: Mapping[str, str] | None = None
+) -> str:
     places = ", ".join(str(p) for p in candidates(environ))
-    return (
+    note = (
         f"no second ptxas: none of another version than the bundled {bundled.version} on the "
         f"PATH, under CUDA_HOME / CUDA_PATH or at {DEFAULT_TOOLKIT} (looked at: {places})"
     )
+    said = "; ".join(f"CUDA {cuda}: {why}" for cuda, why in sorted((refused or {}).items()))
+    return f"{note}; this Triton refuses {said}" if said else note
 
 
 @dataclass(frozen=True)

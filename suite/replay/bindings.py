@@ -61,13 +61,17 @@ POSITIONAL_OPTIONS = {
 
 INT_TYPES = ("int", "typing.SupportsInt", "SupportsInt")
 FLOAT_TYPES = ("float", "typing.SupportsFloat", "SupportsFloat")
+#: What a binding also takes beside an int or a float: 3.7.0-3.8.0 write an ``int``
+#: argument as ``typing.SupportsInt | typing.SupportsIndex``.
+INDEX_TYPES = ("typing.SupportsIndex", "SupportsIndex")
 
 
 def param_kind(type_text: str) -> str:
     t = type_text.strip()
-    if t in INT_TYPES:
+    union = {part.strip() for part in t.split("|")} - set(INDEX_TYPES)
+    if union and union <= set(INT_TYPES):
         return "int"
-    if t in FLOAT_TYPES:
+    if union and union <= set(FLOAT_TYPES):
         return "float"
     if t == "bool":
         return "bool"

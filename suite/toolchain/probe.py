@@ -25,15 +25,18 @@ PTX_PROGRAM = Path(__file__).with_name("probe_kernel.ptx")
 """The kernel each target assembles: a PTX file with ``@VERSION@``/``@TARGET@`` holes."""
 
 
-def _ptxas_for(nvidia: Any, arch: int) -> str:
-    """The ptxas Triton runs for ``arch`` (releases differ: one binary, or one per arch)."""
+def ptxas_for(nvidia: Any, arch: int) -> str:
+    """The ptxas Triton runs for ``arch`` (releases differ: one binary, or one per arch;
+    3.0-3.2 have no ``get_ptxas``, 3.3's returns ``(path, version)``, 3.4's and later's a
+    tool with a ``path``)."""
     get_ptxas = getattr(nvidia, "get_ptxas", None)
     if get_ptxas is None:
         return str(nvidia._path_to_binary("ptxas")[0])
     try:
-        return str(get_ptxas(arch).path)
+        tool = get_ptxas(arch)
     except TypeError:
-        return str(get_ptxas().path)
+        tool = get_ptxas()
+    return str(tool[0] if isinstance(tool, tuple) else tool.path)
 
 
 def _release(ptxas: str) -> str:
@@ -87,7 +90,7 @@ def targets(names: list[str]) -> list[TargetSupport]:
     with tempfile.TemporaryDirectory(prefix="repro-ptxas-probe-") as scratch:
         for target in names:
             arch = int(re.sub(r"\D", "", target))
-            ptxas = _ptxas_for(nvidia, arch)
+            ptxas = ptxas_for(nvidia, arch)
             release = _release(ptxas)
             ptx_version = nvidia.ptx_get_version(release) if release else 0
             error = _assemble(ptxas, ptx_version, target, Path(scratch)) if release else "no ptxas"
