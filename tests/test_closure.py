@@ -612,7 +612,8 @@ def test_status_says_what_was_checked(tmp_path):
     """A finding of triton 3.5.0: with no newer release tried it is not ready ("not checked
     on the newest release 3.9.0"); a newer release that refuses the kernel for another
     reason (repro.py exit 2 there) cannot show the fix, so bisect's first good release still
-    makes it "fixed upstream"; one that still reproduces it leaves it unfixed."""
+    makes it "fixed upstream"; one after that release that still reproduces it leaves it
+    unfixed, one before it does not."""
     newest_installed()  # what the newest release says of a 3.5.0 finding
     from dataclasses import replace
 
@@ -639,6 +640,10 @@ def test_status_says_what_was_checked(tmp_path):
     nothing_known = Baseline([])
     assert fixed_upstream_in(subject, refused, nothing_known) == "3.6.0"
     assert fixed_upstream_in(subject, reproduces, nothing_known) == ""
+    # This machine's Triton newer than the finding's but older than bisect's first good
+    # release (3.5.1, seen in its lane): that it still fails there says nothing of the fix.
+    between = Verification(True, "3.5.1", "", 1, record["signature"])
+    assert fixed_upstream_in(subject, between, nothing_known) == "3.6.0"
 
 
 # Making an Autotuner needs a GPU driver or torch before 3.4.0: 3.0.0 and 3.1.0's import

@@ -104,8 +104,11 @@ def fixed_upstream_in(subject: Subject, current: Verification | None, baseline: 
     and did not reproduce. '' when the newest release tried still fails (or none was)."""
     finding = subject.finding
     if current is not None and current.exit_status is not None:
-        if current.ok:
-            return ""  # it still reproduces there: not fixed
+        if current.ok:  # it still reproduces there: not fixed there, nor before
+            first_good = finding.first_good if finding is not None else None
+            if first_good and _release_order(first_good) > _release_order(current.version):
+                return first_good  # this machine's Triton is older than bisect's fix
+            return ""
         if current.exit_status == 0 and current.signature is None:
             known = finding.first_good if finding is not None else None
             if not known:
