@@ -529,37 +529,6 @@ def reported_apart(one, other):
 # ---- engine ----
 
 
-def bundled_ptxas(arch):
-    """The ptxas the installed release assembles ``arch`` with
-    (:func:`suite.toolchain.probe.ptxas_for`) and whether it reads ``DISABLE_PTXAS_OPT``."""
-    import os
-
-    import triton
-    from triton.backends.nvidia import compiler
-
-    from suite.toolchain.probe import ptxas_for
-
-    knobs = os.path.join(os.path.dirname(triton.__file__), "knobs.py")
-    text = ""
-    if os.path.isfile(knobs):
-        with open(knobs) as handle:
-            text = handle.read()
-    return ptxas_for(compiler, arch), "DISABLE_PTXAS_OPT" in text
-
-
-def ptxas_refusal(cuda):
-    """'' when the installed release compiles with a ptxas of CUDA ``cuda`` (``13.0``), else
-    its error: it reads the PTX ISA from that release (``ptx_get_version``), and releases
-    before 3.5 know no CUDA 13 ("Triton only support CUDA 10.0 or higher")."""
-    from triton.backends.nvidia import compiler
-
-    try:
-        compiler.ptx_get_version(cuda)
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return ""
-
-
 def build_launcher(kernel):
     """Load a compiled kernel's binary and build its launcher without launching it, where the
     release has the step on its own (``_init_handles``; older ones build at the first launch)."""

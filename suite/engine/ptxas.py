@@ -85,14 +85,41 @@ class Ptxas:
         return cls(str(Path(path).resolve()), version.group(1))
 
 
+def bundled_ptxas(arch):
+    """The ptxas the installed release assembles ``arch`` with
+    (:func:`suite.toolchain.probe.ptxas_for`) and whether it reads ``DISABLE_PTXAS_OPT``."""
+    import triton
+    from triton.backends.nvidia import compiler
+
+    from suite.toolchain.probe import ptxas_for
+
+    knobs = os.path.join(os.path.dirname(triton.__file__), "knobs.py")
+    text = ""
+    if os.path.isfile(knobs):
+        with open(knobs) as handle:
+            text = handle.read()
+    return ptxas_for(compiler, arch), "DISABLE_PTXAS_OPT" in text
+
+
+def ptxas_refusal(cuda):
+    """'' when the installed release compiles with a ptxas of CUDA ``cuda`` (``13.0``), else
+    its error: it reads the PTX ISA from that release (``ptx_get_version``), and releases
+    before 3.5 know no CUDA 13 ("Triton only support CUDA 10.0 or higher")."""
+    from triton.backends.nvidia import compiler
+
+    try:
+        compiler.ptx_get_version(cuda)
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return ""
+
+
 def print_bundled(argv: Sequence[str]) -> int:
     """The ``ptxas-probe`` child, run by the case's interpreter: ``ARCH [CUDA ...]``; prints
     the path of the ptxas its Triton uses for ``ARCH``, then whether it has the
-    no-optimisation knob (:func:`suite.judgement.bundled_ptxas`), then for each CUDA release
-    given (``13.0``) ``takes`` or why the release refuses a ptxas of it
-    (:func:`suite.judgement.ptxas_refusal`), one line each."""
-    from suite.judgement import bundled_ptxas, ptxas_refusal
-
+    no-optimisation knob (:func:`bundled_ptxas`), then for each CUDA release given
+    (``13.0``) ``takes`` or why the release refuses a ptxas of it (:func:`ptxas_refusal`),
+    one line each."""
     arch, *releases = argv
     print(*bundled_ptxas(int(arch)), sep="\n")
     for cuda in releases:
