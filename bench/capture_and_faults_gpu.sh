@@ -14,12 +14,13 @@ OUT=${OUT:-$(mktemp -d)}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 case "${STEP:-overhead}" in
   overhead)
-    # The MLP step: two batches of 12 fresh processes an arm, one after the other (each 140 s
-    # of rounds; more processes an arm than start at once), the captured ones also taking
-    # rounds with Inductor's run behind the hook's wrapper and as Torch made it (the hook's
-    # own cost, paired within each process); caches shared.
+    # The MLP step: three batches of 12 fresh processes an arm, one after the other (each
+    # 85 s of rounds and about 60 s to start; processes differ by a few percent for life, so
+    # the interval narrows with processes, not rounds), the captured ones also taking rounds
+    # with every launch kept by its scalars and with Inductor's run as Torch made it (the
+    # hook's own cost, paired within each process); caches shared.
     timeout -s INT 560 python bench/capture_overhead.py --workloads mlp --processes 12 \
-      --batches 2 --arms plain captured captured:wrapped captured:unhooked --budget-s 280 \
+      --batches 3 --arms plain captured captured:unsteady captured:unhooked --budget-s 255 \
       --caches "$(mktemp -d)" --raw "$OUT/capture-overhead-mlp.jsonl" \
       > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"

@@ -9,7 +9,8 @@ path without the hook, ``--calls`` times a round, the rounds interleaved (``--ro
 - ``JITFunction.run(...)`` called directly (an autotuner's launch): bare against
   ``run_wrapper``;
 - Inductor's ``CachingAutotuner.run`` (a tuner with one config): bare against the hook's
-  (``inlined_run``: the ring's bookkeeping compiled into it), against the hook's wrapper
+  (``inlined_run``: the ring's bookkeeping compiled into it; the kernel steady, kept by
+  reference alone, and not, kept by its scalars), against the hook's wrapper
   (``inductor_run_wrapper``, where it cannot inline), and against a function that only
   calls it (a frame; capture_overhead.py's ``:bare`` mode inside a training step).
 
@@ -130,17 +131,24 @@ def main() -> int:
         run = inductor_run
 
     class InlinedTuner(Tuner):  # the hook's: that run with the ring's bookkeeping inlined
-        run = repro_capture_inductor.inlined_run(inductor_run)
+        run = inductor_run
 
     class WrappedTuner(Tuner):  # where the hook cannot inline: that run behind its wrapper
-        run = repro_capture_inductor.inductor_run_wrapper(inductor_run)
+        run = inductor_run
 
+    repro_capture_inductor.hook_tuner(InlinedTuner)
+    repro_capture_inductor.hook_tuner(WrappedTuner, inline=False)
     x, y = Tensor(4096), Tensor(4096)
-    tuner, inlined_tuner, wrapped_tuner = (
+    tuner, inlined_tuner, unsteady_tuner, wrapped_tuner = (
         PlainTuner(inductor_kernel),
+        InlinedTuner(inductor_kernel),
         InlinedTuner(inductor_kernel),
         WrappedTuner(inductor_kernel),
     )
+    for hooked_tuner in (inlined_tuner, unsteady_tuner, wrapped_tuner):  # past the first
+        for _ in range(repro_capture_inductor.STEADY_AFTER + 1):  # launches: steady
+            hooked_tuner.run(x, y, 4096, stream=0)
+    unsteady_tuner._repro_capture_steady = False  # type: ignore[attr-defined]  # kept by scalars
     grid = (16,)
     paths = {
         "kernel[grid](...)": (
@@ -154,6 +162,10 @@ def main() -> int:
         "Inductor's run(...)": (
             lambda: tuner.run(x, y, 4096, stream=0),
             lambda: inlined_tuner.run(x, y, 4096, stream=0),
+        ),
+        "Inductor's, unsteady": (
+            lambda: tuner.run(x, y, 4096, stream=0),
+            lambda: unsteady_tuner.run(x, y, 4096, stream=0),
         ),
         "Inductor's, wrapped": (
             lambda: tuner.run(x, y, 4096, stream=0),

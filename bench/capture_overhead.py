@@ -21,8 +21,9 @@ Each *arm* of a workload is ``--processes`` long-lived processes of the same kin
   the hook switched off for a round (``unkept``: Inductor's launches go to an empty ring;
   ``wrapped``: Torch's ``run`` behind the hook's wrapper, not inlined; ``bare``:
   Inductor's ``run`` behind a function that only calls it; ``unhooked``:
-  Inductor's ``run`` as Torch made it) or as it was (``args-kept``: the ring keeps each
-  launch's arguments, tensors included).
+  Inductor's ``run`` as Torch made it) or as it was (``unsteady``: every launch kept with
+  its scalars, no kernel by reference alone; ``args-kept``: the ring keeps each launch's
+  arguments, tensors included).
 
 Why several processes an arm: two processes of one program differ by a few percent on
 this CPU-bound step (where the allocator and the loader put things, which cores the
@@ -97,7 +98,7 @@ KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
 HOOK_MODES = {
     "python": ("full",),
     "launches": ("full",),
-    "mlp": ("full", "unkept", "wrapped", "bare", "unhooked", "args-kept"),
+    "mlp": ("full", "unkept", "unsteady", "wrapped", "bare", "unhooked", "args-kept"),
 }
 
 #: A round of a workload: how many launches or steps -> the time of one, in its unit, by
@@ -179,7 +180,9 @@ def mlp_workload() -> tuple[Timed, str]:
     run = triton_heuristics.CachingAutotuner.run
     if getattr(run, "_repro_capture", False):  # hooked: how
         inlined = run.__code__.co_filename == triton_heuristics.__file__
+        steady = sum(bool(t.__dict__.get("_repro_capture_steady")) for t in set(TUNERS))
         configs += ", Inductor's run " + ("inlined" if inlined else "wrapped") + " by the hook"
+        configs += f", {steady} of its {len(set(TUNERS))} kernels kept by reference alone"
 
     def one_round(count: int) -> tuple[float, float]:
         torch.cuda.synchronize()
@@ -288,9 +291,10 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     Inductor's launches go to an empty ring; ``wrapped``: Torch's ``run`` behind the hook's
     wrapper (a frame more, what the hook falls back to where it cannot inline); ``bare``:
     behind a function that only calls it (what a frame costs, nothing kept); ``unhooked``:
-    ``CachingAutotuner.run`` as Torch made it; ``args-kept``: the ring keeps each launch's
-    arguments, tensors included, as the hook did before it kept Inductor's launches by
-    their scalars."""
+    ``CachingAutotuner.run`` as Torch made it; ``unsteady``: every launch kept by its
+    scalars, as the hook did before it kept a steady kernel's by reference alone;
+    ``args-kept``: the ring keeps each launch's arguments, tensors included, as the hook
+    did before it kept Inductor's launches by their scalars."""
     if HOOK_MODES[workload] == ("full",):
         return {"full": lambda: None}
     import repro_capture_inductor as hook
@@ -301,12 +305,13 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     original = inlined.__wrapped__
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
-    kept_so = {id(t): t.__dict__.get("_repro_capture_keep") for t in TUNERS}
+    kept_so = {id(t): t.__dict__.get("_repro_capture_kept") for t in TUNERS}
+    steady_so = {id(t): t.__dict__.get("_repro_capture_steady", False) for t in TUNERS}
 
     def bare(self: object, *args: object, **kwargs: object) -> object:
         return original(self, *args, **kwargs)
 
-    def mode(run: object, kept: collections.deque[object], all_args: bool) -> Callable[[], None]:
+    def mode(run: object, kept: collections.deque[object], keeping: str) -> Callable[[], None]:
         def switch() -> None:
             tuner.run = run
             hook.KEPT_RING = kept
@@ -314,19 +319,22 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
             if kept is not ring:
                 ring.clear()
             for each in TUNERS:
-                keep = hook._KEEP_ALL if all_args else kept_so[id(each)]
-                if keep is not None:
-                    each._repro_capture_keep = keep  # type: ignore[attr-defined]
+                keeper = hook._ALL_ARGS if keeping == "args" else kept_so[id(each)]
+                if keeper is not None:
+                    each._repro_capture_kept = keeper  # type: ignore[attr-defined]
+                steady = steady_so[id(each)] and keeping == "as-hooked"
+                each._repro_capture_steady = steady  # type: ignore[attr-defined]
 
         return switch
 
     return {
-        "full": mode(inlined, ring, False),
-        "unkept": mode(inlined, dropped, False),
-        "wrapped": mode(hook.inductor_run_wrapper(original), ring, False),
-        "bare": mode(bare, dropped, False),
-        "unhooked": mode(original, dropped, False),
-        "args-kept": mode(inlined, ring, True),
+        "full": mode(inlined, ring, "as-hooked"),
+        "unkept": mode(inlined, dropped, "as-hooked"),
+        "unsteady": mode(inlined, ring, "scalars"),
+        "wrapped": mode(hook.inductor_run_wrapper(original), ring, "as-hooked"),
+        "bare": mode(bare, dropped, "as-hooked"),
+        "unhooked": mode(original, dropped, "as-hooked"),
+        "args-kept": mode(inlined, ring, "args"),
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from suite.capture.program import SITE
+from suite.capture.site.repro_capture_records import load_last_launches
 from suite.engine.template import HOOK_TEE
 from tests.conftest import checkout_env
 from tests.test_capture import PROGRAMS, capture, venv_python
@@ -289,10 +290,11 @@ def run(self, *args, stream, **kwargs):  # Inductor's, around a launcher that la
 
 # As the hook gives it (sys.argv[1]: inlined or wrapped), and as Inductor's generated code
 # calls it: kernel.run(..., stream=).
-hooked = getattr(repro_capture_inductor, sys.argv[1])(run)
-inlined = sys.argv[1] == "inlined_run"
+CachingAutotuner.run = run
+inlined = sys.argv[1] == "inlined"
+repro_capture_inductor.hook_tuner(CachingAutotuner, inline=inlined)
+hooked = CachingAutotuner.run
 assert hooked.__code__.co_filename == (__file__ if inlined else repro_capture_inductor.__file__)
-CachingAutotuner.run = hooked
 
 
 class DebugAutotuner(CachingAutotuner):  # a subclass with a run of its own (Inductor has one)
@@ -318,28 +320,41 @@ except RuntimeError as error:  # raised as it was, from its own line
     assert "too many resources" in str(error)
 else:
     raise AssertionError("the launch did not raise")
+# sys.argv[2]: the sizes vary (the scalars kept every launch), or they do not (steady: the
+# kernel kept alone), but the last launch's, which raises.
+sizes = [4096 - n % 2 if sys.argv[2] == "varying" else 4096 for n in range(1, 1001)]
+sizes[-1] = sizes[-1] if sys.argv[2] == "varying" else 13
 tuner, outputs = CachingAutotuner(), []
 tuner.launched = []
-for n in range(1, 1001):
+for size in sizes:
     x, out = Tensor(4096), Tensor(4096)
-    tuner.run(x, out, 4096 - n % 2, stream=0)
+    try:
+        tuner.run(x, out, size, stream=0)
+    except RuntimeError:
+        assert size == 13
     outputs.append(weakref.ref(out))
-assert tuner.launched == [4096 - n % 2 for n in range(1, 1001)]
+assert tuner.launched == [size for size in sizes if size != 13]
+assert tuner._repro_capture_steady == (sys.argv[2] == "steady")
 del x, out
 gc.collect()
 print(json.dumps(sum(output() is not None for output in outputs)))
 """
 
 
-@pytest.mark.parametrize("hook", ["inlined_run", "inductor_run_wrapper"])
-def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path, hook: str) -> None:
+@pytest.mark.parametrize("sizes", ["varying", "steady"])
+@pytest.mark.parametrize("hook", ["inlined", "wrapped"])
+def test_an_inductor_kernels_launches_keep_no_tensor_alive(
+    tmp_path: Path, hook: str, sizes: str
+) -> None:
     """The hook keeps an Inductor kernel's launches by their scalars: no tensor the program
     dropped stays alive (autograd copies a gradient another reference holds, where it
     would take it over), and what the process's end describes of the last ``KEPT``
     launches still has each one's scalars and grid, the layouts (Inductor fixes them when
-    it compiles) and the config. The same whether the hook compiled its bookkeeping into
-    Torch's ``run`` or wraps it; a subclass's own ``run`` still runs, and a launch that
-    raises is raised as it was and recorded."""
+    it compiles) and the config. A kernel whose first ``STEADY_AFTER`` launches had the
+    same scalars is kept by the kernel alone: its kept launches are described with its
+    first launch's arguments and say so. The same whether the hook compiled its
+    bookkeeping into Torch's ``run`` or wraps it; a subclass's own ``run`` still runs, and
+    a launch that raises is raised as it was and recorded with its own arguments."""
     program = tmp_path / "inductor.py"
     program.write_text(INDUCTOR_LAUNCHES)
     folder = tmp_path / "capture"
@@ -347,7 +362,7 @@ def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path, hook:
     env = {**checkout_env(), "REPRO_CAPTURE_DIR": str(folder)}
     env["PYTHONPATH"] = os.pathsep.join([str(SITE), env["PYTHONPATH"]])
     ran = subprocess.run(
-        [sys.executable, str(program), hook],
+        [sys.executable, str(program), hook, sizes],
         capture_output=True,
         text=True,
         env=env,
@@ -356,12 +371,16 @@ def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path, hook:
     assert ran.returncode == 0, ran.stderr[-3000:]
     assert json.loads(ran.stdout) == 0  # no output tensor alive once the program dropped it
     assert not (folder / "hook-errors.txt").exists()
-    [failed] = [json.loads(p.read_text()) for p in (folder / "launches").glob("*.json")]
-    assert failed["state"] == "failed" and failed["scalars"]["xnumel"] == 13
-    assert "too many resources" in json.dumps(failed["error"])
+    failed = sorted(
+        (json.loads(p.read_text()) for p in (folder / "launches").glob("*.json")),
+        key=lambda record: record["sequence"],
+    )
+    assert [f["state"] for f in failed] == ["failed"] * len(failed)
+    assert [f["scalars"]["xnumel"] for f in failed] == [13] * (1 if sizes == "varying" else 2)
+    assert all("too many resources" in json.dumps(f["error"]) for f in failed)
     kept = json.loads(next((folder / "kept-launches").glob("*.json")).read_text())
-    assert [k["scalars"]["xnumel"] for k in kept] == [4096 - n % 2 for n in range(993, 1001)]
-    assert [k["grid"] for k in kept] == [[16, 1, 1]] * 8
+    assert len({k["sequence"] for k in kept}) == len(kept) == 8
+    assert [k["grid"] for k in kept] == [[-(-k["scalars"]["xnumel"] // 256), 1, 1] for k in kept]
     for launch in kept:
         assert launch["tensors"]["out_ptr0"] == {
             "dtype": "float32",
@@ -370,9 +389,20 @@ def test_an_inductor_kernels_launches_keep_no_tensor_alive(tmp_path: Path, hook:
             "device": "cuda:0",
         }
         assert launch["constexprs"] == {"XBLOCK": "256"} and launch["options"]["num_warps"] == 4
-    # The first launch's xnumel was 4095: a launch with another is said to carry its layouts.
-    noted = [bool(k["problems"]) for k in kept]
-    assert noted == [k["scalars"]["xnumel"] != 4095 for k in kept], [k["problems"] for k in kept]
+    if sizes == "varying":
+        assert [k["scalars"]["xnumel"] for k in kept] == [4096 - n % 2 for n in range(993, 1001)]
+        # The first launch's xnumel was 4095: a launch with another is said to carry its layouts.
+        noted = [bool(k["problems"]) for k in kept]
+        assert noted == [k["scalars"]["xnumel"] != 4095 for k in kept], kept
+    else:  # kept by the kernel alone, described with its first launch's arguments, but
+        # the launch that raised: its failure record numbered it, with its own scalars
+        assert [k["scalars"]["xnumel"] for k in kept] == [4096] * 7 + [13]
+        steady = ["kept by the kernel alone" in " ".join(k["problems"]) for k in kept]
+        assert steady == [True] * 7 + [False]
+        assert kept[-1]["sequence"] == failed[-1]["sequence"]
+        # The slot holds that launch, with the failure's number: the failure explains it.
+        [(_, latest)] = load_last_launches(folder / "last-launch").values()
+        assert latest.sequence == failed[-1]["sequence"]
 
 
 NOT_INLINED = """

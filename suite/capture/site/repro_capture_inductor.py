@@ -45,49 +45,64 @@ from typing import Any
 from repro_capture_common import compile_failed_since, next_sequence, note_hook_error
 from repro_capture_launch import (
     KEPT_RING,
+    Kept,
     launch_record,
+    number_latest,
     record_failed_quietly,
     tensor_arg,
     write_slot,
 )
 from repro_capture_records import LaunchRecord
 
-#: How a kernel's launches are kept: what of their arguments, and how that is described.
-Keep = tuple[Callable[[tuple[Any, ...]], tuple[Any, ...]], Any]
-
 #: The module that defines Inductor's ``CachingAutotuner``.
 INDUCTOR_MODULE = "torch._inductor.runtime.triton_heuristics"
 
 
 def install_inductor() -> None:
-    """Give the imported Inductor module's ``CachingAutotuner`` the hook's ``run`` (once):
-    Torch's own with the ring's bookkeeping inlined (:func:`inlined_run`), else Torch's
-    behind a wrapper (:func:`inductor_run_wrapper`)."""
-    module = sys.modules.get(INDUCTOR_MODULE)
-    tuner = getattr(module, "CachingAutotuner", None)
+    """Give the imported Inductor module's ``CachingAutotuner`` the hook's ``run`` (once)."""
+    tuner = getattr(sys.modules.get(INDUCTOR_MODULE), "CachingAutotuner", None)
+    if tuner is not None:
+        hook_tuner(tuner)
+
+
+def hook_tuner(tuner: type, inline: bool = True) -> None:
+    """``tuner.run`` becomes Torch's own with the ring's bookkeeping inlined
+    (:func:`inlined_run`), else Torch's behind a wrapper (:func:`inductor_run_wrapper`);
+    its kernels are not yet steady (:data:`STEADY_AFTER`)."""
     run = getattr(tuner, "run", None)
-    if tuner is None or run is None or getattr(run, "_repro_capture", False):
+    if run is None or getattr(run, "_repro_capture", False):
         return
-    try:
-        hooked = inlined_run(run)
-    except Exception:
-        note_hook_error("inlining the hook into CachingAutotuner.run")
-        hooked = None
-    tuner.run = hooked or inductor_run_wrapper(run)
+    hooked = None
+    if inline:
+        try:
+            hooked = inlined_run(run)
+        except Exception:
+            note_hook_error("inlining the hook into CachingAutotuner.run")
+    tuner._repro_capture_steady = False  # type: ignore[attr-defined]
+    tuner.run = hooked or inductor_run_wrapper(run)  # type: ignore[attr-defined]
+
+
+#: After this many launches of an Inductor kernel with its first launch's scalar arguments
+#: (its config chosen), its launches are kept by the kernel alone: the ring gets the tuner,
+#: nothing is allocated (:meth:`_Layouts.watch`). A training step launches each kernel with
+#: the same sizes every step (Inductor fixes layouts when it compiles; only a size that
+#: varies is a scalar); a kernel whose scalars differed once is kept with them for good.
+#: The allocations a launch made (its sequence, its scalars, the ring's tuple) cost a
+#: ``torch.compile``d MLP step about 1% on an H200 (2026-11-27, docs/capture.md).
+STEADY_AFTER = 16
 
 
 def inductor_run_wrapper(original: Any) -> Any:
     """Torch's ``run`` behind a frame of the hook's, which keeps each launch in the ring
-    (its first written ahead in full, :func:`_first_quietly`)."""
+    (:func:`_kept_launch`; a steady kernel's by reference alone)."""
 
     @functools.wraps(original)
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        sequence = next_sequence()
-        try:
-            keep, how = self._repro_capture_keep
-        except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
-            keep, how = _first_quietly(self, args, sequence)
-        KEPT_RING.append((sequence, how, self, keep(args), kwargs, None))
+        if self._repro_capture_steady:
+            KEPT_RING.append(self)
+            sequence = None
+        else:
+            sequence = _kept_launch(self, args, kwargs)
         try:
             return original(self, *args, **kwargs)
         except Exception as exc:
@@ -101,14 +116,14 @@ def inductor_run_wrapper(original: Any) -> Any:
 #: What :func:`inlined_run` puts before Torch's ``run`` body (SELF, ARGS, KWARGS: its
 #: parameters' names); the body then runs inside ``try``, and ``except`` records a launch
 #: that raised (:func:`_failed_quietly`) and raises it again. The same steps as
-#: :func:`inductor_run_wrapper`'s, as C calls in Torch's own frame.
+#: :func:`inductor_run_wrapper`'s, in Torch's own frame: a steady kernel's launch costs an
+#: attribute read and one C call.
 _PROLOGUE = """
-_repro_sequence = _repro_capture_next()
-try:
-    _repro_keep, _repro_how = SELF._repro_capture_keep
-except AttributeError:
-    _repro_keep, _repro_how = _repro_capture_first(SELF, ARGS, _repro_sequence)
-_repro_capture_append((_repro_sequence, _repro_how, SELF, _repro_keep(ARGS), KWARGS, None))
+if SELF._repro_capture_steady:
+    _repro_capture_append(SELF)
+    _repro_sequence = None
+else:
+    _repro_sequence = _repro_capture_launch(SELF, ARGS, KWARGS)
 """
 _HANDLER = """
 try:
@@ -172,8 +187,7 @@ def inlined_run(original: Any) -> Any:
     # What the added statements read: globals of Torch's module (the function runs in its
     # globals, so that every name of Torch's resolves as before), named so as to shadow none.
     original.__globals__.update(
-        _repro_capture_next=next_sequence,
-        _repro_capture_first=_first_quietly,
+        _repro_capture_launch=_kept_launch,
         _repro_capture_append=KEPT_RING.append,
         _repro_capture_failed=_failed_quietly,
     )
@@ -226,46 +240,67 @@ def _failed_quietly(
     tuner: Any,
     args: tuple[Any, ...],
     kwargs: Mapping[str, Any] | None,
-    sequence: int,
+    sequence: int | None,
     exc: Exception,
 ) -> None:
-    """A launch that raised: recorded, unless its own compile failed (that is the failure)."""
-    if not compile_failed_since(sequence):
-        record_failed_quietly((sequence, describe_inductor, tuner, args, kwargs or {}, None), exc)
+    """A launch that raised: recorded, unless its own compile failed (that is the failure).
+    A steady kernel's launch (``sequence`` None) compiled nothing: numbered now, and its
+    ring entry (the kernel alone) becomes the launch with its scalars and that number (the
+    failure explains that launch)."""
+    if sequence is None:
+        sequence = next_sequence()
+        kept = tuner._repro_capture_kept
+        number_latest(tuner, (sequence, kept.describe, tuner, kept.keep(args), kwargs, None))
+    elif compile_failed_since(sequence):
+        return
+    record_failed_quietly((sequence, describe_inductor, tuner, args, kwargs or {}, None), exc)
 
 
-def _first_quietly(tuner: Any, args: tuple[Any, ...], sequence: int) -> Keep:
+def _kept_launch(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | None) -> int:
+    """A launch of a kernel not yet steady, into the ring by its scalars (its first
+    written ahead in full, :func:`_first_quietly`); its sequence."""
+    sequence = next_sequence()
+    try:
+        kept = tuner._repro_capture_kept
+    except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
+        kept = _first_quietly(tuner, args, sequence)
+    values = kept.keep(args)
+    KEPT_RING.append((sequence, kept.describe, tuner, values, kwargs, None))
+    kept.watch(tuner, values)
+    return sequence
+
+
+def _first_quietly(tuner: Any, args: tuple[Any, ...], sequence: int) -> _Layouts | _AllArgs:
     """The first launch of an Inductor kernel, in full, in its slot (and the second, when
     the first came before Inductor chose a config); then how its launches are kept: its
     scalars only (:class:`_Layouts`)."""
     try:
         record = describe_inductor(tuner, args, {}, sequence, where=True)
         if record is None:
-            tuner._repro_capture_keep = _KEEP_ALL
-            return _KEEP_ALL
+            tuner._repro_capture_kept = _ALL_ARGS
+            return _ALL_ARGS
         write_slot(record)
-        layouts = _Layouts(args, record.id)
-        kept = (layouts.scalars_of, layouts.describe)
+        kept = _Layouts(args, record.id)
         # Written again at the next call only while no config was chosen (Inductor chooses
         # at the first call of a kernel with several): at most twice per kernel.
         if _chosen_config(tuner) is not None or getattr(tuner, "_repro_capture_unchosen", False):
-            tuner._repro_capture_keep = kept
+            tuner._repro_capture_kept = kept
         else:
             tuner._repro_capture_unchosen = True
         return kept
     except Exception:
         note_hook_error("recording an Inductor launch")
-        tuner._repro_capture_keep = _KEEP_ALL
-        return _KEEP_ALL
+        tuner._repro_capture_kept = _ALL_ARGS
+        return _ALL_ARGS
 
 
 class _Layouts:
     """How an Inductor kernel's launches are kept: its scalar arguments (sizes, by
-    reference), not its tensors. Inductor fixes a kernel's tensor layouts when it compiles
-    it (a size that varies is a scalar argument), so the layouts of its first launch,
-    described then, are those of every launch; a tensor kept alive by the hook would
-    change what the program does (autograd copies a gradient something else still
-    references, where it would take it over)."""
+    reference), not its tensors, until it is steady, then by the kernel alone. Inductor
+    fixes a kernel's tensor layouts when it compiles it (a size that varies is a scalar
+    argument), so the layouts of its first launch, described then, are those of every
+    launch; a tensor kept alive by the hook would change what the program does (autograd
+    copies a gradient something else still references, where it would take it over)."""
 
     def __init__(self, args: tuple[Any, ...], first: str) -> None:
         self.length = len(args)
@@ -274,14 +309,33 @@ class _Layouts:
         self.first_scalars = tuple(args[i] for i in positions)
         self.first = first
         self.positions = positions
+        self.same = 0  # launches since the first with its scalars; -1: they differed once
         # One C call a launch, always a tuple (itemgetter of one index gives a bare value).
-        self.scalars_of: Callable[[tuple[Any, ...]], tuple[Any, ...]] = (
+        self.keep: Callable[[tuple[Any, ...]], tuple[Any, ...]] = (
             operator.itemgetter(*positions)
             if len(positions) > 1
             else operator.itemgetter(
                 slice(positions[0], positions[0] + 1) if positions else slice(0, 0)
             )
         )
+
+    def watch(self, tuner: Any, scalars: tuple[Any, ...]) -> None:
+        """Count a launch with the first launch's scalars; at :data:`STEADY_AFTER` the
+        kernel is steady. One with others, and it never is."""
+        if self.same < 0:
+            return
+        try:
+            same = bool(scalars == self.first_scalars)
+        except Exception:  # a scalar whose == does not say (an array, say): never steady
+            same = False
+        self.same = self.same + 1 if same else -1
+        if self.same == STEADY_AFTER:  # once: a kernel made unsteady again stays so
+            tuner._repro_capture_steady = True
+
+    def again(self, tuner: Any) -> Kept:
+        """A launch of the steady kernel, which the ring kept by the kernel alone: its
+        first launch's scalars, numbered now (it is described now)."""
+        return (next_sequence(), self.describe_steady, tuner, self.first_scalars, {}, None)
 
     def describe(
         self, tuner: Any, scalars: Any, kwargs: Mapping[str, Any], sequence: int
@@ -297,6 +351,40 @@ class _Layouts:
                 "whose scalar arguments differed"
             )
         return record
+
+    def describe_steady(
+        self, tuner: Any, scalars: Any, kwargs: Mapping[str, Any], sequence: int
+    ) -> LaunchRecord | None:
+        record = self.describe(tuner, scalars, kwargs, sequence)
+        if record is not None:
+            record.problems.append(
+                f"arguments as at this kernel's first launch ({self.first}): its first "
+                f"{STEADY_AFTER} launches had the same scalars, later ones are kept by the "
+                "kernel alone"
+            )
+        return record
+
+
+class _AllArgs:
+    """How a launch is kept when its kernel's layouts could not be read: its arguments,
+    every launch (never steady)."""
+
+    @staticmethod
+    def keep(args: tuple[Any, ...]) -> tuple[Any, ...]:
+        return args
+
+    @staticmethod
+    def watch(tuner: Any, scalars: tuple[Any, ...]) -> None:
+        return None
+
+    @staticmethod
+    def describe(
+        tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], sequence: int
+    ) -> LaunchRecord | None:
+        return describe_inductor(tuner, args, kwargs, sequence)
+
+
+_ALL_ARGS = _AllArgs()
 
 
 def describe_inductor(
@@ -366,11 +454,3 @@ def _grid(tuner: Any, args: tuple[Any, ...], config: Any) -> Any:
         return compute(args, config)[1]
     except Exception:
         return None
-
-
-def _all(args: tuple[Any, ...]) -> tuple[Any, ...]:
-    return args
-
-
-#: How a launch is kept when its kernel's layouts could not be read: its arguments.
-_KEEP_ALL: Keep = (_all, describe_inductor)

@@ -98,7 +98,10 @@ Describe = Callable[[Any, tuple[Any, ...], Mapping[str, Any], int], "LaunchRecor
 #: the grid is among the keyword arguments, or the owner computes it).
 Kept = tuple[int, Describe, Any, tuple[Any, ...], Mapping[str, Any], Any]
 
-KEPT_RING: collections.deque[Kept] = collections.deque(maxlen=KEPT)
+#: The ring: a launch as :data:`Kept`, or an owner kept by reference alone (a steady
+#: Inductor kernel, :mod:`repro_capture_inductor`: nothing allocated a launch), which
+#: :func:`as_kept` makes a ``Kept`` when it is described.
+KEPT_RING: collections.deque[Any] = collections.deque(maxlen=KEPT)
 # A kernel's source (and its JSON) is collected once per JITFunction, not at each launch.
 _KERNELS: dict[int, tuple[Any, KernelSource, str]] = {}
 _WRITTEN: dict[int, int] = {}  # pid -> the sequence of the latest launch written to a slot
@@ -228,12 +231,35 @@ def describe(kept: Kept) -> LaunchRecord | None:
     return how(owner, args, kwargs, sequence)
 
 
+def as_kept(entry: Any) -> Kept:
+    """A ring entry as a kept launch: an owner kept by reference alone is numbered now,
+    with the arguments its keeper gives (``owner._repro_capture_kept.again``)."""
+    if isinstance(entry, tuple):
+        return entry
+    kept: Kept = entry._repro_capture_kept.again(entry)
+    return kept
+
+
+def number_latest(owner: Any = None, known: Kept | None = None) -> Kept | None:
+    """The ring's latest launch (only if it is ``owner``'s, when given), numbered now if it
+    was kept by reference (as ``known``, when the caller knows it); the ring keeps that
+    number, so that described again (at the process's end, after a failure record or an
+    uncaught exception took a later number) it is not taken for a newer launch."""
+    if not KEPT_RING:
+        return None
+    entry = KEPT_RING[-1]
+    if owner is not None and entry is not owner:
+        return None
+    kept = as_kept(entry) if known is None or isinstance(entry, tuple) else known
+    if kept is not entry and KEPT_RING and KEPT_RING[-1] is entry:
+        KEPT_RING[-1] = kept
+    return kept
+
+
 def _latest_into_slot() -> None:
     """The latest kept launch, described into its slot (unless it is there already)."""
-    if not KEPT_RING:
-        return
-    kept = KEPT_RING[-1]
-    if _WRITTEN.get(os.getpid(), -1) >= kept[0]:
+    kept = number_latest()
+    if kept is None or _WRITTEN.get(os.getpid(), -1) >= kept[0]:
         return
     record = describe(kept)
     if record is not None:
@@ -248,7 +274,7 @@ def describe_kept() -> None:
         return
     try:
         _latest_into_slot()
-        records = [r for r in (describe(k) for k in list(KEPT_RING)) if r is not None]
+        records = [r for r in (describe(as_kept(k)) for k in list(KEPT_RING)) if r]
         path = base / KEPT_LAUNCHES / f"{os.getpid()}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps([asdict(r) for r in records], default=repr, indent=1))
