@@ -4,6 +4,7 @@ Inductor launches through its ``CachingAutotuner.run`` and a launcher of its own
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -46,7 +47,8 @@ def test_a_training_step_allocates_the_same_under_capture(tmp_path: Path) -> Non
     """What the hook keeps of Inductor's launches changes nothing the program does: a
     gradient an Inductor kernel wrote is taken over by autograd, not copied because the
     hook still held it, so a training step makes as many CUDA allocations under capture
-    as alone."""
+    as alone. Once warm, every kernel of the step is kept by reference alone (steady), and
+    the launches kept at the end are described with their first launch's arguments."""
     pytest.importorskip("torch")
     command = [sys.executable, str(PROGRAMS / "gpu_inductor_training.py")]
     plain = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -56,6 +58,13 @@ def test_a_training_step_allocates_the_same_under_capture(tmp_path: Path) -> Non
     assert not (Path(summary["folder"]) / "hook-errors.txt").exists()
     [said] = [line for line in plain.stdout.splitlines() if line.startswith("allocations")]
     assert said in done.stdout.splitlines(), (said, done.stdout)
+    kept = [
+        json.loads(f.read_text()) for f in (Path(summary["folder"]) / "kept-launches").glob("*")
+    ]
+    [records] = [rs for rs in kept if len(rs) == 8]  # the program's (a compile worker's: fewer)
+    assert all(r["kernel"]["name"].startswith("triton_") for r in records), records
+    assert all("kept by the kernel alone" in " ".join(r["problems"]) for r in records), records
+    assert all(r["tensors"] and r["grid"][0] >= 1 for r in records), records
 
 
 def test_the_hook_wraps_inductors_launch_entry_when_the_program_imports_it(tmp_path: Path) -> None:
