@@ -61,6 +61,14 @@ def _from_raw(folder: Path, *files: Path) -> subprocess.CompletedProcess[str]:
             ],
             "1.0153 (1.0012-1.0295)",
         ),
+        # 11:00 and 11:08 UTC (an H200), a steady kernel kept by reference: pooled.
+        (
+            [
+                "2026-11-27-capture-steady/steady-1-mlp.jsonl.gz",
+                "2026-11-27-capture-steady/steady-2-mlp.jsonl.gz",
+            ],
+            "1.0153 (1.0056-1.0250)",
+        ),
     ],
 )
 def test_the_kept_rounds_give_the_documented_figures(

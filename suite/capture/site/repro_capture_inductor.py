@@ -134,16 +134,19 @@ except Exception as _repro_exception:
 """
 
 
-def inlined_run(original: Any) -> Any:
+def inlined_run(original: Any, bookkeeping: bool = True) -> Any:
     """Torch's ``run`` compiled again from its source with the ring's bookkeeping as its
     first statements, in its own module's globals; None where that would not be Torch's
-    code exactly. Inside a training step a Python frame costs several times what it costs
-    in a loop: on an H100 (2026-11-27) a frame around ``run`` that only called it cost
-    about 1%, and the hook's wrapper about 2%, of a ``torch.compile``d MLP step, so the
-    steady-state launch must not pass through a frame of the hook's (docs/capture.md).
-    Exactness is checked, not assumed: the source compiled the same way *without* the
-    statements must give the very code object Python made of it (same bytecode, constants,
-    names, lines), and the function must have no decorator, no closure and a ``*args``."""
+    code exactly. Without ``bookkeeping``: compiled again, nothing added (what another
+    function object costs: capture_overhead.py's ``:recompiled`` mode).
+
+    Inside a training step a Python frame costs several times what it costs in a loop: on
+    an H100 (2026-11-27) a frame around ``run`` that only called it cost about 1%, and the
+    hook's wrapper about 2%, of a ``torch.compile``d MLP step, so the steady-state launch
+    must not pass through a frame of the hook's (docs/capture.md). Exactness is checked,
+    not assumed: the source compiled the same way *without* the statements must give the
+    very code object Python made of it (same bytecode, constants, names, lines), and the
+    function must have no decorator, no closure and a ``*args``."""
     code = original.__code__
     if code.co_freevars or hasattr(original, "__wrapped__"):
         return None
@@ -170,12 +173,13 @@ def inlined_run(original: Any) -> Any:
                 node.col_offset = node.end_col_offset = 0
         return parsed
 
-    body = definition.body
-    docstring = body[:1] if ast.get_docstring(definition, clean=False) is not None else []
-    [handled] = statements(_HANDLER)
-    assert isinstance(handled, ast.Try)
-    handled.body = body[len(docstring) :]
-    definition.body = [*docstring, *statements(_PROLOGUE), handled]
+    if bookkeeping:
+        body = definition.body
+        docstring = body[:1] if ast.get_docstring(definition, clean=False) is not None else []
+        [handled] = statements(_HANDLER)
+        assert isinstance(handled, ast.Try)
+        handled.body = body[len(docstring) :]
+        definition.body = [*docstring, *statements(_PROLOGUE), handled]
     inlined = types.FunctionType(
         _compiled(tree, original),
         original.__globals__,
