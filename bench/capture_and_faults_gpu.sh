@@ -37,10 +37,11 @@ case "${STEP:-overhead}" in
     tail -n 6 "$OUT/capture-launch-cost.txt"
     ;;
   attribution)
-    # Inside captured processes, Inductor's run as the hook wraps it, behind a bare frame,
-    # wrapped with nothing kept, and as Torch made it (docs/gpu-results.md, 2026-11-27).
-    timeout -s INT 450 python bench/capture_overhead.py --workloads mlp --processes 6 \
-      --arms plain captured captured:bare captured:unkept captured:unhooked --budget-s 330 \
+    # Inside captured processes: Torch's run as the hook inlined it, compiled again with
+    # nothing added, and as Torch made it; where the 1% between the hook's steady run and
+    # Torch's goes (docs/gpu-results.md, 2026-11-27 10:37-11:14).
+    timeout -s INT 450 python bench/capture_overhead.py --workloads mlp --processes 12 \
+      --arms plain captured captured:recompiled captured:unhooked --budget-s 300 \
       --raw "$OUT/capture-attribution-mlp.jsonl" > "$OUT/capture-attribution.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-attribution.txt"
     grep -E "against|exit" "$OUT/capture-attribution.txt"
