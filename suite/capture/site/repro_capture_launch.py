@@ -5,7 +5,8 @@ descriptions. Every ``kernel[grid](...)``, every other ``JITFunction.run`` that 
 warm-up (an autotuner's, say) and every launch of an Inductor kernel
 (:mod:`repro_capture_inductor`) appends one tuple to a ring of the process's latest ``KEPT``
 launches: its sequence, how to describe it, and references to the kernel, its arguments and
-its grid (an Inductor kernel's scalar arguments only: its tensor layouts are fixed). No
+its grid (an Inductor kernel's scalar arguments only: its tensor layouts are fixed; a steady
+Inductor kernel's launch appends the kernel alone, numbered when described). No
 file, no JSON, no stack walk, no lock, no per-thread state; ``kernel[grid]`` returns the
 hook's own launcher in place of Triton's (``JITFunction.__getitem__``), which calls
 Triton's ``run`` directly: no frame more than the program's own launch has. They are
