@@ -12,7 +12,8 @@ behind a wrapper, :func:`inductor_run_wrapper`). Each launch goes into the ring,
 (:class:`_Layouts`: the tensor layouts are the kernel's first launch's, which Inductor
 fixed when it compiled it; a tensor the hook kept alive would change what the program
 does), and once the kernel is steady (:data:`STEADY_AFTER`) by the kernel alone; the
-first launch of each of Inductor's kernels with its config chosen is written ahead in full. A launch is described so:
+first launch of each of Inductor's kernels with its config chosen is written ahead in
+full. A launch is described so:
 
 - the kernel is the autotuner's ``fn`` (a ``JITFunction``); when the program compiled it
   in a worker, ``fn.fn`` was dropped for pickling and the autotuner's own
