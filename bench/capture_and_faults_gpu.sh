@@ -37,11 +37,13 @@ case "${STEP:-overhead}" in
     tail -n 6 "$OUT/capture-launch-cost.txt"
     ;;
   attribution)
-    # Inside captured processes: Torch's run as the hook inlined it, compiled again with
-    # nothing added, and as Torch made it; where the 1% between the hook's steady run and
-    # Torch's goes (docs/gpu-results.md, 2026-11-27 10:37-11:14).
+    # Inside captured processes: Torch's run as the hook inlined it, compiled again with its
+    # body in the hook's try alone, with nothing added, and as Torch made it; where the 1%
+    # between the hook's steady run and Torch's goes (docs/gpu-results.md, 2026-11-27
+    # 10:37-11:14).
     timeout -s INT 450 python bench/capture_overhead.py --workloads mlp --processes 12 \
-      --arms plain captured captured:recompiled captured:unhooked --budget-s 300 \
+      --arms plain captured captured:handled captured:recompiled captured:unhooked \
+      --budget-s 300 \
       --raw "$OUT/capture-attribution-mlp.jsonl" > "$OUT/capture-attribution.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-attribution.txt"
     grep -E "against|exit" "$OUT/capture-attribution.txt"

@@ -20,8 +20,9 @@ Each *arm* of a workload is ``--processes`` long-lived processes of the same kin
 - for ``mlp`` also ``hooked:MODE`` and ``captured:MODE``: the same processes with parts of
   the hook switched off for a round (``unkept``: Inductor's launches go to an empty ring;
   ``wrapped``: Torch's ``run`` behind the hook's wrapper, not inlined; ``bare``:
-  Inductor's ``run`` behind a function that only calls it; ``recompiled``: Torch's
-  ``run`` compiled again, nothing added; ``unhooked``:
+  Inductor's ``run`` behind a function that only calls it; ``handled``: Torch's ``run``
+  compiled again with its body in the hook's ``try``; ``recompiled``: compiled again,
+  nothing added; ``unhooked``:
   Inductor's ``run`` as Torch made it) or as it was (``unsteady``: every launch kept with
   its scalars, no kernel by reference alone; ``args-kept``: the ring keeps each launch's
   arguments, tensors included).
@@ -105,6 +106,7 @@ HOOK_MODES = {
         "unsteady",
         "wrapped",
         "bare",
+        "handled",
         "recompiled",
         "unhooked",
         "args-kept",
@@ -301,8 +303,9 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     Inductor's launches go to an empty ring; ``wrapped``: Torch's ``run`` behind the hook's
     wrapper (a frame more, what the hook falls back to where it cannot inline); ``bare``:
     behind a function that only calls it (what a frame costs, nothing kept);
-    ``recompiled``: Torch's ``run`` compiled again from its source with nothing added (what
-    a function object other than Torch's costs, the hook's statements aside); ``unhooked``:
+    ``handled``: Torch's ``run`` compiled again with its body inside the hook's ``try``,
+    no prologue; ``recompiled``: compiled again with nothing added (what a function object
+    other than Torch's costs, the hook's statements aside); ``unhooked``:
     ``CachingAutotuner.run`` as Torch made it; ``unsteady``: every launch kept by its
     scalars, as the hook did before it kept a steady kernel's by reference alone;
     ``args-kept``: the ring keeps each launch's arguments, tensors included, as the hook
@@ -345,7 +348,10 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
         "unsteady": mode(inlined, ring, "scalars"),
         "wrapped": mode(hook.inductor_run_wrapper(original), ring, "as-hooked"),
         "bare": mode(bare, dropped, "as-hooked"),
-        "recompiled": mode(hook.inlined_run(original, bookkeeping=False), dropped, "as-hooked"),
+        "handled": mode(hook.inlined_run(original, prologue=False), dropped, "as-hooked"),
+        "recompiled": mode(
+            hook.inlined_run(original, prologue=False, handler=False), dropped, "as-hooked"
+        ),
         "unhooked": mode(original, dropped, "as-hooked"),
         "args-kept": mode(inlined, ring, "args"),
     }

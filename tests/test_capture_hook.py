@@ -421,6 +421,10 @@ sys.path.insert(0, str(folder))
 import heuristics
 
 exact = hook.inlined_run(heuristics.CachingAutotuner.run)
+# Compiled again with nothing added (the bench's :recompiled): Torch's code, another function.
+again = hook.inlined_run(heuristics.CachingAutotuner.run, prologue=False, handler=False)
+assert again.__code__ == heuristics.CachingAutotuner.run.__code__
+assert again is not heuristics.CachingAutotuner.run and again.__code__ != exact.__code__
 (folder / "heuristics.py").write_text(source.format(2))  # the file no longer what runs
 linecache.checkcache()
 

@@ -135,11 +135,12 @@ except Exception as _repro_exception:
 """
 
 
-def inlined_run(original: Any, bookkeeping: bool = True) -> Any:
+def inlined_run(original: Any, prologue: bool = True, handler: bool = True) -> Any:
     """Torch's ``run`` compiled again from its source with the ring's bookkeeping as its
     first statements, in its own module's globals; None where that would not be Torch's
-    code exactly. Without ``bookkeeping``: compiled again, nothing added (what another
-    function object costs: capture_overhead.py's ``:recompiled`` mode).
+    code exactly. Without the ``prologue`` or the ``handler`` (the body inside ``try``):
+    what each costs, and what another function object does with neither
+    (capture_overhead.py's ``:recompiled`` and ``:handled`` modes).
 
     Inside a training step a Python frame costs several times what it costs in a loop: on
     an H100 (2026-11-27) a frame around ``run`` that only called it cost about 1%, and the
@@ -174,13 +175,14 @@ def inlined_run(original: Any, bookkeeping: bool = True) -> Any:
                 node.col_offset = node.end_col_offset = 0
         return parsed
 
-    if bookkeeping:
-        body = definition.body
-        docstring = body[:1] if ast.get_docstring(definition, clean=False) is not None else []
+    body = definition.body
+    docstring = body[:1] if ast.get_docstring(definition, clean=False) is not None else []
+    body = body[len(docstring) :]
+    if handler:
         [handled] = statements(_HANDLER)
         assert isinstance(handled, ast.Try)
-        handled.body = body[len(docstring) :]
-        definition.body = [*docstring, *statements(_PROLOGUE), handled]
+        handled.body, body = body, [handled]
+    definition.body = [*docstring, *(statements(_PROLOGUE) if prologue else []), *body]
     inlined = types.FunctionType(
         _compiled(tree, original),
         original.__globals__,
