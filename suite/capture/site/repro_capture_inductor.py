@@ -256,8 +256,11 @@ def _failed_quietly(
     failure explains that launch)."""
     if sequence is None:
         sequence = next_sequence()
-        kept = tuner._repro_capture_kept
-        number_latest(tuner, (sequence, kept.describe, tuner, kept.keep(args), kwargs, None))
+        try:
+            kept = tuner._repro_capture_kept
+            number_latest(tuner, (sequence, kept.describe, tuner, kept.keep(args), kwargs, None))
+        except Exception:  # the program's exception goes on as it was
+            note_hook_error("numbering a steady kernel's failed launch")
     elif compile_failed_since(sequence):
         return
     record_failed_quietly((sequence, describe_inductor, tuner, args, kwargs or {}, None), exc)
@@ -268,12 +271,15 @@ def _kept_launch(tuner: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any] | 
     written ahead in full, :func:`_first_quietly`); its sequence."""
     sequence = next_sequence()
     try:
-        kept = tuner._repro_capture_kept
-    except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
-        kept = _first_quietly(tuner, args, sequence)
-    values = kept.keep(args)
-    KEPT_RING.append((sequence, kept.describe, tuner, values, kwargs, None))
-    kept.watch(tuner, values)
+        try:
+            kept = tuner._repro_capture_kept
+        except AttributeError:  # the kernel's first launch (or second, see _first_quietly)
+            kept = _first_quietly(tuner, args, sequence)
+        values = kept.keep(args)
+        KEPT_RING.append((sequence, kept.describe, tuner, values, kwargs, None))
+        kept.watch(tuner, values)
+    except Exception:  # arguments other than the first launch's (fewer of them, say)
+        note_hook_error("keeping an Inductor launch")
     return sequence
 
 

@@ -275,12 +275,25 @@ def describe_kept() -> None:
         return
     try:
         _latest_into_slot()
-        records = [r for r in (describe(as_kept(k)) for k in list(KEPT_RING)) if r]
+    except Exception:
+        note_hook_error("describing the latest launch into its slot")
+    records = [r for r in map(_described_quietly, list(KEPT_RING)) if r is not None]
+    try:
         path = base / KEPT_LAUNCHES / f"{os.getpid()}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps([asdict(r) for r in records], default=repr, indent=1))
     except Exception:
-        note_hook_error("describing the launches kept")
+        note_hook_error("writing the launches kept")
+
+
+def _described_quietly(entry: Any) -> LaunchRecord | None:
+    """A kept launch described, or None: one that cannot be (arguments other than its
+    kernel's first launch's, say) costs the others nothing."""
+    try:
+        return describe(as_kept(entry))
+    except Exception:
+        note_hook_error("describing a kept launch")
+        return None
 
 
 def _forget_kept() -> None:
