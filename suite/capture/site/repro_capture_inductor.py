@@ -372,8 +372,8 @@ class _Layouts:
         if record is not None:
             record.problems.append(
                 f"arguments as at this kernel's first launch ({self.first}): its first "
-                f"{STEADY_AFTER} launches had the same scalars, later ones are kept by the "
-                "kernel alone"
+                f"{STEADY_AFTER + 1} launches had the same scalars, later ones are kept by "
+                "the kernel alone"
             )
         return record
 
