@@ -192,9 +192,10 @@ def mlp_workload() -> tuple[Timed, str]:
     run = triton_heuristics.CachingAutotuner.run
     if getattr(run, "_repro_capture", False):  # hooked: how
         inlined = run.__code__.co_filename == triton_heuristics.__file__
-        steady = sum(bool(t.__dict__.get("_repro_capture_steady")) for t in set(TUNERS))
+        kernels = set(TUNERS)
+        steady = sum(bool(t.__dict__.get("_repro_capture_steady")) for t in kernels)
         configs += ", Inductor's run " + ("inlined" if inlined else "wrapped") + " by the hook"
-        configs += f", {steady} of its {len(set(TUNERS))} kernels kept by reference alone"
+        configs += f", {steady} of its {len(kernels)} kernels kept by reference alone"
 
     def one_round(count: int) -> tuple[float, float]:
         torch.cuda.synchronize()

@@ -251,7 +251,7 @@ def number_latest(owner: Any = None, known: Kept | None = None) -> Kept | None:
     entry = KEPT_RING[-1]
     if owner is not None and entry is not owner:
         return None
-    kept = as_kept(entry) if known is None or isinstance(entry, tuple) else known
+    kept = as_kept(entry) if known is None else known
     if kept is not entry and KEPT_RING and KEPT_RING[-1] is entry:
         KEPT_RING[-1] = kept
     return kept
