@@ -40,13 +40,20 @@ case "${STEP:-overhead}" in
     # Inside captured processes: Torch's run as the hook inlined it, compiled again with its
     # body in the hook's try alone, with nothing added, and as Torch made it; where the 1%
     # between the hook's steady run and Torch's goes (docs/gpu-results.md, 2026-11-27
-    # 10:37-11:14).
-    timeout -s INT 450 python bench/capture_overhead.py --workloads mlp --processes 12 \
+    # 10:37-11:14): over the MLP step, then over the step's Inductor launches alone (what
+    # a call of each run costs, apart from the step).
+    caches=$(mktemp -d)
+    timeout -s INT 360 python bench/capture_overhead.py --workloads mlp --processes 12 \
       --arms plain captured captured:handled captured:recompiled captured:unhooked \
-      --budget-s 300 \
+      --budget-s 220 --caches "$caches" \
       --raw "$OUT/capture-attribution-mlp.jsonl" > "$OUT/capture-attribution.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-attribution.txt"
-    grep -E "against|exit" "$OUT/capture-attribution.txt"
+    timeout -s INT 190 python bench/capture_overhead.py --workloads inductor-launches \
+      --processes 6 --budget-s 60 --caches "$caches" --arms plain captured captured:handled \
+      captured:recompiled captured:unhooked captured:bare \
+      --raw "$OUT/capture-attribution-launches.jsonl" >> "$OUT/capture-attribution.txt" 2>&1
+    echo "capture_overhead exit $?" >> "$OUT/capture-attribution.txt"
+    grep -E "against|exit|launches a step" "$OUT/capture-attribution.txt" | sort | uniq -c
     ;;
   tests)
     OUT="$OUT" bash bench/gpu_tests_twice.sh

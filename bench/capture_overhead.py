@@ -8,7 +8,10 @@ Two workloads, each timed by the program itself in rounds:
   round: microseconds per launch;
 - ``mlp``: ``--steps`` steps a round of a ``torch.compile``d MLP training step (Linear,
   GELU, LayerNorm, Linear, MSE loss, backward, SGD) on Inductor's Triton kernels, a
-  synchronize at the end of the round: milliseconds per step.
+  synchronize at the end of the round: milliseconds per step;
+- ``inductor-launches``: the launches of Inductor's kernels that one such step makes,
+  called again ``--replays`` times a round with the step's arguments, nothing else of the
+  step between them: microseconds per launch (what ``run`` costs, apart from the step).
 
 Each *arm* of a workload is ``--processes`` long-lived processes of the same kind:
 
@@ -17,8 +20,9 @@ Each *arm* of a workload is ``--processes`` long-lived processes of the same kin
   at most 2% a step);
 - ``hooked``: the program with the environment ``repro capture`` gives it (the hook armed
   in it), without ``repro capture`` around it;
-- for ``mlp`` also ``hooked:MODE`` and ``captured:MODE``: the same processes with parts of
-  the hook switched off for a round (``unkept``: Inductor's launches go to an empty ring;
+- for ``mlp`` and ``inductor-launches`` also ``hooked:MODE`` and ``captured:MODE``: the
+  same processes with parts of the hook switched off for a round (``unkept``: Inductor's
+  launches go to an empty ring;
   ``wrapped``: Torch's ``run`` behind the hook's wrapper, not inlined; ``bare``:
   Inductor's ``run`` behind a function that only calls it; ``handled``: Torch's ``run``
   compiled again with its body in the hook's ``try``; ``recompiled``: compiled again,
@@ -97,20 +101,22 @@ WARM_UP = -1
 #: The kinds of process: name -> (run under ``repro capture``, the hook's environment).
 KINDS = {PLAIN: (False, False), CAPTURED: (True, False), HOOKED: (False, True)}
 #: What a ``hooked`` process switches off for a round, by workload (``full``: nothing).
+_INDUCTOR_MODES = (
+    "full",
+    "unkept",
+    "unsteady",
+    "wrapped",
+    "bare",
+    "handled",
+    "recompiled",
+    "unhooked",
+    "args-kept",
+)
 HOOK_MODES = {
     "python": ("full",),
     "launches": ("full",),
-    "mlp": (
-        "full",
-        "unkept",
-        "unsteady",
-        "wrapped",
-        "bare",
-        "handled",
-        "recompiled",
-        "unhooked",
-        "args-kept",
-    ),
+    "mlp": _INDUCTOR_MODES,
+    "inductor-launches": _INDUCTOR_MODES,
 }
 
 #: A round of a workload: how many launches or steps -> the time of one, in its unit, by
@@ -163,8 +169,8 @@ def launches_workload() -> tuple[Timed, str]:
     return one_round, "1 kernel[grid] launch a launch"
 
 
-def mlp_workload() -> tuple[Timed, str]:
-    """Milliseconds per step of a ``torch.compile``d MLP training step."""
+def _mlp() -> tuple[Callable[[], None], str]:
+    """A ``torch.compile``d MLP training step, warm, and what it launches (its facts)."""
     import torch
 
     torch.manual_seed(0)
@@ -192,10 +198,18 @@ def mlp_workload() -> tuple[Timed, str]:
     run = triton_heuristics.CachingAutotuner.run
     if getattr(run, "_repro_capture", False):  # hooked: how
         inlined = run.__code__.co_filename == triton_heuristics.__file__
-        kernels = set(TUNERS)
+        kernels = {id(tuner): tuner for tuner, _, _ in LAUNCHED}.values()
         steady = sum(bool(t.__dict__.get("_repro_capture_steady")) for t in kernels)
         configs += ", Inductor's run " + ("inlined" if inlined else "wrapped") + " by the hook"
         configs += f", {steady} of its {len(kernels)} kernels kept by reference alone"
+    return step, f"{launches} Inductor kernel launches a step, {configs}"
+
+
+def mlp_workload() -> tuple[Timed, str]:
+    """Milliseconds per step of a ``torch.compile``d MLP training step."""
+    import torch
+
+    step, facts = _mlp()
 
     def one_round(count: int) -> tuple[float, float]:
         torch.cuda.synchronize()
@@ -205,11 +219,33 @@ def mlp_workload() -> tuple[Timed, str]:
         torch.cuda.synchronize()
         return _per(began, count, 1e3)
 
-    return one_round, f"{launches} Inductor kernel launches a step, {configs}"
+    return one_round, facts
 
 
-#: The Inductor kernels (``CachingAutotuner``) a step launches, seen by its count.
-TUNERS: list[object] = []
+def inductor_launches_workload() -> tuple[Timed, str]:
+    """Microseconds per launch of the MLP step's Inductor kernels, called again as the step
+    called them (``tuner.run(*args, **kwargs)``, the class's ``run`` of the round's mode),
+    nothing else of the step around them: what a launch through each ``run`` costs, apart
+    from what the step does between launches."""
+    import torch
+
+    _, facts = _mlp()
+
+    def one_round(count: int) -> tuple[float, float]:
+        torch.cuda.synchronize()
+        began = _clocks()
+        for _ in range(count):
+            for tuner, args, kwargs in LAUNCHED:
+                tuner.run(*args, **kwargs)  # type: ignore[attr-defined]
+        torch.cuda.synchronize()
+        return _per(began, count * len(LAUNCHED), 1e6)
+
+    return one_round, facts
+
+
+#: The launches of Inductor's kernels (``CachingAutotuner``) one step makes, seen by its
+#: count: the tuner, its arguments and keywords (the step's tensors kept alive).
+LAUNCHED: list[tuple[object, tuple[object, ...], dict[str, object]]] = []
 
 
 def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
@@ -223,7 +259,7 @@ def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
     run, launched = tuner.run, []
 
     def counting(self: object, *args: object, **kwargs: object) -> object:
-        TUNERS.append(self)
+        LAUNCHED.append((self, args, kwargs))
         launchers = getattr(self, "launchers", None) or [None]
         name = getattr(getattr(self, "fn", None), "__name__", "?")
         launched.append(f"{name}: {getattr(launchers[0], 'config', None)}")
@@ -267,6 +303,7 @@ WORKLOADS = {
     "python": (python_workload, "us/call"),
     "launches": (launches_workload, "us/launch"),
     "mlp": (mlp_workload, "ms/step"),
+    "inductor-launches": (inductor_launches_workload, "us/launch"),
 }
 #: What a run on a GPU times unless told (``python`` checks the bench).
 GPU_WORKLOADS = ["launches", "mlp"]
@@ -321,8 +358,9 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     original = inlined.__wrapped__
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
-    kept_so = {id(t): t.__dict__.get("_repro_capture_kept") for t in TUNERS}
-    steady_so = {id(t): t.__dict__.get("_repro_capture_steady", False) for t in TUNERS}
+    tuners = list({id(tuner): tuner for tuner, _, _ in LAUNCHED}.values())
+    kept_so = {id(t): t.__dict__.get("_repro_capture_kept") for t in tuners}
+    steady_so = {id(t): t.__dict__.get("_repro_capture_steady", False) for t in tuners}
 
     def bare(self: object, *args: object, **kwargs: object) -> object:
         return original(self, *args, **kwargs)
@@ -334,7 +372,7 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
             vars(sys.modules[tuner.__module__])["_repro_capture_append"] = kept.append
             if kept is not ring:
                 ring.clear()
-            for each in TUNERS:
+            for each in tuners:
                 keeper = hook._ALL_ARGS if keeping == "args" else kept_so[id(each)]
                 if keeper is not None:
                     each._repro_capture_kept = keeper  # type: ignore[attr-defined]
@@ -768,6 +806,9 @@ def main() -> int:
     parser.add_argument("--cycles", type=int, default=1000, help="cycles of rounds a workload")
     parser.add_argument("--launches", type=int, default=5000, help="launches a round")
     parser.add_argument("--steps", type=int, default=50, help="MLP steps a round")
+    parser.add_argument(
+        "--replays", type=int, default=1000, help="a step's Inductor launches again, a round"
+    )
     parser.add_argument("--processes", type=int, default=6, help="processes an arm (>= 3)")
     parser.add_argument(
         "--batches",
@@ -811,7 +852,8 @@ def main() -> int:
         parser.error("--processes: at least 3 (the interval comes from how they differ)")
     began = time.monotonic()
     print(_versions())
-    counts = {"python": args.launches, "launches": args.launches, "mlp": args.steps}
+    counts = {"mlp": args.steps, "inductor-launches": args.replays}
+    counts |= {"python": args.launches, "launches": args.launches}
     met = True
     with tempfile.TemporaryDirectory(prefix="capture-overhead-") as scratch:
         folder = Path(scratch)
