@@ -69,6 +69,16 @@ def _from_raw(folder: Path, *files: Path) -> subprocess.CompletedProcess[str]:
             ],
             "1.0153 (1.0056-1.0250)",
         ),
+        # The same hook's four calls (11:00, 11:08, 12:23, 12:38 UTC, an H200): pooled.
+        (
+            [
+                "2026-11-27-capture-steady/steady-1-mlp.jsonl.gz",
+                "2026-11-27-capture-steady/steady-2-mlp.jsonl.gz",
+                "2026-11-27-capture-final/attribution-mlp.jsonl.gz",
+                "2026-11-27-capture-final/steady-3-mlp.jsonl.gz",
+            ],
+            "1.0127 (1.0049-1.0205)",
+        ),
     ],
 )
 def test_the_kept_rounds_give_the_documented_figures(
@@ -82,6 +92,25 @@ def test_the_kept_rounds_give_the_documented_figures(
     assert f"{expected}: not resolved" in done.stdout
     documented = (ROOT / "docs" / "gpu-results.md").read_text()
     assert f"**{figure}: not resolved**" in documented
+
+
+def test_the_kept_inductor_launches_give_the_documented_figures(tmp_path: Path) -> None:
+    """The step's Inductor launches called alone (12:23 UTC, an H200): a launch's cost in
+    microseconds, the 3 us target met (exit 0), and the paired figures the docs state."""
+    kept = ROOT / "docs" / "results" / "2026-11-27-capture-final"
+    done = _from_raw(tmp_path, kept / "attribution-inductor-launches.jsonl.gz")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "inductor-launches: 15 cycles; 6 processes an arm" in lines
+    wall = lines[: lines.index("inductor-launches, by the CPU clock:")]
+    for said in (
+        "captured against plain: +0.283 us a launch, 95% -1.0020 to 1.5671 (target <= 3.0): met",
+        "captured:unhooked against captured: -0.094 us a launch, 95% -0.6712 to 0.4841",
+        "captured:bare against captured: +0.256 us a launch, 95% -0.1785 to 0.6897",
+    ):
+        assert f"  {said}" in wall
+    documented = (ROOT / "docs" / "gpu-results.md").read_text()
+    assert "+0.28 us (-1.00 to 1.57)" in documented
 
 
 def test_the_bench_runs_its_arms_in_batches_of_fresh_processes(tmp_path: Path) -> None:
