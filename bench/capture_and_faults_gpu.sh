@@ -6,6 +6,7 @@
 #   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, the MLP step
 #   STEP=launches bash bench/capture_and_faults_gpu.sh   # the same, launches; capture_launch_cost.py
 #   STEP=attribution bash bench/capture_and_faults_gpu.sh  # the MLP's cost, part by part
+#   STEP=calls bash bench/capture_and_faults_gpu.sh      # what a warm step runs in Python
 #   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
 #                                                       # it may leave the GPU unusable)
@@ -54,6 +55,13 @@ case "${STEP:-overhead}" in
       --raw "$OUT/capture-attribution-launches.jsonl" >> "$OUT/capture-attribution.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-attribution.txt"
     grep -E "against|exit|launches a step" "$OUT/capture-attribution.txt" | sort | uniq -c
+    ;;
+  calls)
+    # The Python functions one warm MLP step starts, alone and captured (about a minute):
+    # whether a captured step does Python work the program alone does not.
+    timeout -s INT 300 python bench/capture_step_calls.py > "$OUT/capture-step-calls.txt" 2>&1
+    echo "capture_step_calls exit $?" >> "$OUT/capture-step-calls.txt"
+    tail -n 25 "$OUT/capture-step-calls.txt"
     ;;
   tests)
     OUT="$OUT" bash bench/gpu_tests_twice.sh

@@ -169,8 +169,9 @@ def launches_workload() -> tuple[Timed, str]:
     return one_round, "1 kernel[grid] launch a launch"
 
 
-def _mlp() -> tuple[Callable[[], None], str]:
-    """A ``torch.compile``d MLP training step, warm, and what it launches (its facts)."""
+def _mlp(device: str = "cuda") -> tuple[Callable[[], None], str]:
+    """A ``torch.compile``d MLP training step on ``device``, warm, and what it launches (its
+    facts; on a CPU, Inductor's kernels are C++, none launched through ``run``)."""
     import torch
 
     torch.manual_seed(0)
@@ -179,10 +180,10 @@ def _mlp() -> tuple[Callable[[], None], str]:
         torch.nn.GELU(),
         torch.nn.LayerNorm(1024),
         torch.nn.Linear(1024, 512),
-    ).cuda()
+    ).to(device)
     compiled = torch.compile(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    inputs, targets = torch.randn(256, 512, device="cuda"), torch.randn(256, 512, device="cuda")
+    inputs, targets = torch.randn(256, 512, device=device), torch.randn(256, 512, device=device)
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
@@ -191,7 +192,8 @@ def _mlp() -> tuple[Callable[[], None], str]:
 
     for _ in range(30):
         step()
-    torch.cuda.synchronize()
+    if device == "cuda":
+        torch.cuda.synchronize()
     launches, configs = _inductor_launches_in(step)
     from torch._inductor.runtime import triton_heuristics
 

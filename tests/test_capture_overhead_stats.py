@@ -170,3 +170,22 @@ def test_a_known_cost_a_step_is_given_back() -> None:
     assert sum(e.low < cost < e.high for e in estimates) >= 3
     free = _estimate(_rounds(0.0, 7))
     assert free.low < 0.0 < free.high
+
+
+def test_a_compiled_training_step_runs_the_same_python_under_capture() -> None:
+    """``bench/capture_step_calls.py`` on a CPU (Inductor's C++ kernels): one warm step of
+    the bench's ``torch.compile``d MLP starts the same Python functions, as often, under the
+    real ``repro capture`` as alone. Needs torch (none in CI); on a GPU the bench itself."""
+    pytest.importorskip("torch")
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "capture_step_calls.py"), "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    plain, captured = (
+        int(line.split()[1]) for line in done.stdout.splitlines() if " Python functions " in line
+    )
+    assert plain == captured > 50, done.stdout
+    assert "0 functions started a different number of times" in done.stdout
