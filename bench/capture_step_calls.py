@@ -45,7 +45,8 @@ def _counted(step: Callable[[], None], sync: Callable[[], None]) -> collections.
     counts: collections.Counter[str] = collections.Counter()
     monitoring = getattr(sys, "monitoring", None)
     if monitoring is not None:  # every thread's
-        tool = monitoring.PROFILER_ID
+        # A tool id nobody holds (a profiler of the program's may hold PROFILER_ID).
+        tool = next(i for i in (monitoring.PROFILER_ID, 3, 4) if monitoring.get_tool(i) is None)
 
         def started(code: object, offset: int) -> None:
             counts[f"{_where(code.co_filename)}:{code.co_qualname}"] += 1  # type: ignore[attr-defined]
