@@ -1,7 +1,7 @@
 """On a GPU machine: what ``repro capture`` adds to a program that launches kernels, and
 which part of it costs.
 
-Two workloads, each timed by the program itself in rounds:
+Its workloads, each timed by the program itself in rounds:
 
 - ``launches``: ``--launches`` launches a round of a small masked ``scaled_add`` Triton
   kernel (4096 fp32 elements, ``kernel[grid](...)``), one synchronize at the end of the
@@ -183,7 +183,7 @@ def _mlp(device: str = "cuda") -> tuple[Callable[[], None], str]:
     ).to(device)
     compiled = torch.compile(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-    inputs, targets = torch.randn(256, 512, device=device), torch.randn(256, 512, device=device)
+    inputs, targets = (torch.randn(256, 512, device=device) for _ in range(2))
 
     def step() -> None:
         optimizer.zero_grad(set_to_none=True)
