@@ -200,7 +200,7 @@ def _mlp(device: str = "cuda") -> tuple[Callable[[], None], str]:
     run = triton_heuristics.CachingAutotuner.run
     if getattr(run, "_repro_capture", False):  # hooked: how
         inlined = run.__code__.co_filename == triton_heuristics.__file__
-        kernels = {id(tuner): tuner for tuner, _, _ in LAUNCHED}.values()
+        kernels = _tuners()
         steady = sum(bool(t.__dict__.get("_repro_capture_steady")) for t in kernels)
         configs += ", Inductor's run " + ("inlined" if inlined else "wrapped") + " by the hook"
         configs += f", {steady} of its {len(kernels)} kernels kept by reference alone"
@@ -248,6 +248,11 @@ def inductor_launches_workload() -> tuple[Timed, str]:
 #: The launches of Inductor's kernels (``CachingAutotuner``) one step makes, seen by its
 #: count: the tuner, its arguments and keywords (the step's tensors kept alive).
 LAUNCHED: list[tuple[object, tuple[object, ...], dict[str, object]]] = []
+
+
+def _tuners() -> list[object]:
+    """The Inductor kernels the step launches, each once."""
+    return list({id(tuner): tuner for tuner, _, _ in LAUNCHED}.values())
 
 
 def _inductor_launches_in(step: Callable[[], None]) -> tuple[int, str]:
@@ -360,7 +365,7 @@ def _hook_modes(workload: str) -> dict[str, Callable[[], None]]:
     original = inlined.__wrapped__
     ring = hook.KEPT_RING
     dropped: collections.deque[object] = collections.deque(maxlen=0)
-    tuners = list({id(tuner): tuner for tuner, _, _ in LAUNCHED}.values())
+    tuners = _tuners()
     kept_so = {id(t): t.__dict__.get("_repro_capture_kept") for t in tuners}
     steady_so = {id(t): t.__dict__.get("_repro_capture_steady", False) for t in tuners}
 
