@@ -6,6 +6,7 @@
 #   STEP=overhead bash bench/capture_and_faults_gpu.sh   # capture_overhead.py, the MLP step
 #   STEP=launches bash bench/capture_and_faults_gpu.sh   # the same, launches; capture_launch_cost.py
 #   STEP=attribution bash bench/capture_and_faults_gpu.sh  # the MLP's cost, part by part
+#   STEP=unswitched bash bench/capture_and_faults_gpu.sh   # the MLP step, no modes
 #   STEP=calls bash bench/capture_and_faults_gpu.sh      # what a warm step runs in Python
 #   STEP=tests bash bench/capture_and_faults_gpu.sh      # bench/gpu_tests_twice.sh
 #   STEP=faults bash bench/capture_and_faults_gpu.sh     # bench/gpu_after_faults.py (last:
@@ -26,6 +27,17 @@ case "${STEP:-overhead}" in
       > "$OUT/capture-overhead.txt" 2>&1
     echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
     grep -E "against|exit" "$OUT/capture-overhead.txt"
+    ;;
+  unswitched)
+    # As overhead, with the arms plain and captured alone: a captured process of overhead
+    # switches its hook's parts (a class attribute, a module global, each tuner's
+    # attributes) before every round, a plain one never; this says whether that is part of
+    # what captured costs there (docs/gpu-results.md, 2026-11-27 12:22-12:55).
+    timeout -s INT 560 python bench/capture_overhead.py --workloads mlp --processes 12 \
+      --batches 3 --arms plain captured --budget-s 255 --caches "$(mktemp -d)" \
+      --raw "$OUT/capture-unswitched-mlp.jsonl" > "$OUT/capture-unswitched.txt" 2>&1
+    echo "capture_overhead exit $?" >> "$OUT/capture-unswitched.txt"
+    grep -E "against|exit" "$OUT/capture-unswitched.txt"
     ;;
   launches)
     # kernel[grid] launches, 4 processes an arm; then the hook's Python per launch (CPU).
