@@ -14,30 +14,27 @@
 set -u
 OUT=${OUT:-$(mktemp -d)}
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-case "${STEP:-overhead}" in
-  overhead)
+STEP=${STEP:-overhead}
+case "$STEP" in
+  overhead | unswitched)
     # The MLP step: three batches of 12 fresh processes an arm, one after the other (each
     # 85 s of rounds and about 60 s to start; processes differ by a few percent for life, so
-    # the interval narrows with processes, not rounds), the captured ones also taking rounds
-    # with every launch kept by its scalars and with Inductor's run as Torch made it (the
-    # hook's own cost, paired within each process); caches shared.
+    # the interval narrows with processes, not rounds); caches shared. overhead: the
+    # captured processes also take rounds with every launch kept by its scalars and with
+    # Inductor's run as Torch made it (the hook's own cost, paired within each process).
+    # unswitched: plain and captured alone, since a captured process of overhead switches
+    # its hook's parts (a class attribute, a module global, each tuner's attributes) before
+    # every round and a plain one never: whether that is part of what captured costs there
+    # (docs/gpu-results.md, 2026-11-27 12:22-12:55).
+    name=capture-$STEP
+    arms="plain captured"
+    [ "$STEP" = overhead ] && arms="$arms captured:unsteady captured:unhooked"
+    # shellcheck disable=SC2086  # the arms are words
     timeout -s INT 560 python bench/capture_overhead.py --workloads mlp --processes 12 \
-      --batches 3 --arms plain captured captured:unsteady captured:unhooked --budget-s 255 \
-      --caches "$(mktemp -d)" --raw "$OUT/capture-overhead-mlp.jsonl" \
-      > "$OUT/capture-overhead.txt" 2>&1
-    echo "capture_overhead exit $?" >> "$OUT/capture-overhead.txt"
-    grep -E "against|exit" "$OUT/capture-overhead.txt"
-    ;;
-  unswitched)
-    # As overhead, with the arms plain and captured alone: a captured process of overhead
-    # switches its hook's parts (a class attribute, a module global, each tuner's
-    # attributes) before every round, a plain one never; this says whether that is part of
-    # what captured costs there (docs/gpu-results.md, 2026-11-27 12:22-12:55).
-    timeout -s INT 560 python bench/capture_overhead.py --workloads mlp --processes 12 \
-      --batches 3 --arms plain captured --budget-s 255 --caches "$(mktemp -d)" \
-      --raw "$OUT/capture-unswitched-mlp.jsonl" > "$OUT/capture-unswitched.txt" 2>&1
-    echo "capture_overhead exit $?" >> "$OUT/capture-unswitched.txt"
-    grep -E "against|exit" "$OUT/capture-unswitched.txt"
+      --batches 3 --arms $arms --budget-s 255 --caches "$(mktemp -d)" \
+      --raw "$OUT/$name-mlp.jsonl" > "$OUT/$name.txt" 2>&1
+    echo "capture_overhead exit $?" >> "$OUT/$name.txt"
+    grep -E "against|exit" "$OUT/$name.txt"
     ;;
   launches)
     # kernel[grid] launches, 4 processes an arm; then the hook's Python per launch (CPU).
