@@ -808,6 +808,16 @@ def _comparisons(levels: Levels, arms: list[str], processes: int, unit: str, add
     return verdict
 
 
+def cached_environment(caches: Path) -> dict[str, str]:
+    """A workload process's environment: Triton's and Inductor's caches under ``caches``
+    (shared by every process of a run, so each loads what the first compiled) and this
+    repository importable."""
+    env = {**os.environ, "TRITON_CACHE_DIR": str(caches / "triton-cache")}
+    env["TORCHINDUCTOR_CACHE_DIR"] = str(caches / "inductor-cache")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=1000, help="cycles of rounds a workload")
@@ -864,10 +874,7 @@ def main() -> int:
     met = True
     with tempfile.TemporaryDirectory(prefix="capture-overhead-") as scratch:
         folder = Path(scratch)
-        caches = (args.caches or folder).resolve()
-        env = {**os.environ, "TRITON_CACHE_DIR": str(caches / "triton-cache")}
-        env["TORCHINDUCTOR_CACHE_DIR"] = str(caches / "inductor-cache")
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        env = cached_environment((args.caches or folder).resolve())
         cpus = sorted(os.sched_getaffinity(0))
         budget = args.budget_s / len(args.workloads) / args.batches
         for workload in args.workloads:
