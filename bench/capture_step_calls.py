@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from capture_overhead import _mlp, cached_environment  # noqa: E402
 
 
 def _where(filename: str) -> str:
@@ -82,9 +83,6 @@ def child(device: str, into: Path) -> int:
     functions, write them to ``into``."""
     import torch
 
-    sys.path.insert(0, str(HERE))
-    from capture_overhead import _mlp
-
     step, facts = _mlp(device)
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     for _ in range(20):  # a kernel is steady after its first 17 launches
@@ -102,9 +100,6 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         return child(args.device, args.child)
-    sys.path.insert(0, str(HERE))
-    from capture_overhead import cached_environment
-
     with tempfile.TemporaryDirectory(prefix="capture-step-calls-") as scratch:
         folder = Path(scratch)
         env = cached_environment(folder)
